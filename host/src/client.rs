@@ -1,0 +1,176 @@
+//! The embedder's API: build a [`Structure`] once, call it many times.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use wasmtime::Store;
+
+use crate::bindings::{Error, ErrorKind, Outcome, Request, SchemaInfo};
+use crate::config::Settings;
+use crate::key_value::{KeyValueStore, MemoryStore};
+use crate::runtime::Runtime;
+use crate::state::HostState;
+
+/// Why a call produced no outcome.
+#[derive(Debug)]
+pub enum CallError {
+    /// The component answered with a typed error (bad request, provider error, ...).
+    Structure(Error),
+    /// The host could not run the component.
+    Host(anyhow::Error),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Structure(error) => f.write_str(&error.message),
+            CallError::Host(error) => write!(f, "the structure component could not run: {error:#}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+impl From<wasmtime::Error> for CallError {
+    fn from(error: wasmtime::Error) -> Self {
+        CallError::Host(error.into())
+    }
+}
+
+/// Configures a [`Structure`].
+#[derive(Default)]
+pub struct StructureBuilder {
+    settings: Settings,
+    key_value: Option<Arc<dyn KeyValueStore>>,
+    runtime: Option<Arc<Runtime>>,
+}
+
+impl StructureBuilder {
+    /// The settings and secrets the component reads (model, API keys, base URLs, limits).
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The key-value store behind `wasi:keyvalue`; in memory unless set.
+    pub fn key_value(mut self, store: Arc<dyn KeyValueStore>) -> Self {
+        self.key_value = Some(store);
+        self
+    }
+
+    /// A runtime other than the process-wide one for the embedded component.
+    pub fn runtime(mut self, runtime: Arc<Runtime>) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    pub fn build(self) -> anyhow::Result<Structure> {
+        let runtime = match self.runtime {
+            Some(runtime) => runtime,
+            None => Runtime::shared()?,
+        };
+        Ok(Structure {
+            runtime,
+            settings: Arc::new(self.settings),
+            key_value: self
+                .key_value
+                .unwrap_or_else(|| Arc::new(MemoryStore::default())),
+        })
+    }
+}
+
+/// The `structure` component, ready to call. Every call runs in a fresh instance, as on an edge
+/// platform, so calls share nothing but the key-value store.
+pub struct Structure {
+    runtime: Arc<Runtime>,
+    settings: Arc<Settings>,
+    key_value: Arc<dyn KeyValueStore>,
+}
+
+impl Structure {
+    pub fn builder() -> StructureBuilder {
+        StructureBuilder::default()
+    }
+
+    /// Structures `request.prompt` into an object that validates against the requested schema.
+    pub async fn structure(&self, request: &Request) -> Result<Outcome, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        api.call_structure(&mut store, request)
+            .await?
+            .map_err(CallError::Structure)
+    }
+
+    /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.
+    pub async fn call_tool(&self, arguments: &Value) -> Result<Value, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        let outcome = api
+            .call_call_tool(&mut store, &arguments.to_string())
+            .await?
+            .map_err(CallError::Structure)?;
+        serde_json::from_str(&outcome).map_err(|error| CallError::Host(error.into()))
+    }
+
+    /// The tool definition, to register with an agent framework verbatim.
+    pub async fn tool_definition(&self) -> Result<Value, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let definition = instance
+            .structure_tool_structuring()
+            .call_tool_definition(&mut store)
+            .await?;
+        serde_json::from_str(&definition).map_err(|error| CallError::Host(error.into()))
+    }
+
+    /// The schemas available by name.
+    pub async fn list_schemas(&self) -> Result<Vec<SchemaInfo>, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        Ok(instance
+            .structure_tool_structuring()
+            .call_list_schemas(&mut store)
+            .await?)
+    }
+
+    async fn instantiate(
+        &self,
+    ) -> Result<(Store<HostState>, crate::bindings::Structure), CallError> {
+        let state = HostState::new(self.settings.clone(), self.key_value.clone());
+        let mut store = Store::new(self.runtime.pre.engine(), state);
+        let instance = self.runtime.pre.instantiate_async(&mut store).await?;
+        Ok((store, instance))
+    }
+}
+
+/// A typed error as JSON, the same shape the component's tool form uses:
+/// `{"error": {"kind": "provider", "status": 429, ..., "message": "...", "usage": {...}}}`.
+pub fn error_json(error: &Error) -> Value {
+    let mut body = match &error.kind {
+        ErrorKind::InvalidRequest(field) => json!({ "kind": "invalid-request", "field": field }),
+        ErrorKind::SchemaNotFound(not_found) => json!({
+            "kind": "schema-not-found", "name": not_found.name, "suggestions": not_found.suggestions,
+        }),
+        ErrorKind::InvalidSchema => json!({ "kind": "invalid-schema" }),
+        ErrorKind::Configuration(key) => json!({ "kind": "configuration", "key": key }),
+        ErrorKind::Provider(failure) => {
+            let mut body = json!({ "kind": "provider", "status": failure.status, "retryable": failure.retryable });
+            if let Some(code) = &failure.code {
+                body["code"] = json!(code);
+            }
+            body
+        }
+        ErrorKind::Transport => json!({ "kind": "transport" }),
+        ErrorKind::Refusal => json!({ "kind": "refusal" }),
+        ErrorKind::Truncated => json!({ "kind": "truncated" }),
+        ErrorKind::InvalidResponse => json!({ "kind": "invalid-response" }),
+        ErrorKind::Unsupported => json!({ "kind": "unsupported" }),
+    };
+    body["message"] = json!(error.message);
+    body["usage"] = json!({
+        "llmCalls": error.usage.llm_calls,
+        "promptTokens": error.usage.prompt_tokens,
+        "completionTokens": error.usage.completion_tokens,
+        "cachedPromptTokens": error.usage.cached_prompt_tokens,
+    });
+    json!({ "error": body })
+}

@@ -1,0 +1,40 @@
+//! # structure-host
+//!
+//! Runs the `structure` WebAssembly component in wasmtime, with the imports it needs:
+//! `wasi:http` for LLM calls, `wasi:keyvalue` over an embedded store, and `wasi:config` over
+//! [`Settings`] taken from the environment or set in code.
+//!
+//! ```no_run
+//! use structure_host::{Request, SchemaInput, Settings, Structure};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Structure::builder()
+//!     .settings(Settings::from_env().set("structure_model", "openai/gpt-4.1-mini"))
+//!     .build()?;
+//! let outcome = client
+//!     .structure(&Request {
+//!         prompt: "Mike broke the build today at 2:30 pm".into(),
+//!         schema: SchemaInput::Named("user-action-record".into()),
+//!         max_loops: None,
+//!     })
+//!     .await?;
+//! println!("{:?}: {:?}", outcome.status, outcome.data);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The component is built from this workspace and embedded at compile time (see `build.rs`);
+//! its compiled form is cached on disk ([`runtime::default_cache_dir`]).
+
+pub mod bindings;
+pub mod client;
+pub mod config;
+pub mod key_value;
+pub mod runtime;
+pub mod state;
+
+pub use bindings::{Error, ErrorKind, Outcome, Request, SchemaInfo, SchemaInput, Status, Usage};
+pub use client::{CallError, Structure, StructureBuilder, error_json};
+pub use config::Settings;
+pub use key_value::{KeyValueStore, MemoryStore, RedbStore};
+pub use runtime::Runtime;

@@ -1,0 +1,117 @@
+//! The engine and the compiled, linked component, shared by every call.
+//!
+//! Compiling the component takes seconds; its compiled form is cached on disk, keyed by the
+//! component's bytes and the engine's settings, and loaded in about a millisecond afterwards.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+use crate::bindings::{StructurePre, wasi};
+use crate::state::HostState;
+
+/// The component this host was built with.
+pub const COMPONENT: &[u8] = include_bytes!(env!("STRUCTURE_COMPONENT_WASM"));
+
+/// An engine with the component compiled and linked, ready to instantiate.
+pub struct Runtime {
+    pub(crate) pre: StructurePre<HostState>,
+}
+
+impl Runtime {
+    /// The runtime for the embedded component, created once per process.
+    pub fn shared() -> anyhow::Result<Arc<Runtime>> {
+        static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
+        if let Some(runtime) = SHARED.get() {
+            return Ok(runtime.clone());
+        }
+        let runtime = Arc::new(Runtime::new(COMPONENT, default_cache_dir().as_deref())?);
+        Ok(SHARED.get_or_init(|| runtime).clone())
+    }
+
+    /// A runtime for the component in `wasm`, caching its compiled form in `cache_dir`.
+    pub fn new(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
+        let engine = Engine::new(&engine_config())?;
+        let component = load_component(&engine, wasm, cache_dir)?;
+        let mut linker: Linker<HostState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        wasi::keyvalue::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+        wasi::config::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+        let pre = StructurePre::new(linker.instantiate_pre(&component)?)?;
+        Ok(Runtime { pre })
+    }
+}
+
+fn engine_config() -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config
+}
+
+/// `$STRUCTURE_CACHE_DIR`, else `$XDG_CACHE_HOME/structure`, else `~/.cache/structure`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("STRUCTURE_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("structure"))
+}
+
+fn load_component(
+    engine: &Engine,
+    wasm: &[u8],
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Component> {
+    let Some(cache_dir) = cache_dir else {
+        return compile(engine, wasm);
+    };
+    let mut key = Sha256::new();
+    key.update(wasm);
+    let mut engine_settings = std::collections::hash_map::DefaultHasher::new();
+    engine
+        .precompile_compatibility_hash()
+        .hash(&mut engine_settings);
+    key.update(engine_settings.finish().to_le_bytes());
+    let digest = key.finalize();
+    let hex: String = digest
+        .iter()
+        .take(16)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let path = cache_dir.join(format!("structure-{hex}.cwasm"));
+    if path.exists() {
+        // SAFETY: the file was written by `Component::serialize` for an engine with the same
+        // compatibility hash (it is part of the name), and cache files are never rewritten in
+        // place: a new one is renamed over an old one atomically.
+        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
+            return Ok(component);
+        }
+    }
+    let component = compile(engine, wasm)?;
+    // The cache is an optimisation: a read-only or full disk only costs the next start time.
+    let _ = write_atomically(&path, &component.serialize()?);
+    Ok(component)
+}
+
+fn compile(engine: &Engine, wasm: &[u8]) -> anyhow::Result<Component> {
+    Component::new(engine, wasm)
+        .map_err(anyhow::Error::from)
+        .context("compiling the component")
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    let temporary = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, path)
+}

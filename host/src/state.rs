@@ -1,0 +1,51 @@
+//! The data of one store: what the component's imports act on.
+
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::config::Settings;
+use crate::key_value::KeyValueStore;
+
+pub struct HostState {
+    pub(crate) table: ResourceTable,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) settings: Arc<Settings>,
+    pub(crate) key_value: Arc<dyn KeyValueStore>,
+}
+
+impl HostState {
+    pub fn new(settings: Arc<Settings>, key_value: Arc<dyn KeyValueStore>) -> Self {
+        Self {
+            table: ResourceTable::new(),
+            // No environment, arguments, files or sockets: the component reaches the world only
+            // through its declared imports.
+            wasi: WasiCtx::builder().build(),
+            http: WasiHttpCtx::new(),
+            settings,
+            key_value,
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: wasmtime_wasi_http::default_hooks(),
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! A scriptable mock LLM server speaking the OpenAI Chat Completions wire format, for tests.
+//!
+//! Replies are queued per test and served in order; every request is recorded for assertions.
+//! Faults are replies too: error statuses and bodies, delays, malformed JSON.
+//!
+//! ```no_run
+//! use mock_llm::{MockLlm, Reply};
+//!
+//! let mock = MockLlm::start();
+//! mock.push(Reply::answer(serde_json::json!({ "name": "Ada" })));
+//! // point the client at mock.base_url() ... then:
+//! assert_eq!(mock.requests().len(), 1);
+//! ```
+//!
+//! The same server runs as a binary (`mock-llm --port 8089`) for tests in other languages,
+//! scripted over HTTP: `POST /_mock/replies` queues a reply (the JSON form of [`Reply`]),
+//! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears both.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response};
+use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// One scripted HTTP reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reply {
+    pub status: u16,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// The body, sent as is (it need not be JSON: malformed bodies are faults to inject).
+    pub body: String,
+    /// How long to wait before answering.
+    #[serde(default)]
+    pub delay_ms: u64,
+}
+
+impl Reply {
+    /// A chat completion whose message content is `content`, verbatim.
+    pub fn text(content: &str) -> Reply {
+        Reply::completion(
+            json!({ "role": "assistant", "content": content, "refusal": null }),
+            "stop",
+        )
+    }
+
+    /// A chat completion answering with `value` in the envelope the component asks for:
+    /// `{"answer": value}`.
+    pub fn answer(value: Value) -> Reply {
+        Reply::text(&json!({ "answer": value }).to_string())
+    }
+
+    /// A chat completion taking the need path: `{"answer": {"_need": need}}`.
+    pub fn need(need: &str) -> Reply {
+        Reply::answer(json!({ "_need": need }))
+    }
+
+    /// A refusal as OpenAI sends it: `message.refusal` set, `content` null.
+    pub fn refusal(text: &str) -> Reply {
+        Reply::completion(
+            json!({ "role": "assistant", "content": null, "refusal": text }),
+            "stop",
+        )
+    }
+
+    /// An answer cut off by the token limit: `finish_reason: length`, partial JSON.
+    pub fn truncated(partial: &str) -> Reply {
+        Reply::completion(
+            json!({ "role": "assistant", "content": partial, "refusal": null }),
+            "length",
+        )
+    }
+
+    /// An error in OpenAI's envelope: `{"error": {"message", "type", "code"}}`.
+    pub fn error(status: u16, kind: &str, message: &str) -> Reply {
+        let body =
+            json!({ "error": { "message": message, "type": kind, "param": null, "code": kind } });
+        Reply::raw(status, &body.to_string())
+    }
+
+    /// Any status and body.
+    pub fn raw(status: u16, body: &str) -> Reply {
+        Reply {
+            status,
+            headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+            body: body.to_owned(),
+            delay_ms: 0,
+        }
+    }
+
+    pub fn with_delay(mut self, delay: Duration) -> Reply {
+        self.delay_ms = delay.as_millis() as u64;
+        self
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    fn completion(message: Value, finish_reason: &str) -> Reply {
+        let body = json!({
+            "id": "chatcmpl-mock",
+            "object": "chat.completion",
+            "created": 1_767_225_600,
+            "model": "mock",
+            "choices": [{ "index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason }],
+            "usage": {
+                "prompt_tokens": 100,
+                "completion_tokens": 20,
+                "total_tokens": 120,
+                "prompt_tokens_details": { "cached_tokens": 0 },
+            },
+        });
+        Reply::raw(200, &body.to_string())
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Recorded {
+    /// The body as JSON (`Value::Null` if it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    replies: VecDeque<Reply>,
+    requests: Vec<Recorded>,
+}
+
+/// A running mock server; it stops when dropped.
+pub struct MockLlm {
+    address: SocketAddr,
+    script: Arc<Mutex<Script>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MockLlm {
+    /// Starts a server on a free port of 127.0.0.1, on a thread of its own.
+    pub fn start() -> MockLlm {
+        MockLlm::start_on("127.0.0.1:0".parse().expect("a valid address"))
+            .expect("the mock LLM server starts")
+    }
+
+    pub fn start_on(address: SocketAddr) -> std::io::Result<MockLlm> {
+        let listener = std::net::TcpListener::bind(address)?;
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        let script = Arc::new(Mutex::new(Script::default()));
+        let (stop, stopped) = oneshot::channel();
+        let served = script.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime for the mock");
+            runtime.block_on(serve(listener, served, stopped));
+        });
+        Ok(MockLlm {
+            address,
+            script,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The OpenAI-style base URL: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.address)
+    }
+
+    /// Queues a reply; replies are served in the order they were pushed.
+    pub fn push(&self, reply: Reply) {
+        self.lock().replies.push_back(reply);
+    }
+
+    /// The requests received so far, excluding the control API's.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.lock().requests.clone()
+    }
+
+    /// Replies queued but not served.
+    pub fn pending(&self) -> usize {
+        self.lock().replies.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Script> {
+        self.script
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Serves until the process ends (for the binary).
+    pub fn wait(mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+async fn serve(
+    listener: std::net::TcpListener,
+    script: Arc<Mutex<Script>>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let listener = TcpListener::from_std(listener).expect("the listener joins the runtime");
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+            _ = &mut stopped => return,
+        };
+        let script = script.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| handle(request, script.clone()));
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn handle(
+    request: Request<Incoming>,
+    script: Arc<Mutex<Script>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let headers: Vec<(String, String)> = request
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let body = match request.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => Bytes::new(),
+    };
+    let lock = || {
+        script
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    if method == Method::OPTIONS {
+        return Ok(respond(&Reply {
+            status: 204,
+            headers: Vec::new(),
+            body: String::new(),
+            delay_ms: 0,
+        }));
+    }
+    match (method.as_str(), path.as_str()) {
+        ("POST", "/_mock/replies") => {
+            return Ok(match serde_json::from_slice::<Reply>(&body) {
+                Ok(reply) => {
+                    lock().replies.push_back(reply);
+                    respond(&Reply::raw(200, "{\"queued\":true}"))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_reply", &error.to_string())),
+            });
+        }
+        ("GET", "/_mock/requests") => {
+            let requests = serde_json::to_string(&lock().requests).unwrap_or_default();
+            return Ok(respond(&Reply::raw(200, &requests)));
+        }
+        ("POST", "/_mock/reset") => {
+            *lock() = Script::default();
+            return Ok(respond(&Reply::raw(200, "{\"reset\":true}")));
+        }
+        _ => {}
+    }
+    let reply = {
+        let mut script = lock();
+        script.requests.push(Recorded {
+            method: method.to_string(),
+            path,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
+        script.replies.pop_front()
+    };
+    let reply = reply.unwrap_or_else(|| {
+        Reply::error(
+            500,
+            "mock_script_empty",
+            "the mock LLM has no scripted reply left",
+        )
+    });
+    if reply.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
+    }
+    Ok(respond(&reply))
+}
+
+fn respond(reply: &Reply) -> Response<Full<Bytes>> {
+    let mut response = Response::builder().status(reply.status);
+    for (name, value) in &reply.headers {
+        response = response.header(name, value);
+    }
+    // Browsers call the mock directly in the demo's tests.
+    response = response
+        .header("access-control-allow-origin", "*")
+        .header("access-control-allow-headers", "*")
+        .header("access-control-allow-methods", "GET, POST, OPTIONS");
+    response
+        .body(Full::new(Bytes::from(reply.body.clone())))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::from_static(b"invalid scripted reply"))))
+}

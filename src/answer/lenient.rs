@@ -1,0 +1,152 @@
+//! Reads a model's answer as JSON, repairing what models commonly wrap around it or get
+//! slightly wrong: markdown fences, prose around the object, trailing commas, comments. Each
+//! repair is recorded; well-formed JSON takes the fast path and is never touched.
+
+use serde_json::Value;
+
+/// A parsed answer and the repairs it needed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub value: Value,
+    pub repairs: Vec<String>,
+}
+
+/// Parses `text` as one JSON value, repairing near-JSON. The error says why it is not JSON.
+pub fn parse(text: &str) -> Result<Parsed, String> {
+    let trimmed = text.trim();
+    let first_error = match serde_json::from_str(trimmed) {
+        Ok(value) => {
+            return Ok(Parsed {
+                value,
+                repairs: Vec::new(),
+            });
+        }
+        Err(error) => error.to_string(),
+    };
+    let mut repairs = Vec::new();
+    let mut candidate = trimmed;
+    if let Some(fenced) = fenced_block(candidate) {
+        candidate = fenced;
+        repairs.push("removed a markdown code fence".to_owned());
+    }
+    if let Some((start, end)) = object_span(candidate) {
+        let object = &candidate[start..end];
+        if object.len() != candidate.trim().len() {
+            repairs.push("removed text around the JSON object".to_owned());
+        }
+        candidate = object;
+    }
+    if let Ok(value) = serde_json::from_str(candidate) {
+        return Ok(Parsed { value, repairs });
+    }
+    let (cleaned, removed_comments, removed_commas) = clean(candidate);
+    if removed_comments {
+        repairs.push("removed comments".to_owned());
+    }
+    if removed_commas {
+        repairs.push("removed trailing commas".to_owned());
+    }
+    serde_json::from_str(&cleaned)
+        .map(|value| Parsed { value, repairs })
+        .map_err(|_| first_error)
+}
+
+/// The content of the first ```-fenced block, without its language tag.
+fn fenced_block(text: &str) -> Option<&str> {
+    let start = text.find("```")?;
+    let after_fence = &text[start + 3..];
+    let body_start = after_fence.find('\n').map_or(0, |newline| newline + 1);
+    let body = &after_fence[body_start..];
+    let end = body.find("```").unwrap_or(body.len());
+    Some(body[..end].trim())
+}
+
+/// The byte span of the first balanced `{...}` in `text`, skipping braces inside strings.
+fn object_span(text: &str) -> Option<(usize, usize)> {
+    let start = text.find('{')?;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (offset, c) in text[start..].char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((start, start + offset + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Removes `//` and `/* */` comments and commas directly before `}` or `]`, outside strings.
+fn clean(text: &str) -> (String, bool, bool) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let (mut removed_comments, mut removed_commas) = (false, false);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match (c, chars.get(i + 1)) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+                i += 1;
+            }
+            ('/', Some('/')) => {
+                removed_comments = true;
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            ('/', Some('*')) => {
+                removed_comments = true;
+                i += 2;
+                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                    i += 1;
+                }
+                i += 2;
+            }
+            (',', _) => {
+                let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+                if matches!(next, Some('}') | Some(']')) {
+                    removed_commas = true;
+                } else {
+                    out.push(c);
+                }
+                i += 1;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    (out, removed_comments, removed_commas)
+}

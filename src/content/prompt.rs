@@ -1,0 +1,69 @@
+//! The system prompt of the content stage (spec §4): the task, the `_need` convention, the
+//! current time for relative dates, the schema where the provider does not show it, the manual.
+
+use serde_json::Value;
+
+use crate::answer::format::{ANSWER_KEY, NEED_KEY};
+
+/// The system prompt for one call. `schema` is given when the prompt must carry it.
+pub fn system_prompt(now_unix_millis: u64, schema: Option<&Value>, manual: Option<&str>) -> String {
+    let mut prompt = format!(
+        "You turn the user's text into one JSON object that conforms to a JSON Schema.\n\
+         \n\
+         Rules:\n\
+         - Answer with {{\"{ANSWER_KEY}\": <the object>}}.\n\
+         - Use only information the text states or directly implies. Never invent a value.\n\
+         - Leave out optional fields the text does not mention (write null for them when the \
+           schema requires the key).\n\
+         - If, and only if, the text lacks a value that a required field needs, answer with \
+           {{\"{ANSWER_KEY}\": {{\"{NEED_KEY}\": \"<short description of what is missing>\"}}}} \
+           and nothing else. Do not invent values to satisfy the schema.\n\
+         - The current date and time is {} (UTC); resolve relative dates such as \"today\" or \
+           \"yesterday at 3 pm\" against it.\n",
+        rfc3339(now_unix_millis)
+    );
+    if let Some(schema) = schema {
+        prompt.push_str("- Answer with the JSON only: no prose, no code fences.\n\nThe JSON Schema of the object:\n");
+        prompt.push_str(&schema.to_string());
+        prompt.push('\n');
+    }
+    if let Some(manual) = manual.map(str::trim).filter(|manual| !manual.is_empty()) {
+        prompt.push_str("\nNotes on this schema:\n");
+        prompt.push_str(manual);
+        prompt.push('\n');
+    }
+    prompt
+}
+
+/// `2026-05-06T14:30:00Z`, from milliseconds since the Unix epoch.
+pub fn rfc3339(unix_millis: u64) -> String {
+    let seconds = unix_millis / 1000;
+    let (days, second_of_day) = (seconds / 86_400, seconds % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3600,
+        second_of_day % 3600 / 60,
+        second_of_day % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}

@@ -1,0 +1,31 @@
+//! The reason message fed back after a rejected answer (spec §4.1).
+
+use crate::answer::format::NEED_KEY;
+use crate::schema::violation::Violation;
+
+/// The user turn that tells the model what to fix.
+pub fn reason_message(violations: &[Violation]) -> String {
+    let mut message = String::from("The previous output did not conform to the schema:\n");
+    for violation in violations {
+        message.push_str("- ");
+        message.push_str(&violation.to_string());
+        message.push('\n');
+    }
+    message.push_str(&format!(
+        "\nPlease correct these and try again. Do not change fields that were valid. If the text \
+         does not contain a value a field needs, answer with {{\"{NEED_KEY}\": \"...\"}} instead \
+         of inventing one."
+    ));
+    message
+}
+
+/// The violation standing for an answer that is not JSON at all.
+pub fn unreadable(reason: &str) -> Violation {
+    Violation {
+        pointer: "/".to_owned(),
+        constraint: format!(
+            "the answer must be one JSON object, but it is not valid JSON ({reason})"
+        ),
+        actual: None,
+    }
+}

@@ -1,0 +1,110 @@
+//! Typed errors: everything that is not one of the three statuses.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::outcome::Usage;
+
+/// Why a `structure` call produced no outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// A request field is missing, malformed or out of range.
+    InvalidRequest { field: String },
+    /// No schema of that name; `suggestions` lists close matches.
+    SchemaNotFound {
+        name: String,
+        suggestions: Vec<String>,
+    },
+    /// The schema cannot be used: it does not compile, its root is not an object, or it has an
+    /// external `$ref`.
+    InvalidSchema,
+    /// A setting or secret is missing or malformed.
+    Configuration { key: String },
+    /// The provider answered with an error status.
+    Provider {
+        status: u16,
+        retryable: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+    /// The provider could not be reached, or the connection failed.
+    Transport,
+    /// The model refused to answer.
+    Refusal,
+    /// The answer was cut off by the output token limit.
+    Truncated,
+    /// The provider's answer does not follow its own wire format.
+    InvalidResponse,
+    /// The request asks for something this build does not do yet.
+    Unsupported,
+}
+
+/// An error with a one-sentence message and the tokens already spent when it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StructureError {
+    #[serde(flatten)]
+    pub kind: ErrorKind,
+    pub message: String,
+    pub usage: Usage,
+}
+
+impl StructureError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            usage: Usage::default(),
+        }
+    }
+
+    pub fn invalid_request(field: &str, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::InvalidRequest {
+                field: field.to_owned(),
+            },
+            message,
+        )
+    }
+
+    pub fn invalid_schema(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidSchema, message)
+    }
+
+    pub fn configuration(key: &str, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::Configuration {
+                key: key.to_owned(),
+            },
+            message,
+        )
+    }
+
+    pub fn transport(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Transport, message)
+    }
+
+    pub fn invalid_response(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidResponse, message)
+    }
+
+    /// Attaches the usage spent so far; nothing the caller paid for is lost with the error.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// The error as the JSON object the tool form returns: `{"error": {...}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "error": self })
+    }
+}
+
+impl fmt::Display for StructureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StructureError {}

@@ -1,0 +1,98 @@
+//! The result of a `structure` call, as the tool definition's `returns` describes it.
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
+
+/// What the content stage arrived at. The data of a valid answer lives only in [`Answer::Ok`], so
+/// a stale or incomplete result can never be mistaken for a valid one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The object validated against the full target schema.
+    Ok(Value),
+    /// The input lacks a required value; the text says which.
+    NeedMoreInput(String),
+    /// No valid answer within `maxLoops`; the validator messages of the last iteration.
+    Stale(Vec<String>),
+}
+
+impl Answer {
+    pub fn status(&self) -> &'static str {
+        match self {
+            Answer::Ok(_) => "ok",
+            Answer::NeedMoreInput(_) => "need-more-input",
+            Answer::Stale(_) => "stale",
+        }
+    }
+}
+
+/// Tokens spent on every LLM call of one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub llm_calls: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_prompt_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.llm_calls += other.llm_calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_prompt_tokens += other.cached_prompt_tokens;
+    }
+}
+
+/// What was sent and repaired on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trace {
+    /// `provider/model` as called.
+    pub model: String,
+    /// The provider profile the request was shaped for.
+    pub provider_profile: String,
+    /// How the schema sent to the provider differs from the target schema.
+    pub schema_transforms: Vec<String>,
+    /// Repairs made to near-JSON answers before validation.
+    pub repairs: Vec<String>,
+    /// Each reason message fed back to the model, in order.
+    pub feedback: Vec<String>,
+}
+
+/// The outcome of a `structure` call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub answer: Answer,
+    /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`.
+    pub schema_origin: String,
+    /// Content-stage iterations consumed.
+    pub iterations: u32,
+    pub usage: Usage,
+    pub trace: Trace,
+}
+
+impl Outcome {
+    /// The outcome as the JSON object of the tool definition's `returns`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("an outcome always serialises")
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("status", self.answer.status())?;
+        match &self.answer {
+            Answer::Ok(data) => map.serialize_entry("data", data)?,
+            Answer::NeedMoreInput(need) => map.serialize_entry("need", need)?,
+            Answer::Stale(errors) => map.serialize_entry("errors", errors)?,
+        }
+        map.serialize_entry("schemaOrigin", &self.schema_origin)?;
+        map.serialize_entry("iterations", &self.iterations)?;
+        map.serialize_entry("usage", &self.usage)?;
+        map.serialize_entry("trace", &self.trace)?;
+        map.end()
+    }
+}

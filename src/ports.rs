@@ -1,0 +1,124 @@
+//! The edges of the core: small traits a host implements. No WASI type appears here; the
+//! component implements them over WASI (`crate::wasi`), tests over plain Rust values.
+
+use std::time::Duration;
+
+/// An outbound HTTP request, fully buffered: LLM requests and answers are small.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: &'static str,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The longest the whole exchange may take.
+    pub timeout: Duration,
+}
+
+/// The pieces of an `http(s)://authority/path?query` URL a request line needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlParts {
+    pub https: bool,
+    pub authority: String,
+    pub path_and_query: String,
+}
+
+impl HttpRequest {
+    pub fn url_parts(&self) -> Result<UrlParts, String> {
+        let (https, rest) = if let Some(rest) = self.url.strip_prefix("https://") {
+            (true, rest)
+        } else if let Some(rest) = self.url.strip_prefix("http://") {
+            (false, rest)
+        } else {
+            return Err(format!("{} is not an http:// or https:// URL", self.url));
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(index) => (&rest[..index], &rest[index..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() {
+            return Err(format!("{} has no host", self.url));
+        }
+        let path_and_query = if path.starts_with('?') {
+            format!("/{path}")
+        } else {
+            path.to_owned()
+        };
+        Ok(UrlParts {
+            https,
+            authority: authority.to_owned(),
+            path_and_query,
+        })
+    }
+}
+
+/// A buffered HTTP response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// The first header of that name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// Why an HTTP exchange did not produce a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportError {
+    pub message: String,
+}
+
+impl TransportError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// Sends LLM requests. The component's implementation is `wasi:http/outgoing-handler`.
+pub trait Transport {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError>;
+}
+
+/// Settings and secrets by key (`structure_model`, `openai_api_key`, ...). The component's
+/// implementation is `wasi:config/store`.
+pub trait Config {
+    /// The value of `key`, `Ok(None)` when it is not set, `Err` with a message when the store
+    /// could not be read.
+    fn get(&self, key: &str) -> Result<Option<String>, String>;
+}
+
+/// The current time, for resolving relative dates in the input.
+pub trait Clock {
+    /// Milliseconds since the Unix epoch, UTC.
+    fn now_unix_millis(&self) -> u64;
+}
+
+/// The system clock (`wasi:clocks/wall-clock` inside the component).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_unix_millis(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_millis() as u64)
+            .unwrap_or(0)
+    }
+}
+
+/// The ports one `structure` call uses.
+#[derive(Clone, Copy)]
+pub struct Ports<'a> {
+    pub transport: &'a dyn Transport,
+    pub config: &'a dyn Config,
+    pub clock: &'a dyn Clock,
+}

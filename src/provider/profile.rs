@@ -1,0 +1,176 @@
+//! What each server speaking the OpenAI Chat Completions wire format needs: which schema subset,
+//! which `response_format` form, which token-limit field, whether the prompt must carry the
+//! schema. Selected from the model's provider prefix and the base URL, or set explicitly.
+
+use serde_json::{Value, json};
+
+use crate::answer::format::{AnswerFormat, FormatOptions};
+use crate::error::StructureError;
+use crate::provider::ModelRef;
+use crate::settings::keys;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// api.openai.com: strict `json_schema`, OpenAI's subset.
+    OpenAi,
+    /// Any other server behind an `openai/` model and a custom base URL: OpenAI's strict form,
+    /// the schema also in the prompt in case the server ignores `response_format`.
+    OpenAiCompatible,
+    /// Ollama's `/v1` endpoint: `json_schema` turned into a grammar by llama.cpp.
+    Ollama,
+    /// llama.cpp's server (and llama-cpp-python): `json_object` with a `schema`.
+    LlamaCpp,
+    /// vLLM: `json_schema` through guided decoding.
+    Vllm,
+}
+
+const ALL: [Profile; 5] = [
+    Profile::OpenAi,
+    Profile::OpenAiCompatible,
+    Profile::Ollama,
+    Profile::LlamaCpp,
+    Profile::Vllm,
+];
+
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::OpenAi => "openai",
+            Profile::OpenAiCompatible => "openai-compatible",
+            Profile::Ollama => "ollama",
+            Profile::LlamaCpp => "llamacpp",
+            Profile::Vllm => "vllm",
+        }
+    }
+
+    /// The profile for `model` at `base_url`, unless `explicit` names one.
+    pub fn select(
+        model: &ModelRef,
+        base_url: Option<&str>,
+        explicit: Option<&str>,
+    ) -> Result<Self, StructureError> {
+        if let Some(name) = explicit {
+            return ALL
+                .into_iter()
+                .find(|profile| profile.name() == name)
+                .ok_or_else(|| {
+                    StructureError::configuration(
+                        keys::PROVIDER_PROFILE,
+                        format!(
+                            "provider profile {name:?} is unknown; use one of {}",
+                            names()
+                        ),
+                    )
+                });
+        }
+        match model.provider.as_str() {
+            "openai" => Ok(match base_url {
+                None => Profile::OpenAi,
+                Some(url) if host_of(url) == "api.openai.com" => Profile::OpenAi,
+                Some(url) if port_of(url) == Some("11434") => Profile::Ollama,
+                Some(_) => Profile::OpenAiCompatible,
+            }),
+            "ollama" => Ok(Profile::Ollama),
+            "llamacpp" => Ok(Profile::LlamaCpp),
+            "vllm" => Ok(Profile::Vllm),
+            other => Err(StructureError::configuration(
+                keys::MODEL,
+                format!(
+                    "provider {other:?} is not supported; write the model as openai/<model>, \
+                     ollama/<model>, llamacpp/<model> or vllm/<model> (set STRUCTURE_MODEL / structure_model)"
+                ),
+            )),
+        }
+    }
+
+    /// Where the server listens when no base URL is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Profile::OpenAi | Profile::OpenAiCompatible => OPENAI_BASE_URL,
+            Profile::Ollama => "http://localhost:11434/v1",
+            Profile::LlamaCpp => "http://localhost:8080/v1",
+            Profile::Vllm => "http://localhost:8000/v1",
+        }
+    }
+
+    /// Only OpenAI itself refuses requests without a key; local servers take any or none.
+    pub fn requires_api_key(self) -> bool {
+        self == Profile::OpenAi
+    }
+
+    pub fn format_options(self) -> FormatOptions {
+        FormatOptions {
+            strict_subset: matches!(self, Profile::OpenAi | Profile::OpenAiCompatible),
+            drop_patterns: matches!(self, Profile::Ollama | Profile::LlamaCpp),
+        }
+    }
+
+    /// Servers that only constrain the grammar never show the schema's descriptions to the
+    /// model, and some ignore `response_format` altogether: the prompt carries the schema.
+    pub fn schema_in_prompt(self) -> bool {
+        self != Profile::OpenAi
+    }
+
+    pub fn response_format(self, format: &AnswerFormat) -> Value {
+        match self {
+            Profile::LlamaCpp => json!({ "type": "json_object", "schema": format.schema }),
+            _ => json!({
+                "type": "json_schema",
+                "json_schema": { "name": format.name, "schema": format.schema, "strict": true },
+            }),
+        }
+    }
+
+    /// OpenAI replaced `max_tokens` with `max_completion_tokens`; compatible servers know the
+    /// older name.
+    pub fn token_limit_field(self) -> &'static str {
+        if self == Profile::OpenAi {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        }
+    }
+
+    /// Local models extract best at temperature 0; OpenAI's reasoning models reject any
+    /// temperature but the default, so none is sent there.
+    pub fn temperature(self) -> Option<f64> {
+        match self {
+            Profile::Ollama | Profile::LlamaCpp | Profile::Vllm => Some(0.0),
+            Profile::OpenAi | Profile::OpenAiCompatible => None,
+        }
+    }
+}
+
+fn names() -> String {
+    ALL.iter()
+        .map(|profile| profile.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `https://user@host:8080/v1` → `host:8080`.
+fn authority(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
+fn host_of(url: &str) -> String {
+    let authority = authority(url);
+    let host = match authority.rsplit_once(':') {
+        Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
+        _ => authority,
+    };
+    host.to_ascii_lowercase()
+}
+
+fn port_of(url: &str) -> Option<&str> {
+    authority(url)
+        .rsplit_once(':')
+        .map(|(_, port)| port)
+        .filter(|port| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()))
+}

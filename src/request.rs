@@ -1,0 +1,192 @@
+//! The request: parsed and checked once, so every later stage can trust it.
+
+use serde_json::{Map, Value};
+
+use crate::error::StructureError;
+
+/// Content-stage iterations when the caller does not say.
+pub const DEFAULT_MAX_LOOPS: u8 = 3;
+/// The most content-stage iterations one call may ask for.
+pub const MAX_MAX_LOOPS: u8 = 10;
+
+/// Where the target schema comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemaInput {
+    /// A JSON Schema given inline.
+    Inline(Value),
+    /// The name of a schema in the registry.
+    Named(String),
+    /// A natural-language description for the schema builder.
+    Described(String),
+}
+
+/// A checked `structure` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructureRequest {
+    pub prompt: String,
+    pub schema: SchemaInput,
+    pub max_loops: u8,
+}
+
+impl StructureRequest {
+    /// Checks the typed form of a request (the service API).
+    pub fn new(
+        prompt: impl Into<String>,
+        schema: SchemaInput,
+        max_loops: Option<u8>,
+    ) -> Result<Self, StructureError> {
+        let prompt = prompt.into();
+        if prompt.trim().is_empty() {
+            return Err(StructureError::invalid_request(
+                "prompt",
+                "prompt is empty: give the text to structure",
+            ));
+        }
+        let max_loops = max_loops.unwrap_or(DEFAULT_MAX_LOOPS);
+        if !(1..=MAX_MAX_LOOPS).contains(&max_loops) {
+            return Err(max_loops_out_of_range(&max_loops.to_string()));
+        }
+        match &schema {
+            SchemaInput::Inline(value) if !value.is_object() => {
+                return Err(StructureError::invalid_request(
+                    "schema",
+                    "an inline schema must be a JSON object",
+                ));
+            }
+            SchemaInput::Named(name) if name.trim().is_empty() => {
+                return Err(StructureError::invalid_request(
+                    "schema",
+                    "schema name is empty",
+                ));
+            }
+            SchemaInput::Described(text) if text.trim().is_empty() => {
+                return Err(StructureError::invalid_request(
+                    "schema",
+                    "schema description is empty",
+                ));
+            }
+            _ => {}
+        }
+        Ok(Self {
+            prompt,
+            schema,
+            max_loops,
+        })
+    }
+
+    /// Reads the tool-call arguments exactly as the tool definition describes them: `prompt`,
+    /// `schema` (object, or string read per `schemaMode`), `schemaMode`, `maxLoops`.
+    ///
+    /// A string `schema` with `schemaMode` `json` is accepted when it holds a JSON object: LLM
+    /// tool callers often send a schema serialised as a string.
+    pub fn from_tool_arguments(arguments: &Value) -> Result<Self, StructureError> {
+        let Value::Object(fields) = arguments else {
+            return Err(StructureError::invalid_request(
+                "arguments",
+                "the tool arguments must be a JSON object with prompt and schema",
+            ));
+        };
+        if let Some(unknown) = fields
+            .keys()
+            .find(|key| !KNOWN_FIELDS.contains(&key.as_str()))
+        {
+            return Err(StructureError::invalid_request(
+                unknown,
+                format!(
+                    "unknown argument {unknown:?}; the arguments are prompt, schema, schemaMode and maxLoops"
+                ),
+            ));
+        }
+        let prompt = match fields.get("prompt") {
+            Some(Value::String(prompt)) => prompt.clone(),
+            Some(other) => return Err(wrong_type("prompt", "a string", other)),
+            None => {
+                return Err(StructureError::invalid_request(
+                    "prompt",
+                    "prompt is missing: give the text to structure",
+                ));
+            }
+        };
+        let schema = schema_input(fields)?;
+        let max_loops = match fields.get("maxLoops") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(number)) => match number.as_u64() {
+                Some(n) => {
+                    Some(u8::try_from(n).map_err(|_| max_loops_out_of_range(&n.to_string()))?)
+                }
+                None => return Err(max_loops_out_of_range(&number.to_string())),
+            },
+            Some(other) => return Err(wrong_type("maxLoops", "an integer from 1 to 10", other)),
+        };
+        Self::new(prompt, schema, max_loops)
+    }
+}
+
+const KNOWN_FIELDS: [&str; 4] = ["prompt", "schema", "schemaMode", "maxLoops"];
+
+fn schema_input(fields: &Map<String, Value>) -> Result<SchemaInput, StructureError> {
+    let mode = match fields.get("schemaMode") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(mode)) => match mode.as_str() {
+            "json" | "named" | "text" => Some(mode.as_str()),
+            _ => {
+                return Err(StructureError::invalid_request(
+                    "schemaMode",
+                    format!("schemaMode {mode:?} is not one of \"json\", \"named\", \"text\""),
+                ));
+            }
+        },
+        Some(other) => return Err(wrong_type("schemaMode", "a string", other)),
+    };
+    match fields.get("schema") {
+        // An object is always an inline schema, whatever schemaMode says.
+        Some(schema @ Value::Object(_)) => Ok(SchemaInput::Inline(schema.clone())),
+        Some(Value::String(text)) => match mode.unwrap_or("json") {
+            "named" => Ok(SchemaInput::Named(text.trim().to_owned())),
+            "text" => Ok(SchemaInput::Described(text.clone())),
+            _ => match serde_json::from_str::<Value>(text) {
+                Ok(schema @ Value::Object(_)) => Ok(SchemaInput::Inline(schema)),
+                _ => Err(StructureError::invalid_request(
+                    "schema",
+                    "schema is a string but schemaMode is \"json\": pass the schema as an object, \
+                     set schemaMode to \"named\" for a registry name, or to \"text\" for a description",
+                )),
+            },
+        },
+        Some(other) => Err(wrong_type(
+            "schema",
+            "an object (JSON Schema) or a string (name or description)",
+            other,
+        )),
+        None => Err(StructureError::invalid_request(
+            "schema",
+            "schema is missing: give a JSON Schema object, a registry name or a description",
+        )),
+    }
+}
+
+fn wrong_type(field: &str, expected: &str, got: &Value) -> StructureError {
+    StructureError::invalid_request(
+        field,
+        format!("{field} must be {expected}, not {}", json_type_name(got)),
+    )
+}
+
+fn max_loops_out_of_range(got: &str) -> StructureError {
+    StructureError::invalid_request(
+        "maxLoops",
+        format!("maxLoops must be an integer from 1 to {MAX_MAX_LOOPS}, not {got}"),
+    )
+}
+
+/// The JSON type of a value, in words, for messages.
+pub(crate) fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

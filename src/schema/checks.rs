@@ -1,0 +1,184 @@
+//! Checks an inline schema passes before it is compiled: an object root, no external `$ref`.
+
+use serde_json::Value;
+
+use crate::error::StructureError;
+
+/// The root must describe an object: `"type": "object"`, or a composition (`$ref`, `anyOf`,
+/// `oneOf`, `allOf`) whose every branch does. A root without `type` would accept strings too.
+pub fn check_object_root(schema: &Value) -> Result<(), StructureError> {
+    if describes_object(schema, schema, 0) {
+        Ok(())
+    } else {
+        Err(StructureError::invalid_schema(
+            "the schema's root must describe an object: add \"type\": \"object\" at the top level",
+        ))
+    }
+}
+
+fn describes_object(root: &Value, node: &Value, depth: usize) -> bool {
+    // Deep enough for any real schema, shallow enough that a `$ref` cycle cannot loop.
+    if depth > 32 {
+        return false;
+    }
+    let Value::Object(map) = node else {
+        return false;
+    };
+    match map.get("type") {
+        Some(Value::String(ty)) => return ty == "object",
+        Some(Value::Array(types)) => {
+            return !types.is_empty() && types.iter().all(|ty| ty == "object");
+        }
+        Some(_) => return false,
+        None => {}
+    }
+    if let Some(Value::String(reference)) = map.get("$ref") {
+        return resolve_local(root, reference)
+            .is_some_and(|target| describes_object(root, target, depth + 1));
+    }
+    if let Some(Value::Array(branches)) = map.get("allOf")
+        && branches
+            .iter()
+            .any(|branch| describes_object(root, branch, depth + 1))
+    {
+        return true;
+    }
+    ["anyOf", "oneOf"]
+        .iter()
+        .any(|keyword| match map.get(*keyword) {
+            Some(Value::Array(branches)) if !branches.is_empty() => branches
+                .iter()
+                .all(|branch| describes_object(root, branch, depth + 1)),
+            _ => false,
+        })
+}
+
+/// The node a same-document reference (`#`, `#/json/pointer`) points to.
+pub fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(&percent_decode(pointer))
+}
+
+/// JSON pointers inside URI fragments may percent-encode characters (`%25`, `%22`, ...).
+fn percent_decode(text: &str) -> String {
+    if !text.contains('%') {
+        return text.to_owned();
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(high), Some(low)) = (hex_digit(bytes[i + 1]), hex_digit(bytes[i + 2]))
+        {
+            out.push(high << 4 | low);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex_digit(byte: u8) -> Option<u8> {
+    (byte as char).to_digit(16).map(|digit| digit as u8)
+}
+
+/// Rejects any `$ref` / `$dynamicRef` that leaves the document (http, https, file, another
+/// document), before any compile or LLM call. Only same-document references starting with `#`,
+/// and references to a `$id` embedded in the same document, are allowed.
+pub fn reject_external_refs(schema: &Value) -> Result<(), StructureError> {
+    let mut embedded_ids = Vec::new();
+    collect_ids(schema, &mut embedded_ids);
+    let mut found = None;
+    find_external_ref(schema, "", &embedded_ids, &mut found);
+    match found {
+        None => Ok(()),
+        Some((location, reference)) => Err(StructureError::invalid_schema(format!(
+            "external reference {reference:?} at {location} is not allowed: only same-document \
+             references starting with \"#\" are; inline the referenced schema under $defs"
+        ))),
+    }
+}
+
+fn collect_ids<'a>(node: &'a Value, ids: &mut Vec<&'a str>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(Value::String(id)) = map.get("$id") {
+                ids.push(id.split('#').next().unwrap_or(id));
+            }
+            for (key, child) in map {
+                if !is_value_keyword(key) {
+                    collect_ids(child, ids);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_ids(item, ids)),
+        _ => {}
+    }
+}
+
+fn find_external_ref(
+    node: &Value,
+    location: &str,
+    embedded_ids: &[&str],
+    found: &mut Option<(String, String)>,
+) {
+    if found.is_some() {
+        return;
+    }
+    match node {
+        Value::Object(map) => {
+            for keyword in ["$ref", "$dynamicRef"] {
+                if let Some(Value::String(reference)) = map.get(keyword) {
+                    let document = reference.split('#').next().unwrap_or_default();
+                    if !document.is_empty() && !embedded_ids.contains(&document) {
+                        *found = Some((
+                            pointer_or_root(&format!("{location}/{keyword}")),
+                            reference.clone(),
+                        ));
+                        return;
+                    }
+                }
+            }
+            for (key, child) in map {
+                if !is_value_keyword(key) {
+                    find_external_ref(
+                        child,
+                        &format!("{location}/{}", escape(key)),
+                        embedded_ids,
+                        found,
+                    );
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                find_external_ref(item, &format!("{location}/{index}"), embedded_ids, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Keywords whose values are data, not schemas: a `$ref` inside an `enum` value is not a reference.
+fn is_value_keyword(key: &str) -> bool {
+    matches!(key, "enum" | "const" | "default" | "examples")
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn pointer_or_root(pointer: &str) -> String {
+    if pointer.is_empty() {
+        "/".to_owned()
+    } else {
+        pointer.to_owned()
+    }
+}

@@ -1,0 +1,212 @@
+//! A validation error in words a model can act on: where (JSON pointer), which constraint, and
+//! the offending value.
+
+use std::fmt;
+
+use jsonschema::ValidationError;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value;
+
+/// One violated constraint of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer to the offending value in the answer (`/` for the root).
+    pub pointer: String,
+    /// The constraint, in words: `value must be ≤ 5`.
+    pub constraint: String,
+    /// The offending value, as short JSON, when showing it helps.
+    pub actual: Option<String>,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.pointer, self.constraint)?;
+        if let Some(actual) = &self.actual {
+            write!(f, " (was {actual})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Values longer than this are cut in messages: the model needs to recognise them, not reread them.
+const SHOWN_VALUE_CHARS: usize = 80;
+
+/// The violations one validator error stands for (an `additionalProperties` error names each
+/// unexpected property separately).
+pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
+    let pointer = error.instance_path().as_str();
+    let at = |pointer: &str| {
+        if pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            pointer.to_owned()
+        }
+    };
+    let instance = error.instance();
+    let shown = Some(show(instance));
+    let one = |constraint: String, actual: Option<String>| {
+        vec![Violation {
+            pointer: at(pointer),
+            constraint,
+            actual,
+        }]
+    };
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            vec![Violation {
+                pointer: format!("{pointer}/{}", escape(&name)),
+                constraint: "required property is missing".to_owned(),
+                actual: None,
+            }]
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected
+            .iter()
+            .map(|name| Violation {
+                pointer: format!("{pointer}/{}", escape(name)),
+                constraint: "property is not allowed here: remove it".to_owned(),
+                actual: None,
+            })
+            .collect(),
+        ValidationErrorKind::Type { kind } => {
+            one(format!("value must be {}", type_words(kind)), shown)
+        }
+        ValidationErrorKind::Enum { options } => {
+            one(format!("value must be one of {}", list(options)), shown)
+        }
+        ValidationErrorKind::Constant { expected_value } => one(
+            format!("value must be exactly {}", show(expected_value)),
+            shown,
+        ),
+        ValidationErrorKind::Minimum { limit } => one(format!("value must be ≥ {limit}"), shown),
+        ValidationErrorKind::Maximum { limit } => one(format!("value must be ≤ {limit}"), shown),
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            one(format!("value must be > {limit}"), shown)
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            one(format!("value must be < {limit}"), shown)
+        }
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            one(format!("value must be a multiple of {multiple_of}"), shown)
+        }
+        ValidationErrorKind::MinLength { limit } => one(
+            format!("value must be at least {limit} characters long"),
+            shown,
+        ),
+        ValidationErrorKind::MaxLength { limit } => one(
+            format!("value must be at most {limit} characters long"),
+            shown,
+        ),
+        ValidationErrorKind::Pattern { pattern } => one(
+            format!(
+                "value must match pattern {}",
+                show(&Value::from(pattern.as_str()))
+            ),
+            shown,
+        ),
+        ValidationErrorKind::Format { format } => one(
+            match format_example(format) {
+                Some(example) => format!("value must match format \"{format}\", e.g. {example}"),
+                None => format!("value must match format \"{format}\""),
+            },
+            shown,
+        ),
+        ValidationErrorKind::MinItems { limit } => one(
+            format!("array must have at least {limit} items"),
+            Some(count(instance)),
+        ),
+        ValidationErrorKind::MaxItems { limit } => one(
+            format!("array must have at most {limit} items"),
+            Some(count(instance)),
+        ),
+        ValidationErrorKind::UniqueItems => one("array items must be unique".to_owned(), shown),
+        ValidationErrorKind::MinProperties { limit } => one(
+            format!("object must have at least {limit} properties"),
+            None,
+        ),
+        ValidationErrorKind::MaxProperties { limit } => {
+            one(format!("object must have at most {limit} properties"), None)
+        }
+        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => one(
+            "value must match one of the allowed alternatives".to_owned(),
+            shown,
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => one(
+            "value must match exactly one of the alternatives, but matches several".to_owned(),
+            shown,
+        ),
+        ValidationErrorKind::Contains => one(
+            "array must contain at least one item of the required kind".to_owned(),
+            shown,
+        ),
+        ValidationErrorKind::Not { .. } | ValidationErrorKind::FalseSchema => {
+            one("value is not allowed here".to_owned(), shown)
+        }
+        ValidationErrorKind::PropertyNames { error } => {
+            one(format!("property name is not allowed: {error}"), None)
+        }
+        // Everything else (content encoding, regex engine limits, references): the
+        // validator's own sentence says it best.
+        _ => one(error.to_string(), None),
+    }
+}
+
+fn type_words(kind: &TypeKind) -> String {
+    let name = |ty: jsonschema::JsonType| match ty {
+        jsonschema::JsonType::Integer => "an integer".to_owned(),
+        jsonschema::JsonType::Array | jsonschema::JsonType::Object => format!("an {ty}"),
+        jsonschema::JsonType::Null => "null".to_owned(),
+        other => format!("a {other}"),
+    };
+    match kind {
+        TypeKind::Single(ty) => name(*ty),
+        TypeKind::Multiple(types) => types.iter().map(name).collect::<Vec<_>>().join(" or "),
+    }
+}
+
+fn format_example(format: &str) -> Option<&'static str> {
+    Some(match format {
+        "date-time" => "\"2026-05-06T14:30:00Z\"",
+        "date" => "\"2026-05-06\"",
+        "time" => "\"14:30:00Z\"",
+        "email" => "\"ada@example.com\"",
+        "uri" => "\"https://example.com/page\"",
+        "uuid" => "\"3f2504e0-4f89-41d3-9a0c-0305e82c3301\"",
+        "duration" => "\"P3DT4H\"",
+        "ipv4" => "\"192.0.2.1\"",
+        "ipv6" => "\"2001:db8::1\"",
+        "hostname" => "\"example.com\"",
+        _ => return None,
+    })
+}
+
+fn list(options: &Value) -> String {
+    match options {
+        Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(", "),
+        other => show(other),
+    }
+}
+
+fn count(instance: &Value) -> String {
+    match instance {
+        Value::Array(items) => format!("{} items", items.len()),
+        other => show(other),
+    }
+}
+
+/// Compact JSON, cut to a readable length on a character boundary.
+pub fn show(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= SHOWN_VALUE_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(SHOWN_VALUE_CHARS).collect();
+    format!("{cut}…")
+}
+
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}

@@ -1,0 +1,329 @@
+//! The WebAssembly component: the exported `structure:tool/structuring` interface, and the
+//! ports implemented over WASI (`wasi:http/outgoing-handler`, `wasi:config/store`). All WASI and
+//! wit-bindgen glue lives in this module.
+
+use std::time::Duration;
+
+use crate::ports::{
+    Config, HttpRequest, HttpResponse, Ports, SystemClock, Transport, TransportError,
+};
+use crate::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest, Usage};
+
+wit_bindgen::generate!({
+    world: "structure",
+    path: "wit",
+    generate_all,
+});
+
+use exports::structure::tool::structuring as api;
+use wasi::http::types as http;
+use wasi::io::streams::StreamError;
+
+struct Component;
+
+export!(Component);
+
+impl api::Guest for Component {
+    fn structure(request: api::Request) -> Result<api::Outcome, api::Error> {
+        let schema = match request.schema {
+            api::SchemaInput::Inline(text) => match serde_json::from_str(&text) {
+                Ok(schema) => SchemaInput::Inline(schema),
+                Err(error) => {
+                    return Err(to_wit_error(StructureError::invalid_request(
+                        "schema",
+                        format!("the inline schema is not valid JSON: {error}"),
+                    )));
+                }
+            },
+            api::SchemaInput::Named(name) => SchemaInput::Named(name),
+            api::SchemaInput::Described(text) => SchemaInput::Described(text),
+        };
+        StructureRequest::new(request.prompt, schema, request.max_loops)
+            .and_then(|request| crate::structure(&request, &ports()))
+            .map(to_wit_outcome)
+            .map_err(to_wit_error)
+    }
+
+    fn call_tool(arguments: String) -> Result<String, api::Error> {
+        let arguments = serde_json::from_str(&arguments).map_err(|error| {
+            to_wit_error(StructureError::invalid_request(
+                "arguments",
+                format!("the tool arguments are not valid JSON: {error}"),
+            ))
+        })?;
+        crate::call_tool(&arguments, &ports())
+            .map(|outcome| outcome.to_string())
+            .map_err(to_wit_error)
+    }
+
+    fn tool_definition() -> String {
+        crate::tool_definition().to_string()
+    }
+
+    fn list_schemas() -> Vec<api::SchemaInfo> {
+        crate::list_schemas()
+            .into_iter()
+            .map(|info| api::SchemaInfo {
+                name: info.name,
+                title: info.title,
+                description: info.description,
+                version: info.version,
+                origin: info.origin,
+                has_manual: info.has_manual,
+            })
+            .collect()
+    }
+}
+
+fn ports() -> Ports<'static> {
+    Ports {
+        transport: &WasiTransport,
+        config: &WasiConfig,
+        clock: &SystemClock,
+    }
+}
+
+fn to_wit_usage(usage: Usage) -> api::Usage {
+    api::Usage {
+        llm_calls: usage.llm_calls,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        cached_prompt_tokens: usage.cached_prompt_tokens,
+    }
+}
+
+fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
+    let (status, data, need, errors) = match outcome.answer {
+        Answer::Ok(data) => (api::Status::Ok, Some(data.to_string()), None, Vec::new()),
+        Answer::NeedMoreInput(need) => (api::Status::NeedMoreInput, None, Some(need), Vec::new()),
+        Answer::Stale(errors) => (api::Status::Stale, None, None, errors),
+    };
+    api::Outcome {
+        status,
+        data,
+        need,
+        errors,
+        schema_origin: outcome.schema_origin,
+        iterations: outcome.iterations,
+        usage: to_wit_usage(outcome.usage),
+        trace: api::Trace {
+            model: outcome.trace.model,
+            provider_profile: outcome.trace.provider_profile,
+            schema_transforms: outcome.trace.schema_transforms,
+            repairs: outcome.trace.repairs,
+            feedback: outcome.trace.feedback,
+        },
+    }
+}
+
+fn to_wit_error(error: StructureError) -> api::Error {
+    let kind = match error.kind {
+        ErrorKind::InvalidRequest { field } => api::ErrorKind::InvalidRequest(field),
+        ErrorKind::SchemaNotFound { name, suggestions } => {
+            api::ErrorKind::SchemaNotFound(api::NotFound { name, suggestions })
+        }
+        ErrorKind::InvalidSchema => api::ErrorKind::InvalidSchema,
+        ErrorKind::Configuration { key } => api::ErrorKind::Configuration(key),
+        ErrorKind::Provider {
+            status,
+            retryable,
+            code,
+        } => api::ErrorKind::Provider(api::ProviderFailure {
+            status,
+            retryable,
+            code,
+        }),
+        ErrorKind::Transport => api::ErrorKind::Transport,
+        ErrorKind::Refusal => api::ErrorKind::Refusal,
+        ErrorKind::Truncated => api::ErrorKind::Truncated,
+        ErrorKind::InvalidResponse => api::ErrorKind::InvalidResponse,
+        ErrorKind::Unsupported => api::ErrorKind::Unsupported,
+    };
+    api::Error {
+        kind,
+        message: error.message,
+        usage: to_wit_usage(error.usage),
+    }
+}
+
+/// Settings and secrets from `wasi:config/store` (Spin variables, the host's settings).
+struct WasiConfig;
+
+impl Config for WasiConfig {
+    fn get(&self, key: &str) -> Result<Option<String>, String> {
+        wasi::config::store::get(key).map_err(|error| match error {
+            wasi::config::store::Error::Upstream(message)
+            | wasi::config::store::Error::Io(message) => message,
+        })
+    }
+}
+
+/// Answers above this size are refused: no real completion comes near it.
+const MAX_RESPONSE_BYTES: usize = 16 << 20;
+/// `wasi:http` output streams accept at most this much per write.
+const WRITE_CHUNK: usize = 4096;
+
+/// LLM requests through `wasi:http/outgoing-handler`, blocking.
+struct WasiTransport;
+
+impl Transport for WasiTransport {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let parts = request.url_parts().map_err(TransportError::new)?;
+        let headers = http::Fields::new();
+        for (name, value) in &request.headers {
+            headers.append(name, value.as_bytes()).map_err(|error| {
+                TransportError::new(format!("header {name} refused: {error:?}"))
+            })?;
+        }
+        headers
+            .append("content-length", request.body.len().to_string().as_bytes())
+            .map_err(|error| {
+                TransportError::new(format!("header content-length refused: {error:?}"))
+            })?;
+        let outgoing = http::OutgoingRequest::new(headers);
+        let method = match request.method {
+            "GET" => http::Method::Get,
+            _ => http::Method::Post,
+        };
+        let scheme = if parts.https {
+            http::Scheme::Https
+        } else {
+            http::Scheme::Http
+        };
+        let accepted = outgoing.set_method(&method).is_ok()
+            && outgoing.set_scheme(Some(&scheme)).is_ok()
+            && outgoing.set_authority(Some(&parts.authority)).is_ok()
+            && outgoing
+                .set_path_with_query(Some(&parts.path_and_query))
+                .is_ok();
+        if !accepted {
+            return Err(TransportError::new(format!(
+                "the host refused the request line for {}",
+                request.url
+            )));
+        }
+        let body = outgoing
+            .body()
+            .map_err(|()| TransportError::new("the request body was already taken"))?;
+        let future = wasi::http::outgoing_handler::handle(outgoing, Some(options(request.timeout)))
+            .map_err(|code| TransportError::new(describe(&code)))?;
+        write_body(&body, &request.body)?;
+        http::OutgoingBody::finish(body, None)
+            .map_err(|code| TransportError::new(describe(&code)))?;
+        let response = loop {
+            match future.get() {
+                Some(Ok(Ok(response))) => break response,
+                Some(Ok(Err(code))) => return Err(TransportError::new(describe(&code))),
+                Some(Err(())) => return Err(TransportError::new("the response was already taken")),
+                None => future.subscribe().block(),
+            }
+        };
+        let status = response.status();
+        let headers = response
+            .headers()
+            .entries()
+            .into_iter()
+            .map(|(name, value)| (name, String::from_utf8_lossy(&value).into_owned()))
+            .collect();
+        let body = read_body(response)?;
+        Ok(HttpResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+/// Timeouts for one request; a host that does not support an option keeps its own.
+fn options(timeout: Duration) -> http::RequestOptions {
+    let options = http::RequestOptions::new();
+    let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+    let connect = nanos.min(30_000_000_000);
+    let _ = options.set_connect_timeout(Some(connect));
+    let _ = options.set_first_byte_timeout(Some(nanos));
+    let _ = options.set_between_bytes_timeout(Some(nanos));
+    options
+}
+
+fn write_body(body: &http::OutgoingBody, bytes: &[u8]) -> Result<(), TransportError> {
+    let stream = body
+        .write()
+        .map_err(|()| TransportError::new("the request body stream was already taken"))?;
+    let chunks: Vec<&[u8]> = bytes.chunks(WRITE_CHUNK).collect();
+    for (index, chunk) in chunks.iter().enumerate() {
+        match stream.blocking_write_and_flush(chunk) {
+            Ok(()) => {}
+            // The host closes the stream once content-length bytes arrived.
+            Err(StreamError::Closed) if index + 1 == chunks.len() => {}
+            Err(StreamError::Closed) => {
+                return Err(TransportError::new(
+                    "the connection closed while sending the request",
+                ));
+            }
+            Err(StreamError::LastOperationFailed(error)) => {
+                return Err(TransportError::new(format!(
+                    "sending the request failed: {}",
+                    error.to_debug_string()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_body(response: http::IncomingResponse) -> Result<Vec<u8>, TransportError> {
+    let body = response
+        .consume()
+        .map_err(|()| TransportError::new("the response body was already taken"))?;
+    let mut bytes = Vec::new();
+    {
+        let stream = body
+            .stream()
+            .map_err(|()| TransportError::new("the response body stream was already taken"))?;
+        loop {
+            match stream.blocking_read(64 * 1024) {
+                Ok(chunk) => {
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() > MAX_RESPONSE_BYTES {
+                        return Err(TransportError::new(format!(
+                            "the response is larger than {} MiB",
+                            MAX_RESPONSE_BYTES >> 20
+                        )));
+                    }
+                }
+                Err(StreamError::Closed) => break,
+                Err(StreamError::LastOperationFailed(error)) => {
+                    return Err(TransportError::new(format!(
+                        "the connection failed while reading the response: {}",
+                        error.to_debug_string()
+                    )));
+                }
+            }
+        }
+    }
+    let trailers = http::IncomingBody::finish(body);
+    drop(trailers);
+    Ok(bytes)
+}
+
+fn describe(code: &http::ErrorCode) -> String {
+    match code {
+        http::ErrorCode::DnsError(payload) => format!(
+            "DNS lookup failed{}",
+            payload.rcode.as_deref().map(|rcode| format!(" ({rcode})")).unwrap_or_default()
+        ),
+        http::ErrorCode::ConnectionRefused => "connection refused".to_owned(),
+        http::ErrorCode::ConnectionTimeout => "connection timed out".to_owned(),
+        http::ErrorCode::ConnectionReadTimeout | http::ErrorCode::HttpResponseTimeout => {
+            "no answer within the request timeout (structure_request_timeout_ms)".to_owned()
+        }
+        http::ErrorCode::ConnectionTerminated => "the connection was closed before the answer was complete".to_owned(),
+        http::ErrorCode::HttpRequestDenied => {
+            "the host does not allow requests to this address (on Spin, add it to allowed_outbound_hosts)".to_owned()
+        }
+        http::ErrorCode::TlsCertificateError | http::ErrorCode::TlsAlertReceived(_) | http::ErrorCode::TlsProtocolError => {
+            "the TLS handshake failed".to_owned()
+        }
+        other => format!("{other:?}"),
+    }
+}
