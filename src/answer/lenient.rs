@@ -150,3 +150,59 @@ fn clean(text: &str) -> (String, bool, bool) {
     }
     (out, removed_comments, removed_commas)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn well_formed_json_needs_no_repair() {
+        let parsed = parse("  {\"a\": [1, 2]}\n").unwrap();
+        assert_eq!(parsed.value, json!({"a": [1, 2]}));
+        assert!(parsed.repairs.is_empty());
+    }
+
+    #[test]
+    fn code_fence_and_prose_are_removed() {
+        let parsed = parse("Here you go:\n```json\n{\"a\": \"}\"}\n```\nHope it helps").unwrap();
+        assert_eq!(parsed.value, json!({"a": "}"}));
+        assert_eq!(parsed.repairs, vec!["removed a markdown code fence"]);
+    }
+
+    #[test]
+    fn prose_around_an_object_is_removed() {
+        let parsed = parse("Sure! {\"name\": \"Ada {the first}\"} -- done").unwrap();
+        assert_eq!(parsed.value, json!({"name": "Ada {the first}"}));
+        assert_eq!(parsed.repairs, vec!["removed text around the JSON object"]);
+    }
+
+    #[test]
+    fn trailing_commas_and_comments_are_removed_outside_strings() {
+        let parsed =
+            parse("{\"a\": [1, 2,], // note\n \"b\": \"x,}\", /* c */ \"c\": {\"d\": 1,},}")
+                .unwrap();
+        assert_eq!(
+            parsed.value,
+            json!({"a": [1, 2], "b": "x,}", "c": {"d": 1}})
+        );
+        assert_eq!(
+            parsed.repairs,
+            vec!["removed comments", "removed trailing commas"]
+        );
+    }
+
+    #[test]
+    fn text_without_json_is_an_error_with_the_parser_reason() {
+        let error = parse("I cannot help with that.").unwrap_err();
+        assert!(error.contains("expected"), "{error}");
+        assert!(parse("{\"a\": ").is_err());
+        assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn non_ascii_text_never_splits_a_character() {
+        let parsed = parse("Voilà — {\"städte\": [\"Zürich\",]} ✓").unwrap();
+        assert_eq!(parsed.value, json!({"städte": ["Zürich"]}));
+    }
+}

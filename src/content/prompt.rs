@@ -67,3 +67,36 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_778_077_800_999), "2026-05-06T14:30:00Z");
+        assert_eq!(rfc3339(4_102_444_799_000), "2099-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn the_prompt_carries_the_need_convention_time_schema_and_manual() {
+        let schema = serde_json::json!({"type": "object"});
+        let prompt = system_prompt(
+            1_778_077_800_000,
+            Some(&schema),
+            Some("# manual\nuse snake_case"),
+        );
+        assert!(
+            prompt
+                .contains("{\"answer\": {\"_need\": \"<short description of what is missing>\"}}")
+        );
+        assert!(prompt.contains("2026-05-06T14:30:00Z"));
+        assert!(prompt.contains("{\"type\":\"object\"}"));
+        assert!(prompt.contains("use snake_case"));
+        let bare = system_prompt(0, None, None);
+        assert!(!bare.contains("JSON Schema of the object"));
+        assert!(!bare.contains("Notes on this schema"));
+    }
+}

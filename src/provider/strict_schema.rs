@@ -97,7 +97,10 @@ fn shape(node: &Value) -> Shape<'_> {
         return Shape::Opaque;
     }
     let is_object_type = map.get("type").and_then(Value::as_str) == Some("object");
-    if is_object_type && !map.contains_key("properties") {
+    let composed = ["allOf", "anyOf", "oneOf", "$ref"]
+        .iter()
+        .any(|keyword| map.contains_key(*keyword));
+    if is_object_type && !map.contains_key("properties") && !composed {
         return match map.get("additionalProperties") {
             Some(Value::Bool(false)) => Shape::Plain,
             Some(values @ Value::Object(_)) => Shape::Map(values),
@@ -577,5 +580,184 @@ fn permits_null(root: &Value, schema: &Value, depth: usize) -> bool {
             }
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strict(schema: Value) -> (Value, Vec<String>) {
+        let mut transforms = Vec::new();
+        let out = to_strict(&schema, "", &mut transforms);
+        (out, transforms)
+    }
+
+    #[test]
+    fn optional_properties_become_nullable_and_every_object_is_closed() {
+        let (out, transforms) = strict(json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string" },
+                "age": { "type": "integer", "minimum": 0 },
+                "role": { "enum": ["admin", "user"] },
+                "address": { "type": "object", "properties": { "city": { "type": "string" } } }
+            },
+            "required": ["name"]
+        }));
+        assert_eq!(out["required"], json!(["name", "age", "role", "address"]));
+        assert_eq!(out["additionalProperties"], json!(false));
+        assert_eq!(out["properties"]["name"], json!({ "type": "string" }));
+        assert_eq!(
+            out["properties"]["age"],
+            json!({ "type": ["integer", "null"], "minimum": 0 })
+        );
+        assert_eq!(
+            out["properties"]["role"],
+            json!({ "anyOf": [{ "enum": ["admin", "user"] }, { "type": "null" }] })
+        );
+        let address = &out["properties"]["address"]["type"];
+        assert_eq!(address, &json!(["object", "null"]));
+        assert_eq!(
+            out["properties"]["address"]["additionalProperties"],
+            json!(false)
+        );
+        assert_eq!(out["properties"]["address"]["required"], json!(["city"]));
+        assert!(
+            transforms
+                .iter()
+                .any(|t| t == "/properties/age: optional, sent as nullable (null means absent)")
+        );
+        assert!(
+            transforms
+                .iter()
+                .any(|t| t.starts_with("/: no additional properties"))
+        );
+    }
+
+    #[test]
+    fn unsupported_keywords_move_into_the_description() {
+        let (out, transforms) = strict(json!({
+            "type": "string", "description": "A login", "minLength": 3, "format": "uri", "x-internal": true
+        }));
+        assert_eq!(out["type"], json!("string"));
+        assert!(
+            out.get("minLength").is_none()
+                && out.get("format").is_none()
+                && out.get("x-internal").is_none()
+        );
+        assert_eq!(
+            out["description"],
+            json!("A login\nMust also satisfy: minLength: 3; format: \"uri\".")
+        );
+        assert_eq!(
+            transforms,
+            vec!["/: minLength: 3, format: \"uri\" stated in the description, checked locally"]
+        );
+        let (kept, _) = strict(json!({ "type": "string", "format": "date-time", "pattern": "^2" }));
+        assert_eq!(
+            kept,
+            json!({ "type": "string", "format": "date-time", "pattern": "^2" })
+        );
+    }
+
+    #[test]
+    fn one_of_becomes_any_of_and_all_of_is_merged() {
+        let (out, transforms) = strict(json!({
+            "oneOf": [{ "type": "string" }, { "type": "integer" }]
+        }));
+        assert_eq!(
+            out,
+            json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] })
+        );
+        assert_eq!(transforms, vec!["/: oneOf sent as anyOf"]);
+        let (merged, _) = strict(json!({
+            "type": "object",
+            "allOf": [
+                { "properties": { "a": { "type": "string" } }, "required": ["a"] },
+                { "properties": { "b": { "type": "string" } } }
+            ]
+        }));
+        assert_eq!(merged["required"], json!(["a", "b"]));
+        assert_eq!(merged["properties"]["b"]["type"], json!(["string", "null"]));
+    }
+
+    #[test]
+    fn free_form_values_and_maps_are_encoded_and_restored() {
+        let original = json!({
+            "type": "object",
+            "properties": {
+                "meta": { "type": "object" },
+                "anything": {},
+                "scores": { "type": "object", "additionalProperties": { "type": "integer" } },
+                "note": { "type": "string" }
+            },
+            "required": ["meta", "anything", "scores"]
+        });
+        let (out, _) = strict(original.clone());
+        assert_eq!(out["properties"]["meta"]["type"], json!("string"));
+        assert_eq!(out["properties"]["anything"]["type"], json!("string"));
+        assert_eq!(out["properties"]["scores"]["type"], json!("array"));
+        assert_eq!(
+            out["properties"]["scores"]["items"]["properties"]["value"],
+            json!({ "type": "integer" })
+        );
+        let answer = json!({
+            "meta": "{\"source\": \"mail\"}",
+            "anything": "[1, 2]",
+            "scores": [{ "key": "alice", "value": 3 }, { "key": "bob", "value": 5 }],
+            "note": null
+        });
+        assert_eq!(
+            restore(&original, answer, true),
+            json!({ "meta": { "source": "mail" }, "anything": [1, 2], "scores": { "alice": 3, "bob": 5 } })
+        );
+    }
+
+    #[test]
+    fn restore_drops_only_the_nulls_the_transform_introduced() {
+        let original = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "string" },
+                "b": { "type": ["string", "null"] },
+                "c": { "$ref": "#/$defs/c" },
+                "items": { "type": "array", "items": { "$ref": "#/$defs/item" } }
+            },
+            "required": ["a"],
+            "$defs": {
+                "c": { "type": "integer" },
+                "item": { "type": "object", "properties": { "x": { "type": "integer" } } }
+            }
+        });
+        let answer =
+            json!({ "a": null, "b": null, "c": null, "items": [{ "x": null }, { "x": 1 }] });
+        assert_eq!(
+            restore(&original, answer, false),
+            json!({ "a": null, "b": null, "items": [{}, { "x": 1 }] })
+        );
+    }
+
+    #[test]
+    fn restore_follows_the_branch_the_answer_was_written_for() {
+        let original = json!({
+            "anyOf": [
+                { "type": "object", "properties": { "email": { "type": "string" } }, "required": ["email"] },
+                { "type": "object", "properties": { "phone": { "type": "string" }, "ext": { "type": "string" } }, "required": ["phone"] }
+            ]
+        });
+        let answer = json!({ "phone": "123", "ext": null });
+        assert_eq!(restore(&original, answer, false), json!({ "phone": "123" }));
+    }
+
+    #[test]
+    fn reference_cycles_terminate() {
+        let original = json!({ "$ref": "#" });
+        assert_eq!(
+            restore(&original, json!({ "a": 1 }), true),
+            json!({ "a": 1 })
+        );
+        let (out, _) = strict(json!({ "$ref": "#/$defs/a", "description": "x" }));
+        assert_eq!(out, json!({ "$ref": "#/$defs/a" }));
     }
 }

@@ -1,0 +1,246 @@
+//! Helpers shared by the integration tests: ports over plain values, fixtures, and a checker
+//! of OpenAI's strict structured-output rules.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+
+use mock_llm::Reply;
+use serde_json::Value;
+use structure::ports::{
+    Clock, Config, HttpRequest, HttpResponse, Ports, Transport, TransportError,
+};
+
+/// A transport that answers with scripted replies and records every request.
+#[derive(Default)]
+pub struct ScriptedTransport {
+    replies: RefCell<VecDeque<Result<Reply, TransportError>>>,
+    pub requests: RefCell<Vec<HttpRequest>>,
+}
+
+impl ScriptedTransport {
+    pub fn new(replies: impl IntoIterator<Item = Reply>) -> Self {
+        Self {
+            replies: RefCell::new(replies.into_iter().map(Ok).collect()),
+            requests: RefCell::default(),
+        }
+    }
+
+    pub fn fail_next(&self, message: &str) {
+        self.replies
+            .borrow_mut()
+            .push_front(Err(TransportError::new(message)));
+    }
+
+    /// The JSON body of request `index`.
+    pub fn body(&self, index: usize) -> Value {
+        serde_json::from_slice(&self.requests.borrow()[index].body)
+            .expect("request bodies are JSON")
+    }
+
+    pub fn count(&self) -> usize {
+        self.requests.borrow().len()
+    }
+}
+
+impl Transport for ScriptedTransport {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.requests.borrow_mut().push(request.clone());
+        let reply = self
+            .replies
+            .borrow_mut()
+            .pop_front()
+            .expect("the test scripted fewer replies than the code made requests")?;
+        Ok(HttpResponse {
+            status: reply.status,
+            headers: reply.headers,
+            body: reply.body.into_bytes(),
+        })
+    }
+}
+
+/// Config values from a map; `failing` makes every read fail.
+#[derive(Default)]
+pub struct MapConfig {
+    pub values: HashMap<String, String>,
+    pub failing: bool,
+}
+
+impl MapConfig {
+    pub fn with(pairs: &[(&str, &str)]) -> Self {
+        Self {
+            values: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            failing: false,
+        }
+    }
+
+    /// An OpenAI-compatible local server: no key needed.
+    pub fn local() -> Self {
+        Self::with(&[
+            ("structure_model", "openai/test-model"),
+            ("openai_base_url", "http://127.0.0.1:9/v1"),
+        ])
+    }
+}
+
+impl Config for MapConfig {
+    fn get(&self, key: &str) -> Result<Option<String>, String> {
+        if self.failing {
+            return Err("the config store is down".to_owned());
+        }
+        Ok(self.values.get(key).cloned())
+    }
+}
+
+/// 2026-05-06T14:30:00Z.
+pub struct FixedClock;
+
+impl Clock for FixedClock {
+    fn now_unix_millis(&self) -> u64 {
+        1_778_077_800_000
+    }
+}
+
+pub fn ports<'a>(transport: &'a ScriptedTransport, config: &'a MapConfig) -> Ports<'a> {
+    Ports {
+        transport,
+        config,
+        clock: &FixedClock,
+    }
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file under `tests/provider-api/`, as JSON.
+pub fn provider_api(path: &str) -> Value {
+    let path = root().join("tests/provider-api").join(path);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// A bundled schema from `schemas/`.
+pub fn bundled(name: &str) -> Value {
+    let path = root().join("schemas").join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The names of the bundled schemas (not the meta-schema).
+pub fn bundled_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("schemas"))
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".json").map(str::to_owned))
+        .filter(|name| !name.starts_with('_'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Keywords OpenAI's strict mode accepts (tests/provider-api/SUBSETS.md).
+const STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "multipleOf",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+];
+
+/// Every way `schema` breaks OpenAI's strict rules: a root that is not an object, an object that
+/// is not closed or does not require every property, a keyword strict mode rejects, `$defs`
+/// below the root, a `$ref` with siblings.
+pub fn strict_violations(schema: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    if schema.get("type") != Some(&Value::String("object".into())) {
+        found.push("/: root is not type object".to_owned());
+    }
+    check_strict(schema, "", true, &mut found);
+    found
+}
+
+fn check_strict(node: &Value, at: &str, root: bool, found: &mut Vec<String>) {
+    let Value::Object(map) = node else {
+        found.push(format!("{at}: boolean schema"));
+        return;
+    };
+    for key in map.keys() {
+        if !STRICT_KEYWORDS.contains(&key.as_str()) {
+            found.push(format!("{at}: keyword {key} not accepted"));
+        }
+    }
+    if map.contains_key("$defs") && !root {
+        found.push(format!("{at}: $defs below the root"));
+    }
+    if map.contains_key("$ref") && map.len() > 1 {
+        found.push(format!("{at}: $ref with siblings"));
+    }
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+            found.push(format!("{at}: object without additionalProperties false"));
+        }
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (name, schema) in properties {
+            if !required.contains(&name.as_str()) {
+                found.push(format!("{at}/properties/{name}: not required"));
+            }
+            check_strict(schema, &format!("{at}/properties/{name}"), false, found);
+        }
+    } else if map.get("type") == Some(&Value::String("object".into())) {
+        found.push(format!("{at}: object without properties"));
+    }
+    if let Some(items) = map.get("items") {
+        check_strict(items, &format!("{at}/items"), false, found);
+    }
+    if let Some(Value::Array(branches)) = map.get("anyOf") {
+        for (index, branch) in branches.iter().enumerate() {
+            check_strict(branch, &format!("{at}/anyOf/{index}"), false, found);
+        }
+    }
+    if let Some(Value::Object(defs)) = map.get("$defs") {
+        for (name, schema) in defs {
+            check_strict(schema, &format!("{at}/$defs/{name}"), false, found);
+        }
+    }
+}
+
+/// Compiles a schema with the same validator the product uses (for conformance checks).
+pub fn validator(schema: &Value) -> jsonschema::Validator {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap_or_else(|error| panic!("test schema does not compile: {error}"))
+}
+
+/// The validation errors of `instance`, as text.
+pub fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect()
+}
