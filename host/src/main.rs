@@ -212,6 +212,10 @@ fn tool_arguments(
         }
     };
     let path = PathBuf::from(schema);
+    let looks_like_a_path = schema.ends_with(".json") || schema.contains(std::path::MAIN_SEPARATOR);
+    if looks_like_a_path && mode.is_none() && !path.is_file() {
+        return Err(format!("no such schema file: {}", path.display()));
+    }
     let (schema, mode) = if path.is_file() {
         let text = std::fs::read_to_string(&path)
             .map_err(|error| format!("cannot read {}: {error}", path.display()))?;

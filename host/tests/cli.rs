@@ -1,0 +1,264 @@
+//! The `structure` command: arguments, stdin, settings from the environment, output and exit
+//! status (0 ok, 3 need-more-input, 4 stale, 2 usage error, 1 any other error).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+
+fn structure(mock: Option<&MockLlm>, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+    command.args(args).args(["--store", "memory"]);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("STRUCTURE_") || name.starts_with("OPENAI_") {
+            command.env_remove(name);
+        }
+    }
+    if let Some(mock) = mock {
+        command
+            .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+            .env("OPENAI_BASE_URL", mock.base_url());
+    }
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("the structure binary runs");
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "stdout is not JSON ({error}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn action() -> Value {
+    json!({ "userId": "mike", "action": "broke_build", "timestamp": "2026-05-06T14:30:00Z", "status": "failure" })
+}
+
+#[test]
+fn run_prints_the_result_and_exits_by_status() {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(action()));
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            "user-action-record",
+            "Mike broke the build at 2:30 pm",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = stdout_json(&output);
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["data"], action());
+
+    mock.push(Reply::need("when it happened"));
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            "user-action-record",
+            "Mike broke the build",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(stdout_json(&output)["need"], "when it happened");
+
+    mock.push(Reply::answer(json!({ "userId": "mike" })));
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            "user-action-record",
+            "--max-loops",
+            "1",
+            "Mike broke the build",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(stdout_json(&output)["status"], "stale");
+    assert_eq!(mock.requests().len(), 3);
+}
+
+#[test]
+fn the_prompt_comes_from_stdin_and_the_schema_from_a_file_or_inline_json() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("person.json");
+    let schema = json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
+    std::fs::write(&file, schema.to_string()).unwrap();
+    mock.push(Reply::answer(json!({ "name": "Ada" })));
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", file.to_str().unwrap()],
+        Some("Ada wrote the first program."),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout_json(&output)["schemaOrigin"], "inline");
+    let sent = mock.requests()[0].json();
+    assert_eq!(
+        sent["messages"][1]["content"],
+        "Ada wrote the first program."
+    );
+
+    mock.push(Reply::answer(json!({ "name": "Ada" })));
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", &schema.to_string(), "Ada"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_clear_line() {
+    let mock = MockLlm::start();
+    let cases: [(&[&str], &str); 4] = [
+        (&["run", "text"], "--schema"),
+        (
+            &["run", "--schema", "contact", "--max-loops", "0", "x"],
+            "maxLoops must be an integer from 1 to 10",
+        ),
+        (
+            &["run", "--schema", "missing/person.json", "x"],
+            "no such schema file: missing/person.json",
+        ),
+        (
+            &["run", "--schema", "contact", "--set", "novalue", "x"],
+            "--set takes key=value",
+        ),
+    ];
+    for (args, text) in cases {
+        let output = structure(Some(&mock), args, None);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(text),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert!(mock.requests().is_empty());
+}
+
+#[test]
+fn other_errors_exit_1_and_print_the_typed_error() {
+    let mock = MockLlm::start();
+    let output = structure(Some(&mock), &["run", "--schema", "contcat", "x"], None);
+    assert_eq!(output.status.code(), Some(1));
+    let error = stdout_json(&output);
+    assert_eq!(error["error"]["kind"], "schema-not-found");
+    assert_eq!(error["error"]["suggestions"], json!(["contact"]));
+    assert_eq!(
+        stderr(&output).trim(),
+        "structure: no schema named \"contcat\" in the registry; did you mean contact?"
+    );
+
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            "a name and an age",
+            "--schema-mode",
+            "text",
+            "x",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_json(&output)["error"]["kind"], "unsupported");
+
+    mock.push(Reply::error(429, "rate_limit_exceeded", "slow down"));
+    let output = structure(Some(&mock), &["run", "--schema", "contact", "x"], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_json(&output)["error"]["status"], 429);
+}
+
+#[test]
+fn a_missing_key_or_endpoint_gives_one_sentence_saying_what_to_set() {
+    let output = structure(
+        None,
+        &["run", "--schema", "contact", "Ada, ada@example.com"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains("set OPENAI_API_KEY") && message.contains("OPENAI_BASE_URL"),
+        "{message}"
+    );
+}
+
+#[test]
+fn flags_override_the_environment() {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    ));
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            "contact",
+            "--model",
+            "vllm/my-model",
+            "--set",
+            "structure_max_output_tokens=77",
+            "Ada, ada@example.com",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let sent = mock.requests()[0].json();
+    assert_eq!(sent["model"], "my-model");
+    assert_eq!(sent["max_tokens"], 77);
+    assert_eq!(stdout_json(&output)["trace"]["providerProfile"], "vllm");
+}
+
+#[test]
+fn schemas_and_tool_definition_list_what_the_component_offers() {
+    let output = structure(None, &["schemas"], None);
+    assert_eq!(output.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table
+            .lines()
+            .any(|line| line.starts_with("user-action-record") && line.contains("bundled")),
+        "{table}"
+    );
+    let output = structure(None, &["schemas", "--json"], None);
+    let list = stdout_json(&output);
+    assert_eq!(list.as_array().unwrap().len(), 5);
+    assert_eq!(list[0]["name"], "contact");
+    let output = structure(None, &["tool-definition"], None);
+    assert_eq!(stdout_json(&output)["name"], "structure");
+}

@@ -1,0 +1,100 @@
+//! The host's `wasi:keyvalue/store@0.2.0-draft2`: the backends, and the interface as the
+//! component sees it.
+
+use std::sync::Arc;
+
+use structure_host::bindings::wasi::keyvalue::store::{Error, Host, HostBucket};
+use structure_host::state::HostState;
+use structure_host::{KeyValueStore, MemoryStore, RedbStore, Settings};
+
+fn exercise(store: &dyn KeyValueStore) {
+    assert_eq!(store.get("a").unwrap(), None);
+    store.set("a", b"1").unwrap();
+    store.set("b", b"").unwrap();
+    store.set("c/d", "ü".as_bytes()).unwrap();
+    store.set("a", b"2").unwrap();
+    assert_eq!(store.get("a").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(store.get("b").unwrap(), Some(Vec::new()));
+    assert_eq!(store.keys_after(None, 10).unwrap(), ["a", "b", "c/d"]);
+    assert_eq!(store.keys_after(Some("a"), 1).unwrap(), ["b"]);
+    store.delete("b").unwrap();
+    store.delete("never-set").unwrap();
+    assert_eq!(store.keys_after(None, 10).unwrap(), ["a", "c/d"]);
+}
+
+#[test]
+fn the_memory_store_behaves_like_a_map() {
+    exercise(&MemoryStore::default());
+}
+
+#[test]
+fn the_redb_store_keeps_entries_across_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/store.redb");
+    let store = RedbStore::new(&path);
+    assert!(!path.exists(), "nothing is created before first use");
+    exercise(&store);
+    drop(store);
+    let reopened = RedbStore::new(&path);
+    assert_eq!(reopened.get("a").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(reopened.keys_after(None, 10).unwrap(), ["a", "c/d"]);
+}
+
+#[test]
+fn an_unusable_redb_path_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let store = RedbStore::new(blocker.join("store.redb"));
+    let error = store.get("a").unwrap_err();
+    assert!(error.contains("cannot open the key-value store"), "{error}");
+}
+
+#[test]
+fn the_component_sees_one_store_named_default_with_paged_keys() {
+    let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
+    let mut state = HostState::new(Arc::new(Settings::new()), backend.clone());
+    assert!(matches!(
+        Host::open(&mut state, "other".into()).unwrap(),
+        Err(Error::NoSuchStore)
+    ));
+    let bucket = Host::open(&mut state, "default".into()).unwrap().unwrap();
+    let handle = || {
+        wasmtime::component::Resource::<structure_host::key_value::Bucket>::new_borrow(bucket.rep())
+    };
+    for index in 0..1500 {
+        HostBucket::set(&mut state, handle(), format!("key-{index:04}"), vec![1])
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(
+        HostBucket::get(&mut state, handle(), "key-0001".into())
+            .unwrap()
+            .unwrap(),
+        Some(vec![1])
+    );
+    assert!(
+        HostBucket::exists(&mut state, handle(), "key-1499".into())
+            .unwrap()
+            .unwrap()
+    );
+    assert!(
+        !HostBucket::exists(&mut state, handle(), "key-1500".into())
+            .unwrap()
+            .unwrap()
+    );
+    let first = HostBucket::list_keys(&mut state, handle(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.keys.len(), 1000);
+    let second = HostBucket::list_keys(&mut state, handle(), first.cursor.clone())
+        .unwrap()
+        .unwrap();
+    assert_eq!((second.keys.len(), second.cursor), (500, None));
+    assert_eq!(second.keys[0], "key-1000");
+    HostBucket::delete(&mut state, handle(), "key-0000".into())
+        .unwrap()
+        .unwrap();
+    assert_eq!(backend.get("key-0000").unwrap(), None);
+    HostBucket::drop(&mut state, bucket).unwrap();
+}

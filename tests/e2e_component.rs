@@ -1,0 +1,356 @@
+//! End to end: the real .wasm component, run by the wasmtime host, against the mock LLM server
+//! over real HTTP.
+
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+use structure_host::{CallError, ErrorKind, Request, SchemaInput, Settings, Status, Structure};
+
+fn client(mock: &MockLlm) -> Structure {
+    client_with(mock, &[])
+}
+
+fn client_with(mock: &MockLlm, extra: &[(&str, &str)]) -> Structure {
+    let mut settings = Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-e2e-secret");
+    for (key, value) in extra {
+        settings = settings.set(*key, *value);
+    }
+    Structure::builder()
+        .settings(settings)
+        .build()
+        .expect("the component loads")
+}
+
+fn user_action() -> Value {
+    json!({ "userId": "mike", "action": "broke_build", "timestamp": "2026-05-06T14:30:00Z", "status": "failure" })
+}
+
+fn named(prompt: &str, name: &str) -> Request {
+    Request {
+        prompt: prompt.into(),
+        schema: SchemaInput::Named(name.into()),
+        max_loops: None,
+    }
+}
+
+fn structure_error(result: Result<structure_host::Outcome, CallError>) -> structure_host::Error {
+    match result {
+        Err(CallError::Structure(error)) => error,
+        Err(CallError::Host(error)) => panic!("the host failed: {error:#}"),
+        Ok(outcome) => panic!("expected an error, got {outcome:?}"),
+    }
+}
+
+#[tokio::test]
+async fn ok_on_the_first_try_makes_one_llm_call() {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(json!({ "userId": "mike", "action": "broke_build", "timestamp": "2026-05-06T14:30:00Z", "status": "failure", "tags": null })));
+    let outcome = client(&mock)
+        .structure(&named(
+            "Mike broke the build at 2:30 pm",
+            "user-action-record",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    assert_eq!(
+        serde_json::from_str::<Value>(outcome.data.as_deref().unwrap()).unwrap(),
+        user_action()
+    );
+    assert_eq!((outcome.iterations, outcome.usage.llm_calls), (1, 1));
+    assert_eq!(outcome.schema_origin, "registry:bundled");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-e2e-secret")
+    );
+    assert_eq!(requests[0].header("content-type"), Some("application/json"));
+    assert_eq!(requests[0].json()["model"], "gpt-4.1-mini");
+    assert_eq!(
+        requests[0].json()["response_format"]["json_schema"]["strict"],
+        true
+    );
+}
+
+#[tokio::test]
+async fn one_violation_then_a_fix_takes_exactly_two_calls() {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(json!({ "userId": "m", "action": "broke_build", "timestamp": "today", "status": "failure" })));
+    mock.push(Reply::answer(user_action()));
+    let outcome = client(&mock)
+        .structure(&named("Mike broke the build", "user-action-record"))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    assert_eq!((outcome.iterations, outcome.usage.llm_calls), (2, 2));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].json()["messages"].as_array().unwrap().clone();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[2]["role"], "assistant");
+    let reason = messages[3]["content"].as_str().unwrap();
+    assert!(
+        reason
+            .contains("- /userId: value must match pattern \"^[a-zA-Z0-9_-]{3,16}$\" (was \"m\")"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("- /timestamp: value must match format \"date-time\""),
+        "{reason}"
+    );
+    assert_eq!(outcome.trace.feedback, vec![reason.to_owned()]);
+}
+
+#[tokio::test]
+async fn need_more_input_and_stale_through_the_tool_form() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    mock.push(Reply::need("when the build broke"));
+    let outcome = client
+        .call_tool(&json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named" }))
+        .await
+        .unwrap();
+    assert_eq!(outcome["status"], "need-more-input");
+    assert_eq!(outcome["need"], "when the build broke");
+    assert!(outcome.get("data").is_none());
+
+    mock.push(Reply::answer(json!({ "userId": "mike" })));
+    mock.push(Reply::answer(json!({ "userId": "mike", "action": "x", "timestamp": "2026-05-06T14:30:00Z", "status": "oops" })));
+    let outcome = client
+        .call_tool(&json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named", "maxLoops": 2 }))
+        .await
+        .unwrap();
+    assert_eq!(outcome["status"], "stale");
+    assert_eq!(
+        outcome["errors"],
+        json!(["/status: value must be one of \"success\", \"failure\" (was \"oops\")"])
+    );
+    assert_eq!(outcome["iterations"], 2);
+    assert!(outcome.get("data").is_none());
+    assert_eq!(mock.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn refusal_and_truncation_are_typed_errors() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    mock.push(Reply::refusal("I can't help with that."));
+    let error = structure_error(client.structure(&named("x", "contact")).await);
+    assert_eq!(error.kind, ErrorKind::Refusal);
+    assert_eq!(
+        error.message,
+        "the model refused to answer: I can't help with that."
+    );
+    assert_eq!(error.usage.llm_calls, 1);
+
+    mock.push(Reply::truncated("{\"answer\": {\"name\": \"Ad"));
+    let error = structure_error(client.structure(&named("x", "contact")).await);
+    assert_eq!(error.kind, ErrorKind::Truncated);
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn provider_errors_keep_status_message_and_retryability() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    for (status, kind, retryable) in [
+        (400, "invalid_request_error", false),
+        (401, "invalid_api_key", false),
+        (429, "rate_limit_exceeded", true),
+        (500, "server_error", true),
+    ] {
+        mock.push(Reply::error(status, kind, &format!("mock says {status}")));
+        let error = structure_error(client.structure(&named("x", "contact")).await);
+        match error.kind {
+            ErrorKind::Provider(failure) => {
+                assert_eq!(
+                    (failure.status, failure.retryable, failure.code.as_deref()),
+                    (status, retryable, Some(kind))
+                );
+            }
+            other => panic!("expected a provider error, got {other:?}"),
+        }
+        assert!(
+            error
+                .message
+                .contains(&format!("answered {status}: mock says {status}")),
+            "{}",
+            error.message
+        );
+        assert!(!error.message.contains("sk-e2e-secret"));
+    }
+    assert_eq!(mock.requests().len(), 4, "no retries inside one call");
+}
+
+#[tokio::test]
+async fn schema_errors_come_back_before_any_http_request() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    let error = structure_error(client.structure(&named("x", "user-action-recrod")).await);
+    match &error.kind {
+        ErrorKind::SchemaNotFound(not_found) => {
+            assert_eq!(not_found.name, "user-action-recrod");
+            assert_eq!(not_found.suggestions, vec!["user-action-record".to_owned()]);
+        }
+        other => panic!("expected schema-not-found, got {other:?}"),
+    }
+    let external = json!({ "type": "object", "properties": { "a": { "$ref": "https://example.com/a.json" } } });
+    let error = structure_error(
+        client
+            .structure(&Request {
+                prompt: "x".into(),
+                schema: SchemaInput::Inline(external.to_string()),
+                max_loops: None,
+            })
+            .await,
+    );
+    assert_eq!(error.kind, ErrorKind::InvalidSchema);
+    assert!(
+        error
+            .message
+            .contains("external reference \"https://example.com/a.json\""),
+        "{}",
+        error.message
+    );
+
+    let invalid = json!({ "type": "object", "properties": { "a": { "type": "strin" } } });
+    let error = structure_error(
+        client
+            .structure(&Request {
+                prompt: "x".into(),
+                schema: SchemaInput::Inline(invalid.to_string()),
+                max_loops: None,
+            })
+            .await,
+    );
+    assert_eq!(error.kind, ErrorKind::InvalidSchema);
+    assert!(
+        error.message.contains("does not compile"),
+        "{}",
+        error.message
+    );
+
+    let error = structure_error(
+        client
+            .structure(&Request {
+                prompt: "x".into(),
+                schema: SchemaInput::Inline("{not json".into()),
+                max_loops: None,
+            })
+            .await,
+    );
+    assert_eq!(error.kind, ErrorKind::InvalidRequest("schema".into()));
+    let error = structure_error(
+        client
+            .structure(&Request {
+                prompt: "x".into(),
+                schema: SchemaInput::Named("contact".into()),
+                max_loops: Some(0),
+            })
+            .await,
+    );
+    assert_eq!(error.kind, ErrorKind::InvalidRequest("maxLoops".into()));
+    assert!(mock.requests().is_empty(), "no request reached the LLM");
+}
+
+#[tokio::test]
+async fn transport_faults_are_typed_errors() {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(user_action()).with_delay(std::time::Duration::from_secs(5)));
+    let client = client_with(&mock, &[("structure_request_timeout_ms", "300")]);
+    let started = std::time::Instant::now();
+    let error = structure_error(client.structure(&named("x", "user-action-record")).await);
+    assert_eq!(error.kind, ErrorKind::Transport);
+    assert!(
+        error.message.contains("within the request timeout"),
+        "{}",
+        error.message
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the timeout applies"
+    );
+
+    mock.push(Reply::raw(200, "{\"choices\": [ this is not json"));
+    let error = structure_error(
+        client_with(&mock, &[])
+            .structure(&named("x", "user-action-record"))
+            .await,
+    );
+    assert_eq!(error.kind, ErrorKind::InvalidResponse);
+
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let settings = Settings::new()
+        .set("structure_model", "ollama/x")
+        .set("openai_base_url", format!("http://{closed}/v1"));
+    let error = structure_error(
+        Structure::builder()
+            .settings(settings)
+            .build()
+            .unwrap()
+            .structure(&named("x", "contact"))
+            .await,
+    );
+    assert_eq!(error.kind, ErrorKind::Transport);
+    assert!(
+        error.message.starts_with(&format!(
+            "could not reach http://{closed}/v1/chat/completions: "
+        )),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test]
+async fn a_missing_key_says_what_to_set() {
+    let settings = Settings::new().set("structure_model", "openai/gpt-4.1-mini");
+    let error = structure_error(
+        Structure::builder()
+            .settings(settings)
+            .build()
+            .unwrap()
+            .structure(&named("x", "contact"))
+            .await,
+    );
+    assert_eq!(
+        error.kind,
+        ErrorKind::Configuration("openai_api_key".into())
+    );
+    assert!(
+        error.message.contains("set OPENAI_API_KEY"),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test]
+async fn the_tool_definition_and_registry_come_from_the_component() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    let definition = client.tool_definition().await.unwrap();
+    assert_eq!(definition, structure::tool_definition());
+    let schemas = client.list_schemas().await.unwrap();
+    let names: Vec<&str> = schemas.iter().map(|info| info.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "contact",
+            "insight-record",
+            "knowledge-triple",
+            "support-ticket",
+            "user-action-record"
+        ]
+    );
+    assert!(
+        schemas
+            .iter()
+            .all(|info| info.origin == "bundled" && info.has_manual && info.version == "1.0")
+    );
+}
