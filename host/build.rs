@@ -1,10 +1,9 @@
-//! Builds the component (the workspace's root crate) for `wasm32-wasip2` with the size-optimised
-//! `component` profile, so that a fresh checkout needs no manual wasm step. The host embeds the
-//! result. Set `STRUCTURE_COMPONENT=<path to .wasm>` to embed a prebuilt component instead.
+//! Builds the component (the workspace's root crate, see `component-build`) so that a fresh
+//! checkout needs no manual wasm step; the host embeds the result. Set
+//! `STRUCTURE_COMPONENT=<path to .wasm>` to embed a prebuilt component instead.
 
 use std::env;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=STRUCTURE_COMPONENT");
@@ -15,51 +14,20 @@ fn main() {
     }
     let host_dir =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = host_dir
+    let workspace = host_dir
         .parent()
         .expect("the host crate lives inside the workspace")
         .to_path_buf();
     for input in ["src", "wit", "schemas", "Cargo.toml", "Cargo.lock"] {
-        println!("cargo:rerun-if-changed={}", root.join(input).display());
+        println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
-    // A target directory of its own: the outer build holds the lock on the workspace's.
-    let target_dir = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-        .join("component");
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .current_dir(&root)
-        .args([
-            "build",
-            "--package",
-            "structure",
-            "--lib",
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            "component",
-        ])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        // Flags meant for the host build (and clippy's wrapper) must not leak into the wasm build.
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("RUSTFLAGS")
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("CARGO_BUILD_TARGET")
-        .status()
-        .expect("cannot run cargo to build the component");
-    if !status.success() {
-        panic!(
-            "building the component failed: cargo build --package structure --target wasm32-wasip2 --profile component"
-        );
+    let target_dir =
+        env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace.join("target"), PathBuf::from);
+    match component_build::build(&workspace, &target_dir) {
+        Ok(component) => println!(
+            "cargo:rustc-env=STRUCTURE_COMPONENT_WASM={}",
+            component.display()
+        ),
+        Err(message) => panic!("building the component failed: {message}"),
     }
-    let wasm = target_dir
-        .join("wasm32-wasip2")
-        .join("component")
-        .join("structure.wasm");
-    println!(
-        "cargo:rustc-env=STRUCTURE_COMPONENT_WASM={}",
-        wasm.display()
-    );
 }

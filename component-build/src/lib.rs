@@ -1,0 +1,204 @@
+//! Builds the `structure` component and pins the WASI version it imports.
+//!
+//! `cargo build --target wasm32-wasip2` links Rust's standard library, whose WASI bindings are
+//! newer (0.2.12 with Rust 1.99) than what Spin ships (0.2.6); the component model then lifts
+//! every `wasi:*@0.2.x` import of the component to the newest version seen. The interfaces the
+//! component uses exist unchanged since 0.2.0, so [`pin_wasi_imports`] renames its top-level
+//! imports to `@0.2.6` (a test checks every imported function exists in the vendored 0.2.6 WIT).
+//! Nothing else in the binary changes.
+//!
+//! ```text
+//! cargo run -p component-build            # prints the path of the pinned component
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use wasmparser::{Parser, Payload};
+
+/// The WASI 0.2 version the component imports: what Spin 4 ships.
+pub const WASI_VERSION: &str = "0.2.6";
+
+/// Where the built component lands, relative to the target directory.
+pub const COMPONENT_FILE: &str = "component/structure.wasm";
+
+/// Builds the root crate for `wasm32-wasip2` with the `component` profile into
+/// `<target_dir>/component`, pins its WASI imports, and returns the path of the result.
+pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
+    let build_dir = target_dir.join("component");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .current_dir(workspace)
+        .args([
+            "build",
+            "--package",
+            "structure",
+            "--lib",
+            "--target",
+            "wasm32-wasip2",
+            "--profile",
+            "component",
+        ])
+        .arg("--target-dir")
+        .arg(&build_dir)
+        // Flags meant for a host build (and clippy's wrapper) must not leak into the wasm build.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTFLAGS")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CARGO_BUILD_TARGET")
+        .status()
+        .map_err(|error| format!("cannot run cargo: {error}"))?;
+    if !status.success() {
+        return Err(
+            "cargo build --package structure --target wasm32-wasip2 --profile component failed"
+                .to_owned(),
+        );
+    }
+    let built = build_dir.join("wasm32-wasip2/component/structure.wasm");
+    let bytes = std::fs::read(&built)
+        .map_err(|error| format!("cannot read {}: {error}", built.display()))?;
+    let pinned = pin_wasi_imports(&bytes, WASI_VERSION)?;
+    let out = target_dir.join(COMPONENT_FILE);
+    // Rewrite only when the bytes change, so dependants are not rebuilt for nothing.
+    if std::fs::read(&out).ok().as_deref() != Some(pinned.as_slice()) {
+        std::fs::write(&out, &pinned)
+            .map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    }
+    Ok(out)
+}
+
+/// Renames every top-level `wasi:<package>/<interface>@0.2.N` import with N above `version`'s
+/// patch to `@<version>`.
+pub fn pin_wasi_imports(component: &[u8], version: &str) -> Result<Vec<u8>, String> {
+    let mut out = wasm_encoder::Component::new();
+    for_each_top_level_payload(component, |payload| {
+        match payload {
+            Payload::ComponentImportSection(reader) => {
+                let mut imports = wasm_encoder::ComponentImportSection::new();
+                for import in reader.clone() {
+                    let import = import.map_err(text)?;
+                    let name = pin_name(&import.name.full_name(), version);
+                    imports.import(name.as_str(), import.ty.into());
+                }
+                out.section(&imports);
+            }
+            other => {
+                if let Some((id, range)) = other.as_section() {
+                    let range = range.start as usize..range.end as usize;
+                    out.section(&wasm_encoder::RawSection {
+                        id,
+                        data: &component[range],
+                    });
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(out.finish())
+}
+
+/// The component's top-level import names.
+pub fn imports(component: &[u8]) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    for_each_top_level_payload(component, |payload| {
+        if let Payload::ComponentImportSection(reader) = payload {
+            for import in reader.clone() {
+                names.push(import.map_err(text)?.name.full_name().into_owned());
+            }
+        }
+        Ok(())
+    })?;
+    Ok(names)
+}
+
+/// Calls `visit` with each section of the outermost component, in order; nested modules and
+/// components arrive as one payload each and are not entered.
+fn for_each_top_level_payload(
+    component: &[u8],
+    mut visit: impl FnMut(&Payload<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut parser = Parser::new(0);
+    let mut offset = 0;
+    loop {
+        let (payload, consumed) = match parser.parse(&component[offset..], true).map_err(text)? {
+            wasmparser::Chunk::Parsed { payload, consumed } => (payload, consumed),
+            wasmparser::Chunk::NeedMoreData(_) => {
+                return Err("the component is truncated".to_owned());
+            }
+        };
+        match &payload {
+            Payload::Version { encoding, .. } if *encoding != wasmparser::Encoding::Component => {
+                return Err("not a component: a core module".to_owned());
+            }
+            Payload::Version { .. } => {}
+            Payload::End(_) => return Ok(()),
+            other => visit(other)?,
+        }
+        // The parser steps over a nested module or component's header only.
+        offset += consumed + nested_size(&payload);
+    }
+}
+
+fn nested_size(payload: &Payload<'_>) -> usize {
+    match payload {
+        Payload::ModuleSection {
+            unchecked_range, ..
+        }
+        | Payload::ComponentSection {
+            unchecked_range, ..
+        } => (unchecked_range.end - unchecked_range.start) as usize,
+        _ => 0,
+    }
+}
+
+/// `wasi:io/streams@0.2.12` → `wasi:io/streams@0.2.6`; any other name is kept.
+fn pin_name(name: &str, version: &str) -> String {
+    let Some((interface, current)) = name.split_once('@') else {
+        return name.to_owned();
+    };
+    let patch = |version: &str| {
+        version
+            .strip_prefix("0.2.")
+            .and_then(|patch| patch.parse::<u32>().ok())
+    };
+    match (patch(current), patch(version)) {
+        (Some(current), Some(pinned)) if interface.starts_with("wasi:") && current > pinned => {
+            format!("{interface}@{version}")
+        }
+        _ => name.to_owned(),
+    }
+}
+
+fn text(error: impl std::fmt::Display) -> String {
+    error.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pin_name;
+
+    #[test]
+    fn only_newer_wasi_02_versions_are_pinned() {
+        assert_eq!(
+            pin_name("wasi:io/streams@0.2.12", "0.2.6"),
+            "wasi:io/streams@0.2.6"
+        );
+        assert_eq!(
+            pin_name("wasi:io/streams@0.2.3", "0.2.6"),
+            "wasi:io/streams@0.2.3"
+        );
+        assert_eq!(
+            pin_name("wasi:keyvalue/store@0.2.0-draft2", "0.2.6"),
+            "wasi:keyvalue/store@0.2.0-draft2"
+        );
+        assert_eq!(
+            pin_name("wasi:http/types@0.3.0", "0.2.6"),
+            "wasi:http/types@0.3.0"
+        );
+        assert_eq!(
+            pin_name("structure:tool/structuring@0.2.9", "0.2.6"),
+            "structure:tool/structuring@0.2.9"
+        );
+        assert_eq!(pin_name("local-name", "0.2.6"), "local-name");
+    }
+}

@@ -1,0 +1,17 @@
+//! `build-component`: builds the component with pinned WASI imports and prints its path
+//! (`target/component/structure.wasm`), for Spin, jco and anyone who wants the .wasm alone.
+
+use std::path::PathBuf;
+
+fn main() {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), PathBuf::from);
+    match component_build::build(&workspace, &target_dir) {
+        Ok(path) => println!("{}", path.display()),
+        Err(message) => {
+            eprintln!("build-component: {message}");
+            std::process::exit(1);
+        }
+    }
+}
