@@ -5,7 +5,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
@@ -24,14 +24,19 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// The runtime for the embedded component, created once per process.
+    /// The runtime for the embedded component, created once per process (concurrent first
+    /// callers wait for one compile instead of each compiling).
     pub fn shared() -> anyhow::Result<Arc<Runtime>> {
-        static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
-        if let Some(runtime) = SHARED.get() {
+        static SHARED: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
+        let mut shared = SHARED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(runtime) = shared.as_ref() {
             return Ok(runtime.clone());
         }
         let runtime = Arc::new(Runtime::new(COMPONENT, default_cache_dir().as_deref())?);
-        Ok(SHARED.get_or_init(|| runtime).clone())
+        *shared = Some(runtime.clone());
+        Ok(runtime)
     }
 
     /// A runtime for the component in `wasm`, caching its compiled form in `cache_dir`.
