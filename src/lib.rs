@@ -7,11 +7,13 @@
 //! model says what the input lacks, or `maxLoops` is spent.
 //!
 //! The core is host-independent: it talks to the world through the small traits in [`ports`]
-//! (HTTP transport, config, clock). The WebAssembly component implements them over WASI
+//! (HTTP transport, config, key-value store, clock). The WebAssembly component implements them over WASI
 //! (`src/wasi.rs`); tests implement them over plain Rust values:
 //!
 //! ```
-//! use structure::ports::{Config, HttpRequest, HttpResponse, Ports, SystemClock, Transport, TransportError};
+//! use structure::ports::{
+//!     Config, HttpRequest, HttpResponse, MemoryKeyValue, Ports, SystemClock, Transport, TransportError,
+//! };
 //! use structure::{Answer, SchemaInput, StructureRequest};
 //!
 //! /// Answers every request like an OpenAI-compatible server whose model found the values.
@@ -43,7 +45,8 @@
 //!     "required": ["name", "born"]
 //! });
 //! let request = StructureRequest::new("Ada Lovelace was born in 1815.", SchemaInput::Inline(schema), None)?;
-//! let ports = Ports { transport: &Canned, config: &Settings, clock: &SystemClock };
+//! let key_value = MemoryKeyValue::default();
+//! let ports = Ports { transport: &Canned, config: &Settings, key_value: &key_value, clock: &SystemClock };
 //! let outcome = structure::structure(&request, &ports)?;
 //! assert_eq!(outcome.answer, Answer::Ok(serde_json::json!({ "name": "Ada Lovelace", "born": 1815 })));
 //! assert_eq!(outcome.usage.llm_calls, 1);

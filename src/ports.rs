@@ -96,6 +96,45 @@ pub trait Config {
     fn get(&self, key: &str) -> Result<Option<String>, String>;
 }
 
+/// A key-value store: registry overrides and cached schema-builder results live here. The
+/// component's implementation is `wasi:keyvalue/store` (the host's store named `default`).
+/// Errors are messages; a failing store never fails a call that could go on without it.
+pub trait KeyValue {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
+    fn delete(&self, key: &str) -> Result<(), String>;
+}
+
+/// A key-value store in memory, for native embedders and tests.
+#[derive(Debug, Default)]
+pub struct MemoryKeyValue {
+    entries: std::sync::Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryKeyValue {
+    fn entries(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, Vec<u8>>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl KeyValue for MemoryKeyValue {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.entries().get(key).cloned())
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.entries().insert(key.to_owned(), value.to_vec());
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.entries().remove(key);
+        Ok(())
+    }
+}
+
 /// The current time, for resolving relative dates in the input.
 pub trait Clock {
     /// Milliseconds since the Unix epoch, UTC.
@@ -120,5 +159,6 @@ impl Clock for SystemClock {
 pub struct Ports<'a> {
     pub transport: &'a dyn Transport,
     pub config: &'a dyn Config,
+    pub key_value: &'a dyn KeyValue,
     pub clock: &'a dyn Clock,
 }

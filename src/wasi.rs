@@ -1,11 +1,12 @@
 //! The WebAssembly component: the exported `structure:tool/structuring` interface, and the
-//! ports implemented over WASI (`wasi:http/outgoing-handler`, `wasi:config/store`). All WASI and
-//! wit-bindgen glue lives in this module.
+//! ports implemented over WASI (`wasi:http/outgoing-handler`, `wasi:config/store`,
+//! `wasi:keyvalue/store`). All WASI and wit-bindgen glue lives in this module.
 
+use std::cell::OnceCell;
 use std::time::Duration;
 
 use crate::ports::{
-    Config, HttpRequest, HttpResponse, Ports, SystemClock, Transport, TransportError,
+    Config, HttpRequest, HttpResponse, KeyValue, Ports, SystemClock, Transport, TransportError,
 };
 use crate::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest, Usage};
 
@@ -38,8 +39,9 @@ impl api::Guest for Component {
             api::SchemaInput::Named(name) => SchemaInput::Named(name),
             api::SchemaInput::Described(text) => SchemaInput::Described(text),
         };
-        StructureRequest::new(request.prompt, schema, request.max_loops)
-            .and_then(|request| crate::structure(&request, &ports()))
+        let request = StructureRequest::new(request.prompt, schema, request.max_loops)
+            .map_err(to_wit_error)?;
+        with_ports(|ports| crate::structure(&request, ports))
             .map(to_wit_outcome)
             .map_err(to_wit_error)
     }
@@ -51,7 +53,7 @@ impl api::Guest for Component {
                 format!("the tool arguments are not valid JSON: {error}"),
             ))
         })?;
-        crate::call_tool(&arguments, &ports())
+        with_ports(|ports| crate::call_tool(&arguments, ports))
             .map(|outcome| outcome.to_string())
             .map_err(to_wit_error)
     }
@@ -75,12 +77,15 @@ impl api::Guest for Component {
     }
 }
 
-fn ports() -> Ports<'static> {
-    Ports {
+/// The ports of one call, over WASI.
+fn with_ports<R>(call: impl FnOnce(&Ports<'_>) -> R) -> R {
+    let key_value = WasiKeyValue::default();
+    call(&Ports {
         transport: &WasiTransport,
         config: &WasiConfig,
+        key_value: &key_value,
         clock: &SystemClock,
-    }
+    })
 }
 
 fn to_wit_usage(usage: Usage) -> api::Usage {
@@ -155,6 +160,55 @@ impl Config for WasiConfig {
             wasi::config::store::Error::Upstream(message)
             | wasi::config::store::Error::Io(message) => message,
         })
+    }
+}
+
+/// The host's `wasi:keyvalue` store named `default` (as Spin provides it), opened on first use.
+#[derive(Default)]
+struct WasiKeyValue {
+    bucket: OnceCell<Result<wasi::keyvalue::store::Bucket, String>>,
+}
+
+impl WasiKeyValue {
+    fn bucket(&self) -> Result<&wasi::keyvalue::store::Bucket, String> {
+        self.bucket
+            .get_or_init(|| {
+                wasi::keyvalue::store::open("default").map_err(|error| describe_store(&error))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl KeyValue for WasiKeyValue {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.bucket()?
+            .get(key)
+            .map_err(|error| describe_store(&error))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.bucket()?
+            .set(key, value)
+            .map_err(|error| describe_store(&error))
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.bucket()?
+            .delete(key)
+            .map_err(|error| describe_store(&error))
+    }
+}
+
+fn describe_store(error: &wasi::keyvalue::store::Error) -> String {
+    match error {
+        wasi::keyvalue::store::Error::NoSuchStore => {
+            "the host has no key-value store named \"default\"".to_owned()
+        }
+        wasi::keyvalue::store::Error::AccessDenied => {
+            "access to the key-value store was denied".to_owned()
+        }
+        wasi::keyvalue::store::Error::Other(message) => message.clone(),
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use mock_llm::Reply;
 use serde_json::Value;
 use structure::ports::{
-    Clock, Config, HttpRequest, HttpResponse, Ports, Transport, TransportError,
+    Clock, Config, HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
 };
 
 /// A transport that answers with scripted replies and records every request.
@@ -106,9 +106,12 @@ impl Clock for FixedClock {
 }
 
 pub fn ports<'a>(transport: &'a ScriptedTransport, config: &'a MapConfig) -> Ports<'a> {
+    static KEY_VALUE: std::sync::LazyLock<MemoryKeyValue> =
+        std::sync::LazyLock::new(MemoryKeyValue::default);
     Ports {
         transport,
         config,
+        key_value: &*KEY_VALUE,
         clock: &FixedClock,
     }
 }
