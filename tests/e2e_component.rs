@@ -35,6 +35,14 @@ fn named(prompt: &str, name: &str) -> Request {
     }
 }
 
+fn inline(schema: impl Into<String>) -> Request {
+    Request {
+        prompt: "x".into(),
+        schema: SchemaInput::Inline(schema.into()),
+        max_loops: None,
+    }
+}
+
 fn structure_error(result: Result<structure_host::Outcome, CallError>) -> structure_host::Error {
     match result {
         Err(CallError::Structure(error)) => error,
@@ -199,15 +207,7 @@ async fn schema_errors_come_back_before_any_http_request() {
         other => panic!("expected schema-not-found, got {other:?}"),
     }
     let external = json!({ "type": "object", "properties": { "a": { "$ref": "https://example.com/a.json" } } });
-    let error = structure_error(
-        client
-            .structure(&Request {
-                prompt: "x".into(),
-                schema: SchemaInput::Inline(external.to_string()),
-                max_loops: None,
-            })
-            .await,
-    );
+    let error = structure_error(client.structure(&inline(external.to_string())).await);
     assert_eq!(error.kind, ErrorKind::InvalidSchema);
     assert!(
         error
@@ -218,15 +218,7 @@ async fn schema_errors_come_back_before_any_http_request() {
     );
 
     let invalid = json!({ "type": "object", "properties": { "a": { "type": "strin" } } });
-    let error = structure_error(
-        client
-            .structure(&Request {
-                prompt: "x".into(),
-                schema: SchemaInput::Inline(invalid.to_string()),
-                max_loops: None,
-            })
-            .await,
-    );
+    let error = structure_error(client.structure(&inline(invalid.to_string())).await);
     assert_eq!(error.kind, ErrorKind::InvalidSchema);
     assert!(
         error.message.contains("does not compile"),
@@ -234,15 +226,7 @@ async fn schema_errors_come_back_before_any_http_request() {
         error.message
     );
 
-    let error = structure_error(
-        client
-            .structure(&Request {
-                prompt: "x".into(),
-                schema: SchemaInput::Inline("{not json".into()),
-                max_loops: None,
-            })
-            .await,
-    );
+    let error = structure_error(client.structure(&inline("{not json")).await);
     assert_eq!(error.kind, ErrorKind::InvalidRequest("schema".into()));
     let error = structure_error(
         client

@@ -253,11 +253,7 @@ fn close_object(
     transforms: &mut Vec<String>,
     depth: usize,
 ) {
-    let required: Vec<&str> = source
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = required_names(source);
     let mut strict_properties = Map::new();
     for (name, schema) in properties {
         let location = format!("{at}/properties/{}", escape(name));
@@ -288,6 +284,15 @@ fn close_object(
     );
     out.insert("properties".into(), Value::Object(strict_properties));
     out.insert("additionalProperties".into(), Value::Bool(false));
+}
+
+/// The names an object schema lists under `required`.
+fn required_names(schema: &Map<String, Value>) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// Merges `allOf` branches that are plain object schemas into the node itself.
@@ -470,11 +475,7 @@ fn restore_own(root: &Value, node: &Value, instance: Value, decode: bool, depth:
             let Some(Value::Object(properties)) = node.get("properties") else {
                 return Value::Object(object);
             };
-            let required: Vec<&str> = node
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|names| names.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = node.as_object().map(required_names).unwrap_or_default();
             let mut restored = Map::new();
             for (name, value) in object {
                 match properties.get(&name) {
