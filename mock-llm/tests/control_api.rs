@@ -1,0 +1,92 @@
+//! The mock as other languages' tests use it: scripted and inspected over HTTP.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use mock_llm::MockLlm;
+use serde_json::{Value, json};
+
+/// One HTTP/1.1 exchange; returns the status and the body.
+fn http(mock: &MockLlm, method: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(mock.address()).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: mock\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn replies_are_queued_served_in_order_and_requests_recorded() {
+    let mock = MockLlm::start();
+    let first = json!({ "status": 200, "body": "{\"first\":true}" });
+    let second = json!({ "status": 503, "body": "busy", "headers": [["retry-after", "1"]] });
+    assert_eq!(
+        http(&mock, "POST", "/_mock/replies", &first.to_string()).0,
+        200
+    );
+    assert_eq!(
+        http(&mock, "POST", "/_mock/replies", &second.to_string()).0,
+        200
+    );
+    assert_eq!(mock.pending(), 2);
+
+    assert_eq!(
+        http(&mock, "POST", "/v1/chat/completions", "{\"n\":1}"),
+        (200, "{\"first\":true}".to_owned())
+    );
+    assert_eq!(
+        http(&mock, "POST", "/v1/chat/completions", "{\"n\":2}"),
+        (503, "busy".to_owned())
+    );
+    let (status, body) = http(&mock, "POST", "/v1/chat/completions", "{\"n\":3}");
+    assert_eq!(
+        status, 500,
+        "an empty script is an error, never a made-up answer"
+    );
+    assert!(body.contains("no scripted reply left"));
+
+    let (_, recorded) = http(&mock, "GET", "/_mock/requests", "");
+    let recorded: Value = serde_json::from_str(&recorded).unwrap();
+    let bodies: Vec<&str> = recorded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies, ["{\"n\":1}", "{\"n\":2}", "{\"n\":3}"]);
+    assert_eq!(recorded[0]["path"], "/v1/chat/completions");
+
+    assert_eq!(http(&mock, "POST", "/_mock/reset", "").0, 200);
+    assert!(mock.requests().is_empty());
+    let (status, body) = http(&mock, "POST", "/_mock/replies", "{\"status\": \"x\"}");
+    assert_eq!(status, 400);
+    assert!(body.contains("invalid_reply"));
+}
+
+#[test]
+fn browsers_may_call_it() {
+    let mock = MockLlm::start();
+    let mut stream = TcpStream::connect(mock.address()).unwrap();
+    stream
+        .write_all(b"OPTIONS /v1/chat/completions HTTP/1.1\r\nhost: mock\r\norigin: http://localhost:5173\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 204"), "{response}");
+    assert!(
+        response
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin: *"),
+        "{response}"
+    );
+}
