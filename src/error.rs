@@ -33,10 +33,17 @@ pub enum ErrorKind {
     Transport,
     /// The model refused to answer.
     Refusal,
+    /// The provider's safety or policy filters blocked the prompt or the answer; `reason` is
+    /// the provider's own (e.g. Gemini's `SAFETY`, `RECITATION`, `PROHIBITED_CONTENT`).
+    Blocked { reason: String },
     /// The answer was cut off by the output token limit.
     Truncated,
     /// The provider's answer does not follow its own wire format.
     InvalidResponse,
+    /// In tool mode, the model kept answering in plain text instead of calling the answer tool.
+    StructuredOutputFailed,
+    /// The next LLM call would take the request over its token budget.
+    BudgetExhausted,
     /// The request asks for something this build does not do yet.
     Unsupported,
 }

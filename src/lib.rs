@@ -87,13 +87,12 @@ pub fn structure(request: &StructureRequest, ports: &Ports<'_>) -> Result<Outcom
     let target = schema::resolve(&request.schema)?;
     let settings = Settings::load(ports.config)?;
     let provider = provider::connect(&settings)?;
-    content::run(
-        &request.prompt,
-        &target,
-        request.max_loops,
-        provider.as_ref(),
-        ports,
-    )
+    let limits = content::Limits {
+        max_loops: request.max_loops,
+        retry: provider::retry::RetryPolicy::from_settings(&settings),
+        token_budget: settings.token_budget,
+    };
+    content::run(&request.prompt, &target, limits, provider.as_ref(), ports)
 }
 
 /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.

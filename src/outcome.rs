@@ -53,12 +53,16 @@ pub struct Trace {
     pub model: String,
     /// The provider profile the request was shaped for.
     pub provider_profile: String,
+    /// How the answer was delivered: `native`, `tool` or `prompt`.
+    pub delivery: String,
     /// How the schema sent to the provider differs from the target schema.
     pub schema_transforms: Vec<String>,
     /// Repairs made to near-JSON answers before validation.
     pub repairs: Vec<String>,
     /// Each reason message fed back to the model, in order.
     pub feedback: Vec<String>,
+    /// LLM requests repeated after a rate limit, an overload or a dropped connection.
+    pub retries: u32,
 }
 
 /// The outcome of a `structure` call.

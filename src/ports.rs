@@ -73,12 +73,25 @@ impl HttpResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransportError {
     pub message: String,
+    /// Whether trying again may succeed: a refused or dropped connection, not a timeout (the
+    /// full timeout was already spent), a DNS failure or a denied address.
+    pub retryable: bool,
 }
 
 impl TransportError {
+    /// A failure that trying again will not fix.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            retryable: false,
+        }
+    }
+
+    /// A connection failure that may pass.
+    pub fn retryable(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
         }
     }
 }
@@ -135,10 +148,12 @@ impl KeyValue for MemoryKeyValue {
     }
 }
 
-/// The current time, for resolving relative dates in the input.
+/// The current time, for resolving relative dates in the input, and waiting before a retry.
 pub trait Clock {
     /// Milliseconds since the Unix epoch, UTC.
     fn now_unix_millis(&self) -> u64;
+    /// Blocks for `duration`.
+    fn sleep(&self, duration: Duration);
 }
 
 /// The system clock (`wasi:clocks/wall-clock` inside the component).
@@ -151,6 +166,10 @@ impl Clock for SystemClock {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|elapsed| elapsed.as_millis() as u64)
             .unwrap_or(0)
+    }
+
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
     }
 }
 

@@ -10,24 +10,55 @@ use crate::ports::Config;
 
 /// The config keys this crate reads.
 pub mod keys {
-    /// `provider/model`, e.g. `openai/gpt-4.1-mini` or `ollama/llama3.2`.
+    /// `provider/model` (`openai/gpt-4.1-mini`, `anthropic/claude-sonnet-4-5`,
+    /// `google/gemini-2.5-flash`, `ollama/llama3.2`, ...) or an alias such as `default:fast`.
     pub const MODEL: &str = "structure_model";
-    /// Forces a provider profile (`openai`, `openai-compatible`, `ollama`, `llamacpp`, `vllm`)
-    /// instead of deriving it from the model and the base URL.
+    /// Aliases: `default:<name>` resolves to the model in `structure_model_<name>`.
+    pub const ALIAS_PREFIX: &str = "structure_model_";
+    /// Forces a provider profile instead of deriving it from the model and the base URL.
     pub const PROVIDER_PROFILE: &str = "structure_provider_profile";
+    /// How the answer is delivered: `auto` (default), `native`, `tool` or `prompt`.
+    pub const DELIVERY: &str = "structure_delivery";
+    /// `true` (default): only provider-enforced output (native or strict tool), never `prompt`.
+    pub const REQUIRE_PROVIDER_STRICT_OUTPUT: &str = "structure_require_provider_strict_output";
     /// The most tokens one answer may take.
     pub const MAX_OUTPUT_TOKENS: &str = "structure_max_output_tokens";
     /// The longest one LLM request may take, in milliseconds.
     pub const REQUEST_TIMEOUT_MS: &str = "structure_request_timeout_ms";
+    /// Retries of one LLM request after a rate limit, an overload or a connection failure.
+    pub const MAX_RETRIES: &str = "structure_max_retries";
+    /// The longest wait before a retry, in milliseconds; a provider asking for more is not retried.
+    pub const MAX_RETRY_WAIT_MS: &str = "structure_max_retry_wait_ms";
+    /// Tokens (prompt + completion) one request may spend; unset means no limit.
+    pub const TOKEN_BUDGET: &str = "structure_token_budget";
+    /// OpenAI's API: `chat` (Chat Completions, default) or `responses` (the Responses API).
+    pub const OPENAI_API: &str = "structure_openai_api";
+    /// Gemini's schema field: `json-schema` (`responseJsonSchema`, default) or `openapi`
+    /// (`responseSchema`, the OpenAPI subset).
+    pub const GEMINI_SCHEMA: &str = "structure_gemini_schema";
     /// The API key for OpenAI and OpenAI-compatible servers.
     pub const OPENAI_API_KEY: &str = "openai_api_key";
     /// The base URL of an OpenAI-compatible API, e.g. `http://localhost:11434/v1`.
     pub const OPENAI_BASE_URL: &str = "openai_base_url";
+    pub const ANTHROPIC_API_KEY: &str = "anthropic_api_key";
+    /// Anthropic's base URL, without `/v1` (as the Anthropic SDKs write it).
+    pub const ANTHROPIC_BASE_URL: &str = "anthropic_base_url";
+    pub const GEMINI_API_KEY: &str = "gemini_api_key";
+    /// Gemini's base URL, without the API version (as the Google Gen AI SDKs write it).
+    pub const GEMINI_BASE_URL: &str = "gemini_base_url";
 }
 
-pub const DEFAULT_MODEL: &str = "openai/gpt-4.1-mini";
+/// The model when none is set: the `fast` alias.
+pub const DEFAULT_MODEL: &str = "default:fast";
+/// What the built-in aliases stand for unless configured.
+pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
+    ("fast", "openai/gpt-4.1-mini"),
+    ("analyze", "openai/gpt-4.1"),
+];
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_MAX_RETRIES: u32 = 2;
+pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 
 /// A secret whose `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -45,38 +76,158 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// How the answer is delivered (spec 001).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryChoice {
+    /// The strongest mode the provider has: native, else tool, else (if allowed) prompt.
+    Auto,
+    /// The provider's structured-output mode.
+    Native,
+    /// A forced call of the internal `__structured_output__` tool.
+    Tool,
+    /// The schema in the prompt, the answer read leniently.
+    Prompt,
+}
+
 /// The settings of one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
+    /// `provider/model`, aliases resolved.
     pub model: String,
     pub provider_profile: Option<String>,
+    pub delivery: DeliveryChoice,
+    pub require_provider_strict_output: bool,
     pub max_output_tokens: u32,
     pub request_timeout: Duration,
+    pub max_retries: u32,
+    pub max_retry_wait: Duration,
+    pub token_budget: Option<u64>,
+    pub openai_api: String,
+    pub gemini_schema: String,
     pub openai_api_key: Option<Secret>,
     pub openai_base_url: Option<String>,
+    pub anthropic_api_key: Option<Secret>,
+    pub anthropic_base_url: Option<String>,
+    pub gemini_api_key: Option<Secret>,
+    pub gemini_base_url: Option<String>,
 }
 
 impl Settings {
     pub fn load(config: &dyn Config) -> Result<Self, StructureError> {
-        let max_output_tokens = match read(config, keys::MAX_OUTPUT_TOKENS)? {
-            Some(text) => parse_positive(keys::MAX_OUTPUT_TOKENS, &text)?,
-            None => DEFAULT_MAX_OUTPUT_TOKENS,
+        let number = |key: &str, default: u64| -> Result<u64, StructureError> {
+            read(config, key)?.map_or(Ok(default), |text| parse_number(key, &text, 0))
         };
-        let request_timeout = match read(config, keys::REQUEST_TIMEOUT_MS)? {
-            Some(text) => {
-                Duration::from_millis(parse_positive(keys::REQUEST_TIMEOUT_MS, &text)?.into())
+        let positive = |key: &str, default: u64| -> Result<u64, StructureError> {
+            read(config, key)?.map_or(Ok(default), |text| parse_number(key, &text, 1))
+        };
+        let delivery = match read(config, keys::DELIVERY)?.as_deref() {
+            None | Some("auto") => DeliveryChoice::Auto,
+            Some("native") => DeliveryChoice::Native,
+            Some("tool") => DeliveryChoice::Tool,
+            Some("prompt") => DeliveryChoice::Prompt,
+            Some(other) => {
+                return Err(StructureError::configuration(
+                    keys::DELIVERY,
+                    format!(
+                        "setting {} must be auto, native, tool or prompt, not {other:?}",
+                        keys::DELIVERY
+                    ),
+                ));
             }
-            None => DEFAULT_REQUEST_TIMEOUT,
+        };
+        let require_provider_strict_output =
+            match read(config, keys::REQUIRE_PROVIDER_STRICT_OUTPUT)?.as_deref() {
+                None | Some("true" | "1" | "yes") => true,
+                Some("false" | "0" | "no") => false,
+                Some(other) => {
+                    return Err(StructureError::configuration(
+                        keys::REQUIRE_PROVIDER_STRICT_OUTPUT,
+                        format!(
+                            "setting {} must be true or false, not {other:?}",
+                            keys::REQUIRE_PROVIDER_STRICT_OUTPUT
+                        ),
+                    ));
+                }
+            };
+        let choice = |key: &str, allowed: &[&str]| -> Result<String, StructureError> {
+            match read(config, key)? {
+                None => Ok(allowed[0].to_owned()),
+                Some(value) if allowed.contains(&value.as_str()) => Ok(value),
+                Some(value) => Err(StructureError::configuration(
+                    key,
+                    format!(
+                        "setting {key} must be one of {}, not {value:?}",
+                        allowed.join(", ")
+                    ),
+                )),
+            }
         };
         Ok(Self {
-            model: read(config, keys::MODEL)?.unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+            model: resolve_model(config)?,
             provider_profile: read(config, keys::PROVIDER_PROFILE)?,
-            max_output_tokens,
-            request_timeout,
+            delivery,
+            require_provider_strict_output,
+            max_output_tokens: u32::try_from(positive(
+                keys::MAX_OUTPUT_TOKENS,
+                DEFAULT_MAX_OUTPUT_TOKENS.into(),
+            )?)
+            .map_err(|_| too_large(keys::MAX_OUTPUT_TOKENS))?,
+            request_timeout: Duration::from_millis(positive(
+                keys::REQUEST_TIMEOUT_MS,
+                DEFAULT_REQUEST_TIMEOUT.as_millis() as u64,
+            )?),
+            max_retries: u32::try_from(number(keys::MAX_RETRIES, DEFAULT_MAX_RETRIES.into())?)
+                .map_err(|_| too_large(keys::MAX_RETRIES))?,
+            max_retry_wait: Duration::from_millis(number(
+                keys::MAX_RETRY_WAIT_MS,
+                DEFAULT_MAX_RETRY_WAIT.as_millis() as u64,
+            )?),
+            token_budget: read(config, keys::TOKEN_BUDGET)?
+                .map(|text| parse_number(keys::TOKEN_BUDGET, &text, 1))
+                .transpose()?,
+            openai_api: choice(keys::OPENAI_API, &["chat", "responses"])?,
+            gemini_schema: choice(keys::GEMINI_SCHEMA, &["json-schema", "openapi"])?,
             openai_api_key: read(config, keys::OPENAI_API_KEY)?.map(Secret),
             openai_base_url: read(config, keys::OPENAI_BASE_URL)?,
+            anthropic_api_key: read(config, keys::ANTHROPIC_API_KEY)?.map(Secret),
+            anthropic_base_url: read(config, keys::ANTHROPIC_BASE_URL)?,
+            gemini_api_key: read(config, keys::GEMINI_API_KEY)?.map(Secret),
+            gemini_base_url: read(config, keys::GEMINI_BASE_URL)?,
         })
     }
+}
+
+/// `structure_model`, with a `default:<name>` alias replaced by `structure_model_<name>` (or
+/// the built-in default for `fast` and `analyze`).
+fn resolve_model(config: &dyn Config) -> Result<String, StructureError> {
+    let model = read(config, keys::MODEL)?.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    let Some(alias) = model.strip_prefix("default:") else {
+        return Ok(model);
+    };
+    let key = format!("{}{alias}", keys::ALIAS_PREFIX);
+    if let Some(target) = read(config, &key)? {
+        if target.starts_with("default:") {
+            return Err(StructureError::configuration(
+                &key,
+                format!("alias {model} points at another alias ({target}); write provider/model"),
+            ));
+        }
+        return Ok(target);
+    }
+    DEFAULT_ALIASES
+        .iter()
+        .find(|(name, _)| *name == alias)
+        .map(|(_, target)| (*target).to_owned())
+        .ok_or_else(|| {
+            StructureError::configuration(
+                &key,
+                format!("model alias {model} is not defined: set {key} to a provider/model"),
+            )
+        })
+}
+
+fn too_large(key: &str) -> StructureError {
+    StructureError::configuration(key, format!("setting {key} is too large"))
 }
 
 /// A setting's value; unset and empty are the same.
@@ -92,12 +243,19 @@ fn read(config: &dyn Config, key: &str) -> Result<Option<String>, StructureError
     }
 }
 
-fn parse_positive(key: &str, text: &str) -> Result<u32, StructureError> {
-    match text.parse::<u32>() {
-        Ok(value) if value > 0 => Ok(value),
+fn parse_number(key: &str, text: &str, minimum: u64) -> Result<u64, StructureError> {
+    match text.parse::<u64>() {
+        Ok(value) if value >= minimum => Ok(value),
         _ => Err(StructureError::configuration(
             key,
-            format!("setting {key} must be a positive integer, not {text:?}"),
+            format!(
+                "setting {key} must be {} integer, not {text:?}",
+                if minimum == 0 {
+                    "a non-negative"
+                } else {
+                    "a positive"
+                }
+            ),
         )),
     }
 }

@@ -114,9 +114,11 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
         trace: api::Trace {
             model: outcome.trace.model,
             provider_profile: outcome.trace.provider_profile,
+            delivery: outcome.trace.delivery,
             schema_transforms: outcome.trace.schema_transforms,
             repairs: outcome.trace.repairs,
             feedback: outcome.trace.feedback,
+            retries: outcome.trace.retries,
         },
     }
 }
@@ -140,8 +142,11 @@ fn to_wit_error(error: StructureError) -> api::Error {
         }),
         ErrorKind::Transport => api::ErrorKind::Transport,
         ErrorKind::Refusal => api::ErrorKind::Refusal,
+        ErrorKind::Blocked { reason } => api::ErrorKind::Blocked(reason),
         ErrorKind::Truncated => api::ErrorKind::Truncated,
         ErrorKind::InvalidResponse => api::ErrorKind::InvalidResponse,
+        ErrorKind::StructuredOutputFailed => api::ErrorKind::StructuredOutputFailed,
+        ErrorKind::BudgetExhausted => api::ErrorKind::BudgetExhausted,
         ErrorKind::Unsupported => api::ErrorKind::Unsupported,
     };
     api::Error {

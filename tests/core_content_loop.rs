@@ -5,8 +5,10 @@ mod support;
 
 use mock_llm::Reply;
 use serde_json::{Value, json};
+use std::time::Duration;
 use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest};
-use support::{MapConfig, ScriptedTransport, ports};
+
+use support::{FixedClock, MapConfig, ScriptedTransport, ports, ports_with_clock};
 
 fn ticket_schema() -> Value {
     json!({
@@ -273,20 +275,206 @@ fn truncation_is_its_own_error() {
 }
 
 #[test]
-fn provider_errors_are_not_retried_as_validation_failures() {
-    for (status, retryable) in [(400, false), (401, false), (429, true), (500, true)] {
+fn client_errors_are_never_retried() {
+    for status in [400, 401, 403, 404] {
         let (result, transport) = run(vec![Reply::error(status, "some_error", "nope")], 3);
         let error = result.unwrap_err();
         assert_eq!(
             error.kind,
             ErrorKind::Provider {
                 status,
-                retryable,
+                retryable: false,
                 code: Some("some_error".into())
             }
         );
         assert_eq!((error.usage.llm_calls, transport.count()), (1, 1));
     }
+}
+
+fn run_with(
+    replies: Vec<Reply>,
+    extra: &[(&str, &str)],
+) -> (
+    Result<Outcome, StructureError>,
+    ScriptedTransport,
+    FixedClock,
+) {
+    let transport = ScriptedTransport::new(replies);
+    let mut config = MapConfig::local();
+    for (key, value) in extra {
+        config.values.insert((*key).to_owned(), (*value).to_owned());
+    }
+    let clock = FixedClock::default();
+    let request =
+        StructureRequest::new("Printer broken", SchemaInput::Inline(ticket_schema()), None)
+            .unwrap();
+    let result = structure::structure(&request, &ports_with_clock(&transport, &config, &clock));
+    (result, transport, clock)
+}
+
+#[test]
+fn rate_limits_and_server_errors_are_retried_without_counting_as_loops() {
+    let valid = json!({ "title": "Printer", "priority": 1 });
+    let (result, transport, clock) = run_with(
+        vec![
+            Reply::error(429, "rate_limit_exceeded", "slow down").with_header("retry-after", "3"),
+            Reply::error(503, "overloaded", "busy"),
+            Reply::answer(valid.clone()),
+        ],
+        &[],
+    );
+    let outcome = result.unwrap();
+    assert_eq!(outcome.answer, Answer::Ok(valid));
+    assert_eq!(
+        (
+            outcome.iterations,
+            outcome.usage.llm_calls,
+            outcome.trace.retries,
+            transport.count()
+        ),
+        (1, 3, 2, 3)
+    );
+    let slept = clock.slept.borrow().clone();
+    assert_eq!(slept[0], Duration::from_secs(3), "Retry-After is honoured");
+    assert_eq!(
+        slept[1],
+        Duration::from_millis(750),
+        "then exponential backoff: 1 s, less a quarter of jitter at this clock"
+    );
+
+    let (result, transport, clock) =
+        run_with(vec![Reply::error(500, "server_error", "down"); 3], &[]);
+    let error = result.unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::Provider {
+            status: 500,
+            retryable: true,
+            code: Some("server_error".into())
+        }
+    );
+    assert_eq!(
+        (
+            error.usage.llm_calls,
+            transport.count(),
+            clock.slept.borrow().len()
+        ),
+        (3, 3, 2)
+    );
+
+    let (result, transport, _) = run_with(
+        vec![Reply::error(429, "rate_limit_exceeded", "x")],
+        &[("structure_max_retries", "0")],
+    );
+    assert!(result.is_err());
+    assert_eq!(transport.count(), 1);
+}
+
+#[test]
+fn provider_wait_hints_are_honoured_up_to_the_configured_limit() {
+    let valid = json!({ "title": "Printer", "priority": 1 });
+    let hinted = [
+        (
+            Reply::error(429, "rate_limit_exceeded", "Please try again in 1.92s."),
+            Duration::from_millis(1920),
+        ),
+        (
+            Reply::error(429, "x", "y").with_header("retry-after-ms", "250"),
+            Duration::from_millis(250),
+        ),
+        (
+            Reply::error(529, "overloaded_error", "y")
+                .with_header("retry-after", "Wed, 06 May 2026 14:30:05 GMT"),
+            Duration::from_secs(5),
+        ),
+    ];
+    for (reply, wait) in hinted {
+        let (result, _, clock) = run_with(vec![reply, Reply::answer(valid.clone())], &[]);
+        assert!(result.is_ok());
+        assert_eq!(clock.slept.borrow().as_slice(), &[wait]);
+    }
+    // A provider asking for more than structure_max_retry_wait_ms gets its error back at once.
+    let (result, transport, clock) = run_with(
+        vec![Reply::error(429, "x", "y").with_header("retry-after", "120")],
+        &[("structure_max_retry_wait_ms", "10000")],
+    );
+    assert_eq!(
+        result.unwrap_err().kind,
+        ErrorKind::Provider {
+            status: 429,
+            retryable: true,
+            code: Some("x".into())
+        }
+    );
+    assert_eq!((transport.count(), clock.slept.borrow().len()), (1, 0));
+    // A billing problem looks like a rate limit but never clears.
+    let (result, transport, _) = run_with(
+        vec![Reply::error(
+            429,
+            "insufficient_quota",
+            "You exceeded your current quota",
+        )],
+        &[],
+    );
+    assert_eq!(
+        result.unwrap_err().kind,
+        ErrorKind::Provider {
+            status: 429,
+            retryable: false,
+            code: Some("insufficient_quota".into())
+        }
+    );
+    assert_eq!(transport.count(), 1);
+}
+
+#[test]
+fn dropped_connections_are_retried_and_timeouts_are_not() {
+    let valid = json!({ "title": "Printer", "priority": 1 });
+    let transport = ScriptedTransport::new([Reply::answer(valid.clone())]);
+    transport.fail_next_retryable("connection reset");
+    let config = MapConfig::local();
+    let clock = FixedClock::default();
+    let request = StructureRequest::new("x", SchemaInput::Inline(ticket_schema()), None).unwrap();
+    let outcome =
+        structure::structure(&request, &ports_with_clock(&transport, &config, &clock)).unwrap();
+    assert_eq!(
+        (outcome.answer, outcome.trace.retries),
+        (Answer::Ok(valid), 1)
+    );
+
+    let transport = ScriptedTransport::new([]);
+    transport.fail_next("no answer within the request timeout");
+    let error =
+        structure::structure(&request, &ports_with_clock(&transport, &config, &clock)).unwrap_err();
+    assert_eq!((error.kind, transport.count()), (ErrorKind::Transport, 1));
+}
+
+#[test]
+fn a_token_budget_stops_the_loop_before_it_is_exceeded() {
+    // Each scripted call costs 120 tokens: after the first, 120 + 120 > 200.
+    let (result, transport, _) = run_with(
+        vec![
+            Reply::answer(json!({ "title": "x", "priority": 1 })),
+            Reply::answer(json!({ "title": "xyz", "priority": 1 })),
+        ],
+        &[("structure_token_budget", "200")],
+    );
+    let error = result.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::BudgetExhausted);
+    assert!(
+        error.message.contains("120 of the 200-token budget"),
+        "{}",
+        error.message
+    );
+    assert_eq!((error.usage.llm_calls, transport.count()), (1, 1));
+    let (result, _, _) = run_with(
+        vec![
+            Reply::answer(json!({ "title": "x", "priority": 1 })),
+            Reply::answer(json!({ "title": "xyz", "priority": 1 })),
+        ],
+        &[("structure_token_budget", "240")],
+    );
+    assert!(result.is_ok());
 }
 
 #[test]

@@ -164,7 +164,7 @@ async fn refusal_and_truncation_are_typed_errors() {
 #[tokio::test]
 async fn provider_errors_keep_status_message_and_retryability() {
     let mock = MockLlm::start();
-    let client = client(&mock);
+    let client = client_with(&mock, &[("structure_max_retries", "0")]);
     for (status, kind, retryable) in [
         (400, "invalid_request_error", false),
         (401, "invalid_api_key", false),
@@ -191,7 +191,35 @@ async fn provider_errors_keep_status_message_and_retryability() {
         );
         assert!(!error.message.contains("sk-e2e-secret"));
     }
-    assert_eq!(mock.requests().len(), 4, "no retries inside one call");
+    assert_eq!(mock.requests().len(), 4, "no retries when none are allowed");
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_after_the_wait_the_provider_asks_for() {
+    let mock = MockLlm::start();
+    mock.push(
+        Reply::error(429, "rate_limit_exceeded", "slow down").with_header("retry-after-ms", "300"),
+    );
+    mock.push(Reply::answer(user_action()));
+    let started = std::time::Instant::now();
+    let outcome = client(&mock)
+        .structure(&named("Mike broke the build", "user-action-record"))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(300),
+        "the component waited"
+    );
+    assert_eq!(outcome.status, Status::Ok);
+    assert_eq!(
+        (
+            outcome.iterations,
+            outcome.usage.llm_calls,
+            outcome.trace.retries
+        ),
+        (1, 2, 1)
+    );
+    assert_eq!(mock.requests().len(), 2);
 }
 
 #[tokio::test]

@@ -297,7 +297,7 @@ fn local_server_profiles_shape_the_request_for_their_server() {
                     .trace
                     .schema_transforms
                     .iter()
-                    .any(|t| t.contains("pattern stated in the description"))
+                    .any(|t| t.contains("pattern: ") && t.contains("stated in the description"))
             );
         }
     }
@@ -319,7 +319,7 @@ fn parse_sample(
 
 #[test]
 fn every_openai_chat_sample_parses_into_the_right_outcome() {
-    let text = |path| parse_sample(path, 200).unwrap().text;
+    let text = |path| parse_sample(path, 200).unwrap().delivered.text().to_owned();
     assert_eq!(
         text("samples/openai/chat/structured_output.response.json"),
         "{\"created_at\":\"2026-04-13T14:33:27Z\"}"
@@ -363,7 +363,11 @@ fn every_openai_chat_sample_parses_into_the_right_outcome() {
     ] {
         let error = parse_sample(path, 200).unwrap_err();
         assert_eq!(error.kind, ErrorKind::InvalidResponse, "{path}");
-        assert!(error.message.contains("tool call"), "{path}");
+        assert!(
+            error.message.contains("called a tool"),
+            "{path}: {}",
+            error.message
+        );
     }
     let usage = parse_sample("samples/openai/chat/simple.response.json", 200)
         .unwrap()
@@ -555,7 +559,7 @@ fn settings_errors_say_what_to_set() {
                 failing: true,
                 ..MapConfig::default()
             },
-            "structure_max_output_tokens",
+            "structure_delivery",
             "config store is down",
         ),
     ];

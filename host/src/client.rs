@@ -161,8 +161,11 @@ pub fn error_json(error: &Error) -> Value {
         }
         ErrorKind::Transport => json!({ "kind": "transport" }),
         ErrorKind::Refusal => json!({ "kind": "refusal" }),
+        ErrorKind::Blocked(reason) => json!({ "kind": "blocked", "reason": reason }),
         ErrorKind::Truncated => json!({ "kind": "truncated" }),
         ErrorKind::InvalidResponse => json!({ "kind": "invalid-response" }),
+        ErrorKind::StructuredOutputFailed => json!({ "kind": "structured-output-failed" }),
+        ErrorKind::BudgetExhausted => json!({ "kind": "budget-exhausted" }),
         ErrorKind::Unsupported => json!({ "kind": "unsupported" }),
     };
     body["message"] = json!(error.message);

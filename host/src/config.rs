@@ -8,7 +8,14 @@ use crate::bindings::wasi::config::store as wit;
 use crate::state::HostState;
 
 /// Environment variables read besides every `STRUCTURE_*` one: the provider SDKs' own names.
-const PROVIDER_VARIABLES: &[&str] = &["OPENAI_API_KEY", "OPENAI_BASE_URL"];
+const PROVIDER_VARIABLES: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GEMINI_BASE_URL",
+];
 
 /// Config values by key.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -29,7 +36,8 @@ impl Settings {
     }
 
     /// Every `STRUCTURE_*` variable and the provider SDKs' variables (`OPENAI_API_KEY`,
-    /// `OPENAI_BASE_URL`), each under its lower-cased name.
+    /// `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `GEMINI_API_KEY`,
+    /// `GEMINI_BASE_URL`), each under its lower-cased name.
     pub fn from_env() -> Self {
         Self::from_vars(std::env::vars())
     }

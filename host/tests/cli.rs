@@ -195,10 +195,10 @@ fn other_errors_exit_1_and_print_the_typed_error() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_json(&output)["error"]["kind"], "unsupported");
 
-    mock.push(Reply::error(429, "rate_limit_exceeded", "slow down"));
+    mock.push(Reply::error(401, "invalid_api_key", "bad key"));
     let output = structure(Some(&mock), &["run", "--schema", "contact", "x"], None);
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stdout_json(&output)["error"]["status"], 429);
+    assert_eq!(stdout_json(&output)["error"]["status"], 401);
 }
 
 #[test]

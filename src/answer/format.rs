@@ -8,21 +8,20 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::provider::strict_schema;
+use crate::provider::subset::{Subset, to_subset};
 
 /// The envelope's single property.
 pub const ANSWER_KEY: &str = "answer";
 /// The property of the need branch (spec §4.2).
 pub const NEED_KEY: &str = "_need";
 
-/// What a provider profile needs done to the schema it is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FormatOptions {
-    /// Rewrite into OpenAI's strict subset ([`strict_schema`]).
-    pub strict_subset: bool,
-    /// Leave `pattern` out of the sent schema (for servers whose grammar conversion fails on
-    /// regular expressions), stating it in the description instead.
-    pub drop_patterns: bool,
+/// The schema language of [`AnswerFormat::schema`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaDialect {
+    /// JSON Schema (the envelope `{"answer": anyOf[target, need]}`).
+    JsonSchema,
+    /// Gemini's OpenAPI subset (the envelope `{"answer": target?, "_need": string?}`).
+    OpenApi,
 }
 
 /// The schema a provider is sent, and what decoding an answer needs to know about it.
@@ -32,30 +31,21 @@ pub struct AnswerFormat {
     pub schema: Value,
     /// A name for the schema, as strict mode wants one: `^[a-zA-Z0-9_-]{1,64}$`.
     pub name: String,
-    /// Whether answers come through [`strict_schema::to_strict`] and need decoding back.
-    pub strict_subset: bool,
+    /// Whether free-form values travel encoded (see [`Subset::encode_free_form`]) and answers
+    /// need decoding back.
+    pub encoded: bool,
     /// How the sent schema differs from the target, for the trace.
     pub transforms: Vec<String>,
+    pub dialect: SchemaDialect,
 }
 
 impl AnswerFormat {
-    pub fn build(target: &Value, options: FormatOptions) -> Self {
+    pub fn build(target: &Value, subset: &Subset) -> Self {
         let mut transforms = Vec::new();
-        let Hoisted { mut body, mut defs } = hoist(target);
-        if options.strict_subset {
-            body = strict_schema::to_strict(&body, "", &mut transforms);
-            for (name, schema) in defs.iter_mut() {
-                *schema =
-                    strict_schema::to_strict(schema, &format!("/$defs/{name}"), &mut transforms);
-            }
-        } else {
-            strip_annotations(&mut body);
-        }
-        if options.drop_patterns {
-            move_patterns(&mut body, "", &mut transforms);
-            for (name, schema) in defs.iter_mut() {
-                move_patterns(schema, &format!("/$defs/{name}"), &mut transforms);
-            }
+        let Hoisted { body, mut defs } = hoist(target);
+        let body = to_subset(&body, subset, "", &mut transforms);
+        for (name, schema) in defs.iter_mut() {
+            *schema = to_subset(schema, subset, &format!("/$defs/{name}"), &mut transforms);
         }
         let need = json!({
             "type": "object",
@@ -80,8 +70,9 @@ impl AnswerFormat {
         Self {
             schema,
             name: schema_name(target),
-            strict_subset: options.strict_subset,
+            encoded: subset.encode_free_form,
             transforms,
+            dialect: SchemaDialect::JsonSchema,
         }
     }
 }
@@ -191,45 +182,6 @@ fn rewrite_refs(node: &mut Value, rewrite: &mut impl FnMut(&str) -> String) {
         Value::Array(items) => items
             .iter_mut()
             .for_each(|item| rewrite_refs(item, rewrite)),
-        _ => {}
-    }
-}
-
-/// Drops what only matters to the schema's author (`$schema`, `$id`, `$comment`, `x-*`).
-fn strip_annotations(node: &mut Value) {
-    if let Value::Object(map) = node {
-        map.retain(|key, _| {
-            !matches!(key.as_str(), "$schema" | "$id" | "$comment") && !key.starts_with("x-")
-        });
-    }
-}
-
-fn move_patterns(node: &mut Value, at: &str, transforms: &mut Vec<String>) {
-    match node {
-        Value::Object(map) => {
-            if let Some(Value::String(pattern)) = map.remove("pattern") {
-                transforms.push(format!(
-                    "{}: pattern stated in the description, checked locally",
-                    if at.is_empty() { "/" } else { at }
-                ));
-                let note = format!("Must match the regular expression {pattern}.");
-                let description = match map.get("description").and_then(Value::as_str) {
-                    Some(text) => format!("{text}\n{note}"),
-                    None => note,
-                };
-                map.insert("description".into(), Value::String(description));
-            }
-            for (key, child) in map.iter_mut() {
-                if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
-                    move_patterns(child, &format!("{at}/{key}"), transforms);
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter_mut().enumerate() {
-                move_patterns(item, &format!("{at}/{index}"), transforms);
-            }
-        }
         _ => {}
     }
 }

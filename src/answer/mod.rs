@@ -6,7 +6,7 @@ pub mod lenient;
 
 use serde_json::Value;
 
-use crate::provider::strict_schema;
+use crate::provider::subset;
 use format::{ANSWER_KEY, AnswerFormat, NEED_KEY};
 
 /// What one answer says.
@@ -34,7 +34,19 @@ pub fn decode(
     };
     repairs.extend(parsed.repairs);
     let answer = match parsed.value {
-        Value::Object(mut envelope) if envelope.len() == 1 && envelope.contains_key(ANSWER_KEY) => {
+        // `{"answer": …}`, and `{"answer": …, "_need": …}` where the provider cannot express a
+        // union of objects (Gemini's OpenAPI subset).
+        Value::Object(mut envelope)
+            if envelope.contains_key(ANSWER_KEY)
+                && envelope
+                    .keys()
+                    .all(|key| key == ANSWER_KEY || key == NEED_KEY) =>
+        {
+            if let Some(Value::String(need)) = envelope.remove(NEED_KEY)
+                && !need.trim().is_empty()
+            {
+                return Decoded::Need(need.trim().to_owned());
+            }
             envelope.remove(ANSWER_KEY).unwrap_or(Value::Null)
         }
         bare => {
@@ -48,7 +60,7 @@ pub fn decode(
         Ok(need) => return Decoded::Need(need),
         Err(answer) => answer,
     };
-    Decoded::Candidate(strict_schema::restore(target, answer, format.strict_subset))
+    Decoded::Candidate(subset::restore(target, answer, format.encoded))
 }
 
 /// `Ok(need)` when the answer takes the need path. A non-empty `_need` wins over anything next to

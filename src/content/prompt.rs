@@ -4,35 +4,56 @@
 use serde_json::Value;
 
 use crate::answer::format::{ANSWER_KEY, NEED_KEY};
+use crate::provider::{ANSWER_TOOL, Delivery, SystemPrompt};
 
 /// The system prompt for one call. `schema` is given when the prompt must carry it.
-pub fn system_prompt(now_unix_millis: u64, schema: Option<&Value>, manual: Option<&str>) -> String {
-    let mut prompt = format!(
+pub fn system_prompt(
+    now_unix_millis: u64,
+    delivery: Delivery,
+    schema: Option<&Value>,
+    manual: Option<&str>,
+) -> SystemPrompt {
+    let answer = match delivery {
+        Delivery::Tool => format!(
+            "Deliver your answer by calling the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": <the object>}}"
+        ),
+        Delivery::Native | Delivery::Prompt => {
+            format!("Answer with {{\"{ANSWER_KEY}\": <the object>}}")
+        }
+    };
+    let mut stable = format!(
         "You turn the user's text into one JSON object that conforms to a JSON Schema.\n\
          \n\
          Rules:\n\
-         - Answer with {{\"{ANSWER_KEY}\": <the object>}}.\n\
+         - {answer}.\n\
          - Use only information the text states or directly implies. Never invent a value.\n\
          - Leave out optional fields the text does not mention (write null for them when the \
            schema requires the key).\n\
          - If, and only if, the text lacks a value that a required field needs, answer with \
            {{\"{ANSWER_KEY}\": {{\"{NEED_KEY}\": \"<short description of what is missing>\"}}}} \
            and nothing else. Do not invent values to satisfy the schema.\n\
-         - The current date and time is {} (UTC); resolve relative dates such as \"today\" or \
-           \"yesterday at 3 pm\" against it.\n",
-        rfc3339(now_unix_millis)
+         - Resolve relative dates such as \"today\" or \"yesterday at 3 pm\" against the current \
+           date and time given below.\n"
     );
     if let Some(schema) = schema {
-        prompt.push_str("- Answer with the JSON only: no prose, no code fences.\n\nThe JSON Schema of the object:\n");
-        prompt.push_str(&schema.to_string());
-        prompt.push('\n');
+        stable.push_str("- Answer with the JSON only: no prose, no code fences.\n\nThe JSON Schema of the object:\n");
+        stable.push_str(&schema.to_string());
+        stable.push('\n');
     }
-    if let Some(manual) = manual.map(str::trim).filter(|manual| !manual.is_empty()) {
-        prompt.push_str("\nNotes on this schema:\n");
-        prompt.push_str(manual);
-        prompt.push('\n');
+    let manual = manual.map(str::trim).filter(|manual| !manual.is_empty());
+    if let Some(manual) = manual {
+        stable.push_str("\nNotes on this schema:\n");
+        stable.push_str(manual);
+        stable.push('\n');
     }
-    prompt
+    SystemPrompt {
+        stable,
+        volatile: format!(
+            "The current date and time is {} (UTC).",
+            rfc3339(now_unix_millis)
+        ),
+        cacheable: manual.is_some(),
+    }
 }
 
 /// `2026-05-06T14:30:00Z`, from milliseconds since the Unix epoch.
@@ -85,9 +106,16 @@ mod tests {
         let schema = serde_json::json!({"type": "object"});
         let prompt = system_prompt(
             1_778_077_800_000,
+            Delivery::Native,
             Some(&schema),
             Some("# manual\nuse snake_case"),
         );
+        assert!(prompt.cacheable);
+        assert!(
+            !prompt.stable.contains("2026"),
+            "the time stays out of the cacheable part"
+        );
+        let prompt = prompt.text();
         assert!(
             prompt
                 .contains("{\"answer\": {\"_need\": \"<short description of what is missing>\"}}")
@@ -95,8 +123,15 @@ mod tests {
         assert!(prompt.contains("2026-05-06T14:30:00Z"));
         assert!(prompt.contains("{\"type\":\"object\"}"));
         assert!(prompt.contains("use snake_case"));
-        let bare = system_prompt(0, None, None);
+        let bare = system_prompt(0, Delivery::Native, None, None);
+        assert!(!bare.cacheable);
+        let bare = bare.text();
         assert!(!bare.contains("JSON Schema of the object"));
         assert!(!bare.contains("Notes on this schema"));
+        let tool = system_prompt(0, Delivery::Tool, None, None).text();
+        assert!(
+            tool.contains("calling the tool __structured_output__ with {\"answer\": <the object>}"),
+            "{tool}"
+        );
     }
 }

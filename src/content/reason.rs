@@ -1,6 +1,7 @@
 //! The reason message fed back after a rejected answer (spec §4.1).
 
-use crate::answer::format::NEED_KEY;
+use crate::answer::format::{ANSWER_KEY, NEED_KEY};
+use crate::provider::ANSWER_TOOL;
 use crate::schema::violation::Violation;
 
 /// The user turn that tells the model what to fix.
@@ -28,4 +29,12 @@ pub fn unreadable(reason: &str) -> Violation {
         ),
         actual: None,
     }
+}
+
+/// The feedback after a plain-text answer in tool mode.
+pub fn tool_reminder() -> String {
+    format!(
+        "You answered in plain text. Call the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": <the object>}} \
+         (or {{\"{ANSWER_KEY}\": {{\"{NEED_KEY}\": \"...\"}}}} if the text lacks a required value), and nothing else."
+    )
 }

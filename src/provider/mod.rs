@@ -1,40 +1,107 @@
-//! LLM providers: each turns a conversation into an HTTP request in its own wire format and its
+//! LLM providers: each turns a conversation into an HTTP request in its own wire format and an
 //! HTTP response into a completion or a typed error. The content stage sees only [`Provider`].
 //!
 //! - [`openai_chat`]: OpenAI Chat Completions and the servers that speak it, shaped per
 //!   [`profile`] (OpenAI itself, Ollama, llama.cpp, vLLM, any other compatible server);
-//! - [`strict_schema`]: OpenAI's strict structured-output subset and the way back.
+//! - [`openai_responses`]: OpenAI's Responses API;
+//! - [`anthropic`]: the Anthropic Messages API;
+//! - [`gemini`]: Gemini `generateContent`;
+//! - [`subset`]: the JSON Schema subset each provider accepts, and the way back;
+//! - [`delivery`]: native, tool and prompt modes; [`retry`]: waiting out rate limits.
 
+pub mod anthropic;
+pub mod delivery;
+pub mod gemini;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod profile;
-pub mod strict_schema;
+pub mod retry;
+pub mod subset;
+pub mod wire;
+
+use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::answer::format::AnswerFormat;
 use crate::error::StructureError;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::settings::Settings;
-use serde_json::Value;
+use crate::settings::{Settings, keys};
+pub use delivery::{ANSWER_TOOL, Delivery};
 
-/// Who speaks a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
+/// What the model answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivered {
+    /// Plain text (native and prompt modes, or a model ignoring the tool).
+    Text(String),
+    /// A call of the answer tool: the provider's call id and the arguments as JSON text.
+    ToolCall { id: String, arguments: String },
 }
 
-/// The short-lived conversation of one `structure` call (spec §4.1): the system prompt, the
-/// input, and for each failed iteration the model's answer and the reason it was rejected.
+impl Delivered {
+    /// The JSON text the answer is read from.
+    pub fn text(&self) -> &str {
+        match self {
+            Delivered::Text(text) => text,
+            Delivered::ToolCall { arguments, .. } => arguments,
+        }
+    }
+}
+
+/// One turn of the short-lived conversation of a `structure` call (spec §4.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// The input text.
+    User(String),
+    /// A previous answer, kept so the model sees what it wrote.
+    Model(Delivered),
+    /// Why the previous answer was rejected (or a reminder to call the tool). After a tool
+    /// call it is sent as that call's result, otherwise as a user message.
+    Feedback(String),
+}
+
+/// The system prompt in two parts: what stays the same across calls with the same schema (the
+/// rules, the schema, the manual: worth a provider's prompt cache), and what changes (the time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub stable: String,
+    pub volatile: String,
+    /// Whether the stable part is worth caching (it holds a manual).
+    pub cacheable: bool,
+}
+
+impl SystemPrompt {
+    /// Both parts as one text.
+    pub fn text(&self) -> String {
+        format!("{}\n{}", self.stable, self.volatile)
+    }
+}
+
+/// The system prompt and the turns so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conversation {
-    pub system: String,
-    pub turns: Vec<(Role, String)>,
+    pub system: SystemPrompt,
+    pub turns: Vec<Turn>,
 }
 
-/// A model's answer text and what it cost.
+impl Conversation {
+    /// The tool call a feedback turn at `index` answers, if the turn before it was one.
+    pub fn answered_call(&self, index: usize) -> Option<&str> {
+        match index
+            .checked_sub(1)
+            .and_then(|previous| self.turns.get(previous))
+        {
+            Some(Turn::Model(Delivered::ToolCall { id, .. })) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// A model's answer and what it cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
-    pub text: String,
+    pub delivered: Delivered,
     pub usage: Usage,
 }
 
@@ -44,14 +111,22 @@ pub trait Provider {
     fn model(&self) -> &str;
     /// The profile the requests are shaped for.
     fn profile_name(&self) -> &'static str;
-    /// The answer format for `target`, in the form this provider accepts.
+    /// The delivery mode chosen for this call.
+    fn delivery(&self) -> Delivery;
+    /// The answer format for `target`, in the schema subset this provider accepts.
     fn answer_format(&self, target: &Value) -> AnswerFormat;
-    /// Whether the system prompt must carry the schema (the provider may not show or enforce it).
+    /// Whether the system prompt must carry the schema (the provider may not show it to the
+    /// model or enforce it).
     fn schema_in_prompt(&self) -> bool;
     /// The HTTP request asking for the next answer.
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest;
     /// The completion in `response`, or the typed error it stands for (with the tokens it cost).
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError>;
+    /// How long the provider asks to wait before trying `response`'s request again, when its
+    /// body says so (headers are read by [`retry`] for every provider).
+    fn retry_hint(&self, _response: &HttpResponse) -> Option<Duration> {
+        None
+    }
 }
 
 /// A model written as `provider/model`: `openai/gpt-4.1-mini`, `vllm/meta-llama/Llama-3.1-8B`.
@@ -69,10 +144,11 @@ impl ModelRef {
                 name: name.to_owned(),
             }),
             _ => Err(StructureError::configuration(
-                crate::settings::keys::MODEL,
+                keys::MODEL,
                 format!(
-                    "model {text:?} must be written provider/model, e.g. openai/gpt-4.1-mini or \
-                     ollama/llama3.2 (set STRUCTURE_MODEL / structure_model)"
+                    "model {text:?} must be written provider/model, e.g. openai/gpt-4.1-mini, \
+                     anthropic/claude-sonnet-4-5, google/gemini-2.5-flash or ollama/llama3.2 \
+                     (set STRUCTURE_MODEL / structure_model)"
                 ),
             )),
         }
@@ -82,5 +158,12 @@ impl ModelRef {
 /// The provider the settings select.
 pub fn connect(settings: &Settings) -> Result<Box<dyn Provider>, StructureError> {
     let model = ModelRef::parse(&settings.model)?;
-    Ok(Box::new(openai_chat::OpenAiChat::new(settings, model)?))
+    match model.provider.as_str() {
+        "anthropic" => Ok(Box::new(anthropic::Anthropic::new(settings, model)?)),
+        "google" | "gemini" => Ok(Box::new(gemini::Gemini::new(settings, model)?)),
+        "openai" if settings.openai_api == "responses" => Ok(Box::new(
+            openai_responses::OpenAiResponses::new(settings, model)?,
+        )),
+        _ => Ok(Box::new(openai_chat::OpenAiChat::new(settings, model)?)),
+    }
 }

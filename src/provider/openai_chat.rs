@@ -1,5 +1,9 @@
 //! OpenAI Chat Completions (`POST {base}/chat/completions`), the wire format of OpenAI and of
 //! most local and hosted OpenAI-compatible servers.
+//!
+//! Native mode sends `response_format` (`json_schema` with `strict: true`, or llama.cpp's
+//! `json_object` with a `schema`); tool mode sends the answer tool as a strict function and
+//! forces it with `tool_choice`; prompt mode sends neither.
 
 use std::time::Duration;
 
@@ -9,12 +13,13 @@ use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
 use crate::provider::profile::Profile;
-use crate::provider::{Completion, Conversation, ModelRef, Provider, Role};
+use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::settings::{Secret, Settings, keys};
 
-/// Provider messages longer than this are cut in errors.
-const SHOWN_MESSAGE_CHARS: usize = 500;
+const KEY_SETTING: &str = "OPENAI_API_KEY / openai_api_key";
+const BASE_URL_SETTING: &str = "OPENAI_BASE_URL";
 
 pub struct OpenAiChat {
     /// `provider/model` as configured.
@@ -22,6 +27,7 @@ pub struct OpenAiChat {
     /// The model name the server knows.
     model_name: String,
     profile: Profile,
+    delivery: Delivery,
     base_url: String,
     api_key: Option<Secret>,
     max_output_tokens: u32,
@@ -35,21 +41,12 @@ impl OpenAiChat {
             settings.openai_base_url.as_deref(),
             settings.provider_profile.as_deref(),
         )?;
-        let base_url = settings
-            .openai_base_url
-            .as_deref()
-            .unwrap_or(profile.default_base_url())
-            .trim_end_matches('/')
-            .to_owned();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(StructureError::configuration(
-                keys::OPENAI_BASE_URL,
-                format!(
-                    "base URL {base_url:?} must start with http:// or https://, e.g. \
-                     http://localhost:11434/v1 (set OPENAI_BASE_URL / openai_base_url)"
-                ),
-            ));
-        }
+        let base_url = wire::base_url(
+            settings.openai_base_url.as_deref(),
+            profile.default_base_url(),
+            keys::OPENAI_BASE_URL,
+            BASE_URL_SETTING,
+        )?;
         if profile.requires_api_key() && settings.openai_api_key.is_none() {
             return Err(StructureError::configuration(
                 keys::OPENAI_API_KEY,
@@ -57,10 +54,18 @@ impl OpenAiChat {
                  (openai_base_url) at an OpenAI-compatible server",
             ));
         }
+        let label = format!("{}/{}", model.provider, model.name);
+        let delivery = delivery::select(
+            settings.delivery,
+            profile.capabilities(),
+            settings.require_provider_strict_output,
+            &label,
+        )?;
         Ok(Self {
-            model: format!("{}/{}", model.provider, model.name),
+            model: label,
             model_name: model.name,
             profile,
+            delivery,
             base_url,
             api_key: settings.openai_api_key.clone(),
             max_output_tokens: settings.max_output_tokens,
@@ -75,24 +80,30 @@ impl OpenAiChat {
         }
     }
 
-    fn provider_error(&self, response: &HttpResponse) -> StructureError {
-        let status = response.status;
-        let (message, code) = error_message(&response.body);
-        let hint = match status {
-            401 | 403 => " (check OPENAI_API_KEY / openai_api_key)",
-            404 => " (check the model in STRUCTURE_MODEL and the base URL in OPENAI_BASE_URL)",
-            429 => " (rate limited or out of quota: retry later)",
-            _ => "",
-        };
-        let retryable = matches!(status, 408 | 409 | 429) || status >= 500;
-        StructureError::new(
-            ErrorKind::Provider {
-                status,
-                retryable,
-                code,
-            },
-            format!("{} answered {status}: {message}{hint}", self.server()),
-        )
+    fn messages(&self, conversation: &Conversation) -> Vec<Value> {
+        let mut messages = vec![json!({ "role": "system", "content": conversation.system.text() })];
+        for (index, turn) in conversation.turns.iter().enumerate() {
+            messages.push(match turn {
+                Turn::User(text) => json!({ "role": "user", "content": text }),
+                Turn::Model(Delivered::Text(text)) => {
+                    json!({ "role": "assistant", "content": text })
+                }
+                Turn::Model(Delivered::ToolCall { id, arguments }) => json!({
+                    "role": "assistant",
+                    "content": null,
+                    "tool_calls": [{
+                        "id": id,
+                        "type": "function",
+                        "function": { "name": ANSWER_TOOL, "arguments": arguments },
+                    }],
+                }),
+                Turn::Feedback(text) => match conversation.answered_call(index) {
+                    Some(id) => json!({ "role": "tool", "tool_call_id": id, "content": text }),
+                    None => json!({ "role": "user", "content": text }),
+                },
+            });
+        }
+        messages
     }
 }
 
@@ -105,30 +116,50 @@ impl Provider for OpenAiChat {
         self.profile.name()
     }
 
+    fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
     fn answer_format(&self, target: &Value) -> AnswerFormat {
-        AnswerFormat::build(target, self.profile.format_options())
+        AnswerFormat::build(target, self.profile.subset(self.delivery))
     }
 
     fn schema_in_prompt(&self) -> bool {
-        self.profile.schema_in_prompt()
+        self.delivery == Delivery::Prompt || self.profile.schema_in_prompt()
     }
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
-        let mut messages = vec![json!({ "role": "system", "content": conversation.system })];
-        messages.extend(conversation.turns.iter().map(|(role, content)| {
-            let role = match role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({ "role": role, "content": content })
-        }));
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model_name));
-        body.insert("messages".into(), Value::Array(messages));
-        body.insert(
-            "response_format".into(),
-            self.profile.response_format(format),
-        );
+        body.insert("messages".into(), Value::Array(self.messages(conversation)));
+        match self.delivery {
+            Delivery::Native => {
+                body.insert(
+                    "response_format".into(),
+                    self.profile.response_format(format),
+                );
+            }
+            Delivery::Tool => {
+                body.insert(
+                    "tools".into(),
+                    json!([{
+                        "type": "function",
+                        "function": {
+                            "name": ANSWER_TOOL,
+                            "description": "Deliver the answer: the structured object, or what the text lacks.",
+                            "parameters": format.schema,
+                            "strict": true,
+                        },
+                    }]),
+                );
+                body.insert(
+                    "tool_choice".into(),
+                    json!({ "type": "function", "function": { "name": ANSWER_TOOL } }),
+                );
+                body.insert("parallel_tool_calls".into(), json!(false));
+            }
+            Delivery::Prompt => {}
+        }
         body.insert(
             self.profile.token_limit_field().into(),
             json!(self.max_output_tokens),
@@ -154,19 +185,18 @@ impl Provider for OpenAiChat {
 
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
         if !(200..300).contains(&response.status) {
-            return Err(self.provider_error(response));
+            return Err(wire::http_error(
+                &self.server(),
+                response,
+                KEY_SETTING,
+                BASE_URL_SETTING,
+            ));
         }
-        let body: Value = serde_json::from_slice(&response.body).map_err(|error| {
-            StructureError::invalid_response(format!(
-                "{} answered with a body that is not JSON ({error}): {}",
-                self.server(),
-                preview(&response.body)
-            ))
-        })?;
+        let body = wire::json_body(&self.server(), response)?;
         let usage = usage(&body);
         let with_usage = |error: StructureError| error.with_usage(usage);
         let Some(choice) = body.get("choices").and_then(|choices| choices.get(0)) else {
-            let (message, _) = error_message(&response.body);
+            let (message, _) = wire::error_message(&response.body);
             return Err(with_usage(StructureError::invalid_response(format!(
                 "{} answered without a choice: {message}",
                 self.server()
@@ -180,20 +210,11 @@ impl Provider for OpenAiChat {
         {
             return Err(with_usage(StructureError::new(
                 ErrorKind::Refusal,
-                format!("the model refused to answer: {}", cut(refusal)),
+                format!("the model refused to answer: {}", wire::cut(refusal)),
             )));
         }
         match choice.get("finish_reason").and_then(Value::as_str) {
-            Some("length") => {
-                return Err(with_usage(StructureError::new(
-                    ErrorKind::Truncated,
-                    format!(
-                        "the answer was cut off at the output limit of {} tokens; raise \
-                         STRUCTURE_MAX_OUTPUT_TOKENS (structure_max_output_tokens) or ask for less",
-                        self.max_output_tokens
-                    ),
-                )));
-            }
+            Some("length") => return Err(with_usage(truncated(self.max_output_tokens))),
             Some("content_filter") => {
                 return Err(with_usage(StructureError::new(
                     ErrorKind::Refusal,
@@ -202,22 +223,74 @@ impl Provider for OpenAiChat {
             }
             _ => {}
         }
+        if let Some(call) = message.get("tool_calls").and_then(|calls| calls.get(0)) {
+            let name = call
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let arguments = call.pointer("/function/arguments").and_then(Value::as_str);
+            return match arguments {
+                Some(arguments) if name == ANSWER_TOOL => Ok(Completion {
+                    delivered: Delivered::ToolCall {
+                        id: call
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("call_0")
+                            .to_owned(),
+                        arguments: arguments.to_owned(),
+                    },
+                    usage,
+                }),
+                _ => Err(with_usage(StructureError::invalid_response(format!(
+                    "the model called a tool ({name:?}) instead of giving the JSON answer"
+                )))),
+            };
+        }
         match message.get("content").and_then(Value::as_str) {
             Some(text) => Ok(Completion {
-                text: text.to_owned(),
+                delivered: Delivered::Text(text.to_owned()),
                 usage,
             }),
-            None if message.get("tool_calls").is_some() => {
-                Err(with_usage(StructureError::invalid_response(
-                    "the model answered with a tool call instead of the JSON answer",
-                )))
-            }
             None => Err(with_usage(StructureError::invalid_response(format!(
                 "{} answered without message content",
                 self.server()
             )))),
         }
     }
+
+    fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
+        openai_retry_hint(response)
+    }
+}
+
+/// OpenAI writes how long to wait into rate-limit messages ("Please try again in 1.92s") and
+/// into `x-ratelimit-reset-requests` / `-tokens` headers ("6m0s", "20ms").
+pub fn openai_retry_hint(response: &HttpResponse) -> Option<Duration> {
+    let (message, _) = wire::error_message(&response.body);
+    if let Some(rest) = message.split("try again in ").nth(1) {
+        let token = rest
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(['.', ',']);
+        if let Some(wait) = retry::parse_duration_text(token) {
+            return Some(wait);
+        }
+    }
+    ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"]
+        .iter()
+        .filter_map(|name| response.header(name).and_then(retry::parse_duration_text))
+        .max()
+}
+
+pub fn truncated(max_output_tokens: u32) -> StructureError {
+    StructureError::new(
+        ErrorKind::Truncated,
+        format!(
+            "the answer was cut off at the output limit of {max_output_tokens} tokens; raise \
+             STRUCTURE_MAX_OUTPUT_TOKENS (structure_max_output_tokens) or ask for less"
+        ),
+    )
 }
 
 fn usage(body: &Value) -> Usage {
@@ -228,42 +301,4 @@ fn usage(body: &Value) -> Usage {
         completion_tokens: count("/usage/completion_tokens"),
         cached_prompt_tokens: count("/usage/prompt_tokens_details/cached_tokens"),
     }
-}
-
-/// The provider's own error message and code from an error body (`{"error": {"message", "code",
-/// "type"}}`, or `{"error": "..."}` as Ollama writes it), else the body itself.
-fn error_message(body: &[u8]) -> (String, Option<String>) {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return (preview(body), None);
-    };
-    match value.get("error") {
-        Some(Value::Object(error)) => {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| preview(body), cut);
-            let code = ["code", "type"]
-                .iter()
-                .find_map(|key| error.get(*key).and_then(Value::as_str))
-                .map(str::to_owned);
-            (message, code)
-        }
-        Some(Value::String(message)) => (cut(message), None),
-        _ => (preview(body), None),
-    }
-}
-
-fn preview(body: &[u8]) -> String {
-    if body.is_empty() {
-        return "(empty body)".to_owned();
-    }
-    cut(&String::from_utf8_lossy(body))
-}
-
-fn cut(text: &str) -> String {
-    if text.chars().count() <= SHOWN_MESSAGE_CHARS {
-        return text.to_owned();
-    }
-    let cut: String = text.chars().take(SHOWN_MESSAGE_CHARS).collect();
-    format!("{cut}…")
 }

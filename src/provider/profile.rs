@@ -4,9 +4,11 @@
 
 use serde_json::{Value, json};
 
-use crate::answer::format::{AnswerFormat, FormatOptions};
+use crate::answer::format::AnswerFormat;
 use crate::error::StructureError;
 use crate::provider::ModelRef;
+use crate::provider::delivery::{Capabilities, Delivery};
+use crate::provider::subset::{FULL, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, Subset};
 use crate::settings::keys;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,15 +102,31 @@ impl Profile {
         self == Profile::OpenAi
     }
 
-    pub fn format_options(self) -> FormatOptions {
-        FormatOptions {
-            strict_subset: matches!(self, Profile::OpenAi | Profile::OpenAiCompatible),
-            drop_patterns: matches!(self, Profile::Ollama | Profile::LlamaCpp),
+    /// What the server enforces: strict `json_schema` everywhere; forced, schema-constrained
+    /// function calls on OpenAI and vLLM (Ollama and llama.cpp cannot force a tool call).
+    pub fn capabilities(self) -> Capabilities {
+        Capabilities {
+            native: true,
+            tool: matches!(
+                self,
+                Profile::OpenAi | Profile::OpenAiCompatible | Profile::Vllm
+            ),
+        }
+    }
+
+    /// The schema subset the server takes in `delivery`.
+    pub fn subset(self, delivery: Delivery) -> &'static Subset {
+        match (self, delivery) {
+            (_, Delivery::Prompt) => &FULL,
+            (Profile::OpenAi | Profile::OpenAiCompatible, _) => &OPENAI_STRICT,
+            (Profile::Ollama | Profile::LlamaCpp, _) => &GRAMMAR_WITHOUT_PATTERNS,
+            (Profile::Vllm, _) => &FULL,
         }
     }
 
     /// Servers that only constrain the grammar never show the schema's descriptions to the
     /// model, and some ignore `response_format` altogether: the prompt carries the schema.
+    /// OpenAI shows the model the schema it enforces.
     pub fn schema_in_prompt(self) -> bool {
         self != Profile::OpenAi
     }

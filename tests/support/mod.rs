@@ -33,6 +33,12 @@ impl ScriptedTransport {
             .push_front(Err(TransportError::new(message)));
     }
 
+    pub fn fail_next_retryable(&self, message: &str) {
+        self.replies
+            .borrow_mut()
+            .push_front(Err(TransportError::retryable(message)));
+    }
+
     /// The JSON body of request `index`.
     pub fn body(&self, index: usize) -> Value {
         serde_json::from_slice(&self.requests.borrow()[index].body)
@@ -96,23 +102,38 @@ impl Config for MapConfig {
     }
 }
 
-/// 2026-05-06T14:30:00Z.
-pub struct FixedClock;
+/// 2026-05-06T14:30:00Z, and sleeps that only record their length.
+#[derive(Default)]
+pub struct FixedClock {
+    pub slept: RefCell<Vec<std::time::Duration>>,
+}
 
 impl Clock for FixedClock {
     fn now_unix_millis(&self) -> u64 {
         1_778_077_800_000
     }
+
+    fn sleep(&self, duration: std::time::Duration) {
+        self.slept.borrow_mut().push(duration);
+    }
 }
 
 pub fn ports<'a>(transport: &'a ScriptedTransport, config: &'a MapConfig) -> Ports<'a> {
+    ports_with_clock(transport, config, Box::leak(Box::default()))
+}
+
+pub fn ports_with_clock<'a>(
+    transport: &'a ScriptedTransport,
+    config: &'a MapConfig,
+    clock: &'a FixedClock,
+) -> Ports<'a> {
     static KEY_VALUE: std::sync::LazyLock<MemoryKeyValue> =
         std::sync::LazyLock::new(MemoryKeyValue::default);
     Ports {
         transport,
         config,
         key_value: &*KEY_VALUE,
-        clock: &FixedClock,
+        clock,
     }
 }
 

@@ -1,0 +1,343 @@
+//! The Anthropic Messages API (`POST {base}/v1/messages`).
+//!
+//! Native mode sends `output_config.format` (structured outputs, GA) on the models that have it;
+//! tool mode sends the answer tool (strict where the model supports it) and forces it with
+//! `tool_choice`, and the `tool_use` input is the answer. The stable part of the system prompt
+//! (rules, schema, manual) carries `cache_control` when it holds a manual, so a long manual is
+//! read from Anthropic's prompt cache instead of being paid for on every call.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::answer::format::AnswerFormat;
+use crate::error::{ErrorKind, StructureError};
+use crate::outcome::Usage;
+use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
+use crate::provider::openai_chat::truncated;
+use crate::provider::subset::{ANTHROPIC, FULL};
+use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
+use crate::settings::{Secret, Settings, keys};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The API version header; the only one the Messages API has.
+pub const API_VERSION: &str = "2023-06-01";
+const KEY_SETTING: &str = "ANTHROPIC_API_KEY / anthropic_api_key";
+const BASE_URL_SETTING: &str = "ANTHROPIC_BASE_URL";
+
+pub struct Anthropic {
+    model: String,
+    model_name: String,
+    delivery: Delivery,
+    /// The model has structured outputs (and strict tools).
+    structured_outputs: bool,
+    base_url: String,
+    api_key: Secret,
+    max_output_tokens: u32,
+    timeout: Duration,
+}
+
+impl Anthropic {
+    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+        let base_url = wire::base_url(
+            settings.anthropic_base_url.as_deref(),
+            DEFAULT_BASE_URL,
+            keys::ANTHROPIC_BASE_URL,
+            BASE_URL_SETTING,
+        )?;
+        // The SDKs' base URL has no version; accept one written with it.
+        let base_url = base_url.strip_suffix("/v1").unwrap_or(&base_url).to_owned();
+        let Some(api_key) = settings.anthropic_api_key.clone() else {
+            return Err(StructureError::configuration(
+                keys::ANTHROPIC_API_KEY,
+                "no Anthropic API key: set ANTHROPIC_API_KEY (anthropic_api_key)",
+            ));
+        };
+        let label = format!("{}/{}", model.provider, model.name);
+        let structured_outputs = has_structured_outputs(&model.name);
+        let delivery = delivery::select(
+            settings.delivery,
+            Capabilities {
+                native: structured_outputs,
+                tool: true,
+            },
+            settings.require_provider_strict_output,
+            &label,
+        )?;
+        Ok(Self {
+            model: label,
+            model_name: model.name,
+            delivery,
+            structured_outputs,
+            base_url,
+            api_key,
+            max_output_tokens: settings.max_output_tokens,
+            timeout: settings.request_timeout,
+        })
+    }
+
+    fn messages(&self, conversation: &Conversation) -> Vec<Value> {
+        let mut messages = Vec::new();
+        for (index, turn) in conversation.turns.iter().enumerate() {
+            messages.push(match turn {
+                Turn::User(text) => json!({ "role": "user", "content": text }),
+                Turn::Model(Delivered::Text(text)) => json!({ "role": "assistant", "content": text }),
+                Turn::Model(Delivered::ToolCall { id, arguments }) => {
+                    let input = serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| json!({}));
+                    json!({
+                        "role": "assistant",
+                        "content": [{ "type": "tool_use", "id": id, "name": ANSWER_TOOL, "input": input }],
+                    })
+                }
+                Turn::Feedback(text) => match conversation.answered_call(index) {
+                    Some(id) => json!({
+                        "role": "user",
+                        "content": [{ "type": "tool_result", "tool_use_id": id, "content": text, "is_error": true }],
+                    }),
+                    None => json!({ "role": "user", "content": text }),
+                },
+            });
+        }
+        messages
+    }
+}
+
+/// Structured outputs and strict tools: Claude 4.5 and later (Opus, Sonnet, Haiku), and the
+/// newer families; not Claude 3, Sonnet 4, Opus 4 or 4.1.
+pub fn has_structured_outputs(model: &str) -> bool {
+    let Some(rest) = model.strip_prefix("claude-") else {
+        return true;
+    };
+    let parts: Vec<&str> = rest.split('-').collect();
+    // `claude-3-5-sonnet-…`, `claude-3-opus-…`: the version comes first.
+    if parts
+        .first()
+        .is_some_and(|part| part.chars().all(|c| c.is_ascii_digit()))
+    {
+        return false;
+    }
+    match (
+        parts.get(1).and_then(|major| major.parse::<u32>().ok()),
+        parts.get(2),
+    ) {
+        (Some(major), _) if major >= 5 => true,
+        (Some(4), Some(minor)) if minor.len() <= 2 => {
+            minor.parse::<u32>().is_ok_and(|minor| minor >= 5)
+        }
+        (Some(_), _) => false,
+        // A family without a version number (e.g. a new name): assume it is current.
+        (None, _) => true,
+    }
+}
+
+impl Provider for Anthropic {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn profile_name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    fn answer_format(&self, target: &Value) -> AnswerFormat {
+        let subset = if self.delivery == Delivery::Prompt {
+            &FULL
+        } else {
+            &ANTHROPIC
+        };
+        AnswerFormat::build(target, subset)
+    }
+
+    fn schema_in_prompt(&self) -> bool {
+        self.delivery == Delivery::Prompt
+    }
+
+    fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
+        let mut stable = json!({ "type": "text", "text": conversation.system.stable });
+        if conversation.system.cacheable {
+            stable["cache_control"] = json!({ "type": "ephemeral" });
+        }
+        let system = json!([stable, { "type": "text", "text": conversation.system.volatile }]);
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model_name));
+        body.insert("max_tokens".into(), json!(self.max_output_tokens));
+        body.insert("system".into(), system);
+        body.insert("messages".into(), Value::Array(self.messages(conversation)));
+        match self.delivery {
+            Delivery::Native => {
+                body.insert(
+                    "output_config".into(),
+                    json!({ "format": { "type": "json_schema", "schema": format.schema } }),
+                );
+            }
+            Delivery::Tool => {
+                let mut tool = json!({
+                    "name": ANSWER_TOOL,
+                    "description": "Deliver the answer: the structured object, or what the text lacks. Call it exactly once.",
+                    "input_schema": format.schema,
+                });
+                if self.structured_outputs {
+                    tool["strict"] = json!(true);
+                }
+                body.insert("tools".into(), json!([tool]));
+                body.insert(
+                    "tool_choice".into(),
+                    json!({ "type": "tool", "name": ANSWER_TOOL, "disable_parallel_tool_use": true }),
+                );
+            }
+            Delivery::Prompt => {}
+        }
+        HttpRequest {
+            method: "POST",
+            url: format!("{}/v1/messages", self.base_url),
+            headers: vec![
+                ("content-type".to_owned(), "application/json".to_owned()),
+                ("x-api-key".to_owned(), self.api_key.expose().to_owned()),
+                ("anthropic-version".to_owned(), API_VERSION.to_owned()),
+            ],
+            body: Value::Object(body).to_string().into_bytes(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
+        if !(200..300).contains(&response.status) {
+            return Err(wire::http_error(
+                "Anthropic",
+                response,
+                KEY_SETTING,
+                BASE_URL_SETTING,
+            ));
+        }
+        let body = wire::json_body("Anthropic", response)?;
+        let usage = usage(&body);
+        let with_usage = |error: StructureError| error.with_usage(usage);
+        let blocks = body
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let text: String = blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect();
+        let stop_reason = body
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match stop_reason.to_ascii_lowercase().as_str() {
+            "refusal" => {
+                let category = body
+                    .pointer("/stop_details/category")
+                    .and_then(Value::as_str);
+                let said = if text.trim().is_empty() {
+                    "no reason given".to_owned()
+                } else {
+                    wire::cut(text.trim())
+                };
+                let category = category
+                    .map(|category| format!(" ({category})"))
+                    .unwrap_or_default();
+                return Err(with_usage(StructureError::new(
+                    ErrorKind::Refusal,
+                    format!("the model refused to answer{category}: {said}"),
+                )));
+            }
+            "max_tokens" | "model_context_window_exceeded" | "stop_sequence" => {
+                return Err(with_usage(truncated(self.max_output_tokens)));
+            }
+            "pause_turn" => {
+                return Err(with_usage(StructureError::invalid_response(
+                    "Anthropic paused the turn (pause_turn), which only server tools cause",
+                )));
+            }
+            _ => {}
+        }
+        let call = blocks.iter().find(|block| {
+            block.get("type").and_then(Value::as_str) == Some("tool_use")
+                && block.get("name").and_then(Value::as_str) == Some(ANSWER_TOOL)
+        });
+        if let Some(call) = call {
+            return Ok(Completion {
+                delivered: Delivered::ToolCall {
+                    id: call
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("toolu_0")
+                        .to_owned(),
+                    arguments: call
+                        .get("input")
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                        .to_string(),
+                },
+                usage,
+            });
+        }
+        if let Some(other) = blocks
+            .iter()
+            .find(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        {
+            let name = other
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return Err(with_usage(StructureError::invalid_response(format!(
+                "the model called a tool ({name:?}) instead of giving the JSON answer"
+            ))));
+        }
+        Ok(Completion {
+            delivered: Delivered::Text(text),
+            usage,
+        })
+    }
+}
+
+/// Anthropic counts cached input apart: the prompt is input + cache writes + cache reads.
+fn usage(body: &Value) -> Usage {
+    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let cached = count("/usage/cache_read_input_tokens");
+    Usage {
+        llm_calls: 0,
+        prompt_tokens: count("/usage/input_tokens")
+            + count("/usage/cache_creation_input_tokens")
+            + cached,
+        completion_tokens: count("/usage/output_tokens"),
+        cached_prompt_tokens: cached,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_structured_outputs;
+
+    #[test]
+    fn structured_outputs_start_with_claude_4_5() {
+        for model in [
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-6",
+            "claude-haiku-4-5-20251001",
+            "claude-opus-5",
+            "claude-sonnet-5-1",
+            "claude-fable-5",
+        ] {
+            assert!(has_structured_outputs(model), "{model}");
+        }
+        for model in [
+            "claude-sonnet-4-20250514",
+            "claude-opus-4-1",
+            "claude-opus-4-0",
+            "claude-3-5-sonnet-20241022",
+            "claude-3-opus-20240229",
+        ] {
+            assert!(!has_structured_outputs(model), "{model}");
+        }
+    }
+}

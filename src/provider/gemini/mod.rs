@@ -1,0 +1,327 @@
+//! Gemini `generateContent` (`POST {base}/v1beta/models/{model}:generateContent`).
+//!
+//! Native mode sends `responseMimeType: application/json` with `responseJsonSchema` (JSON
+//! Schema), or with `responseSchema` (the OpenAPI subset, see [`openapi`]) when
+//! `structure_gemini_schema=openapi`; tool mode declares the answer tool and forces it with
+//! `functionCallingConfig.mode: ANY`. Earlier answers go back as model text, not as replayed
+//! function calls (those would need Gemini's thought signatures).
+
+pub mod openapi;
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::answer::format::{AnswerFormat, SchemaDialect};
+use crate::error::{ErrorKind, StructureError};
+use crate::outcome::Usage;
+use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
+use crate::provider::openai_chat::truncated;
+use crate::provider::subset::{FULL, GEMINI};
+use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
+use crate::settings::{Secret, Settings, keys};
+
+pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
+const API_VERSION: &str = "v1beta";
+const KEY_SETTING: &str = "GEMINI_API_KEY / gemini_api_key";
+const BASE_URL_SETTING: &str = "GEMINI_BASE_URL";
+
+/// Finish reasons that mean a safety or policy filter stopped the answer.
+const BLOCKING_FINISH_REASONS: &[&str] = &[
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "LANGUAGE",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+];
+
+pub struct Gemini {
+    model: String,
+    model_name: String,
+    delivery: Delivery,
+    /// `responseSchema` (OpenAPI subset) instead of `responseJsonSchema`.
+    openapi: bool,
+    /// `{base}/{version}`.
+    endpoint: String,
+    api_key: Secret,
+    max_output_tokens: u32,
+    timeout: Duration,
+}
+
+impl Gemini {
+    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+        let base_url = wire::base_url(
+            settings.gemini_base_url.as_deref(),
+            DEFAULT_BASE_URL,
+            keys::GEMINI_BASE_URL,
+            BASE_URL_SETTING,
+        )?;
+        // The SDKs' base URL has no version; accept one written with it.
+        let has_version = ["/v1beta", "/v1", "/v1alpha"]
+            .iter()
+            .any(|version| base_url.ends_with(version));
+        let endpoint = if has_version {
+            base_url
+        } else {
+            format!("{base_url}/{API_VERSION}")
+        };
+        let Some(api_key) = settings.gemini_api_key.clone() else {
+            return Err(StructureError::configuration(
+                keys::GEMINI_API_KEY,
+                "no Gemini API key: set GEMINI_API_KEY (gemini_api_key)",
+            ));
+        };
+        let label = format!("{}/{}", model.provider, model.name);
+        let delivery = delivery::select(
+            settings.delivery,
+            Capabilities {
+                native: true,
+                tool: true,
+            },
+            settings.require_provider_strict_output,
+            &label,
+        )?;
+        Ok(Self {
+            model: label,
+            model_name: model
+                .name
+                .strip_prefix("models/")
+                .unwrap_or(&model.name)
+                .to_owned(),
+            delivery,
+            openapi: settings.gemini_schema == "openapi",
+            endpoint,
+            api_key,
+            max_output_tokens: settings.max_output_tokens,
+            timeout: settings.request_timeout,
+        })
+    }
+
+    fn contents(&self, conversation: &Conversation) -> Vec<Value> {
+        conversation
+            .turns
+            .iter()
+            .map(|turn| {
+                let (role, text) = match turn {
+                    Turn::User(text) | Turn::Feedback(text) => ("user", text.as_str()),
+                    Turn::Model(delivered) => ("model", delivered.text()),
+                };
+                json!({ "role": role, "parts": [{ "text": text }] })
+            })
+            .collect()
+    }
+}
+
+impl Provider for Gemini {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn profile_name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    fn answer_format(&self, target: &Value) -> AnswerFormat {
+        if self.delivery == Delivery::Prompt {
+            return AnswerFormat::build(target, &FULL);
+        }
+        let format = AnswerFormat::build(target, &GEMINI);
+        if self.openapi && self.delivery == Delivery::Native {
+            return openapi::convert(format);
+        }
+        format
+    }
+
+    fn schema_in_prompt(&self) -> bool {
+        self.delivery == Delivery::Prompt
+    }
+
+    fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
+        let mut generation = Map::new();
+        generation.insert("maxOutputTokens".into(), json!(self.max_output_tokens));
+        let mut body = Map::new();
+        body.insert(
+            "systemInstruction".into(),
+            json!({ "parts": [{ "text": conversation.system.text() }] }),
+        );
+        body.insert("contents".into(), Value::Array(self.contents(conversation)));
+        match self.delivery {
+            Delivery::Native => {
+                generation.insert("responseMimeType".into(), json!("application/json"));
+                let field = match format.dialect {
+                    SchemaDialect::OpenApi => "responseSchema",
+                    SchemaDialect::JsonSchema => "responseJsonSchema",
+                };
+                generation.insert(field.into(), format.schema.clone());
+            }
+            Delivery::Tool => {
+                body.insert(
+                    "tools".into(),
+                    json!([{ "functionDeclarations": [{
+                        "name": ANSWER_TOOL,
+                        "description": "Deliver the answer: the structured object, or what the text lacks.",
+                        "parametersJsonSchema": format.schema,
+                    }] }]),
+                );
+                body.insert(
+                    "toolConfig".into(),
+                    json!({ "functionCallingConfig": { "mode": "ANY", "allowedFunctionNames": [ANSWER_TOOL] } }),
+                );
+            }
+            Delivery::Prompt => {}
+        }
+        body.insert("generationConfig".into(), Value::Object(generation));
+        HttpRequest {
+            method: "POST",
+            url: format!(
+                "{}/models/{}:generateContent",
+                self.endpoint, self.model_name
+            ),
+            headers: vec![
+                ("content-type".to_owned(), "application/json".to_owned()),
+                (
+                    "x-goog-api-key".to_owned(),
+                    self.api_key.expose().to_owned(),
+                ),
+            ],
+            body: Value::Object(body).to_string().into_bytes(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
+        if !(200..300).contains(&response.status) {
+            return Err(wire::http_error(
+                "Gemini",
+                response,
+                KEY_SETTING,
+                BASE_URL_SETTING,
+            ));
+        }
+        let body = wire::json_body("Gemini", response)?;
+        let usage = usage(&body);
+        let with_usage = |error: StructureError| error.with_usage(usage);
+        let Some(candidate) = body
+            .get("candidates")
+            .and_then(|candidates| candidates.get(0))
+        else {
+            let reason = body
+                .pointer("/promptFeedback/blockReason")
+                .and_then(Value::as_str);
+            return Err(with_usage(match reason {
+                Some(reason) => StructureError::new(
+                    ErrorKind::Blocked {
+                        reason: reason.to_owned(),
+                    },
+                    format!("Gemini blocked the prompt ({reason})"),
+                ),
+                None => StructureError::invalid_response("Gemini answered without a candidate"),
+            }));
+        };
+        let finish = candidate
+            .get("finishReason")
+            .and_then(Value::as_str)
+            .unwrap_or("STOP");
+        match finish {
+            "STOP" => {}
+            "MAX_TOKENS" => return Err(with_usage(truncated(self.max_output_tokens))),
+            reason if BLOCKING_FINISH_REASONS.contains(&reason) => {
+                return Err(with_usage(StructureError::new(
+                    ErrorKind::Blocked {
+                        reason: reason.to_owned(),
+                    },
+                    format!("Gemini stopped the answer ({reason})"),
+                )));
+            }
+            reason => {
+                let message = candidate
+                    .get("finishMessage")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                return Err(with_usage(StructureError::invalid_response(format!(
+                    "Gemini ended the answer with {reason}{}",
+                    if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", wire::cut(message))
+                    }
+                ))));
+            }
+        }
+        let parts = candidate
+            .pointer("/content/parts")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(call) = parts.iter().find_map(|part| part.get("functionCall")) {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            if name != ANSWER_TOOL {
+                return Err(with_usage(StructureError::invalid_response(format!(
+                    "the model called a tool ({name:?}) instead of giving the JSON answer"
+                ))));
+            }
+            return Ok(Completion {
+                delivered: Delivered::ToolCall {
+                    id: call
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("call_0")
+                        .to_owned(),
+                    arguments: call
+                        .get("args")
+                        .cloned()
+                        .unwrap_or_else(|| json!({}))
+                        .to_string(),
+                },
+                usage,
+            });
+        }
+        let text: String = parts
+            .iter()
+            .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect();
+        Ok(Completion {
+            delivered: Delivered::Text(text),
+            usage,
+        })
+    }
+
+    /// Gemini states the wait in a `google.rpc.RetryInfo` detail: `"retryDelay": "1.5s"`.
+    fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
+        let body: Value = serde_json::from_slice(&response.body).ok()?;
+        body.pointer("/error/details")?
+            .as_array()?
+            .iter()
+            .filter(|detail| {
+                detail
+                    .get("@type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|ty| ty.ends_with("RetryInfo"))
+            })
+            .find_map(|detail| detail.get("retryDelay").and_then(Value::as_str))
+            .and_then(retry::parse_duration_text)
+    }
+}
+
+/// Thoughts are billed as output; cached tokens are already inside the prompt count.
+fn usage(body: &Value) -> Usage {
+    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        llm_calls: 0,
+        prompt_tokens: count("/usageMetadata/promptTokenCount")
+            + count("/usageMetadata/toolUsePromptTokenCount"),
+        completion_tokens: count("/usageMetadata/candidatesTokenCount")
+            + count("/usageMetadata/thoughtsTokenCount"),
+        cached_prompt_tokens: count("/usageMetadata/cachedContentTokenCount"),
+    }
+}

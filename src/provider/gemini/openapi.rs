@@ -1,0 +1,196 @@
+//! Gemini's `responseSchema`: the OpenAPI 3.0 subset (upper-case types, `nullable`, string-only
+//! enums, no references). Any keyword outside it is a hard 400, so the answer format is
+//! converted node by node, every reference inlined and every dropped keyword recorded. A
+//! recursive schema cannot be inlined: it stays JSON Schema (`responseJsonSchema`).
+//!
+//! The envelope becomes `{answer: <target, nullable>, _need: <string, nullable>}`: a union of
+//! two objects cannot be expressed here.
+
+use serde_json::{Map, Value, json};
+
+use crate::answer::format::{ANSWER_KEY, AnswerFormat, NEED_KEY, SchemaDialect};
+use crate::schema::checks::resolve_local;
+
+/// Keywords the OpenAPI subset takes besides `type`, `properties`, `items`, `anyOf`, `enum`.
+const KEPT: &[&str] = &[
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "minItems",
+    "maxItems",
+    "required",
+    "propertyOrdering",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "example",
+];
+
+/// Reference chains longer than this are treated as recursion.
+const MAX_INLINE_DEPTH: usize = 32;
+
+pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
+    let root = format.schema.clone();
+    let Some(body) = root.pointer(&format!("/properties/{ANSWER_KEY}/anyOf/0")) else {
+        return format;
+    };
+    let mut converter = Converter {
+        root: &root,
+        transforms: Vec::new(),
+        refs: Vec::new(),
+        recursive: false,
+    };
+    let mut answer = converter.node(body, &format!("/properties/{ANSWER_KEY}"), 0);
+    if converter.recursive {
+        format
+            .transforms
+            .push("/: recursive schema: sent as responseJsonSchema, not responseSchema".to_owned());
+        return format;
+    }
+    if let Value::Object(map) = &mut answer {
+        map.insert("nullable".into(), json!(true));
+    }
+    format.transforms.extend(converter.transforms);
+    format.transforms.push(format!(
+        "/: answer and {NEED_KEY} sent as two nullable properties (the OpenAPI subset has no union of objects)"
+    ));
+    format.schema = json!({
+        "type": "OBJECT",
+        "properties": {
+            ANSWER_KEY: answer,
+            NEED_KEY: {
+                "type": "STRING",
+                "nullable": true,
+                "description": "Only when the text lacks a value a required field needs: what is missing. Otherwise null.",
+            },
+        },
+        "propertyOrdering": [ANSWER_KEY, NEED_KEY],
+    });
+    format.dialect = SchemaDialect::OpenApi;
+    format
+}
+
+struct Converter<'a> {
+    root: &'a Value,
+    transforms: Vec<String>,
+    /// References being inlined, outermost first.
+    refs: Vec<String>,
+    recursive: bool,
+}
+
+impl Converter<'_> {
+    fn node(&mut self, node: &Value, at: &str, depth: usize) -> Value {
+        let Value::Object(source) = node else {
+            return json!({ "type": "TYPE_UNSPECIFIED" });
+        };
+        if let Some(Value::String(reference)) = source.get("$ref") {
+            if self.refs.contains(reference) || depth > MAX_INLINE_DEPTH {
+                self.recursive = true;
+                return json!({ "type": "TYPE_UNSPECIFIED" });
+            }
+            let Some(target) = resolve_local(self.root, reference) else {
+                return json!({ "type": "TYPE_UNSPECIFIED" });
+            };
+            self.refs.push(reference.clone());
+            let inlined = self.node(target, at, depth + 1);
+            self.refs.pop();
+            return inlined;
+        }
+        if let Some(Value::Array(branches)) = source.get("anyOf") {
+            let (nulls, others): (Vec<&Value>, Vec<&Value>) = branches
+                .iter()
+                .partition(|branch| branch.get("type").and_then(Value::as_str) == Some("null"));
+            let mut converted: Vec<Value> = others
+                .iter()
+                .enumerate()
+                .map(|(index, branch)| self.node(branch, &format!("{at}/anyOf/{index}"), depth + 1))
+                .collect();
+            let mut out = if converted.len() == 1 {
+                converted.remove(0)
+            } else {
+                json!({ "type": "TYPE_UNSPECIFIED", "anyOf": converted })
+            };
+            if !nulls.is_empty() {
+                out["nullable"] = json!(true);
+            }
+            if let Some(description) = source.get("description") {
+                out["description"] = description.clone();
+            }
+            return out;
+        }
+        let mut out = Map::new();
+        let mut dropped = Vec::new();
+        let ty = source.get("type").and_then(Value::as_str);
+        out.insert(
+            "type".into(),
+            json!(ty.map_or_else(|| "TYPE_UNSPECIFIED".to_owned(), str::to_ascii_uppercase)),
+        );
+        for (keyword, value) in source {
+            match keyword.as_str() {
+                "type" => {}
+                "properties" => {
+                    if let Value::Object(properties) = value {
+                        let converted: Map<String, Value> = properties
+                            .iter()
+                            .map(|(name, schema)| {
+                                (
+                                    name.clone(),
+                                    self.node(
+                                        schema,
+                                        &format!("{at}/properties/{name}"),
+                                        depth + 1,
+                                    ),
+                                )
+                            })
+                            .collect();
+                        out.insert(keyword.clone(), Value::Object(converted));
+                    }
+                }
+                "items" if value.is_object() => {
+                    out.insert(
+                        keyword.clone(),
+                        self.node(value, &format!("{at}/items"), depth + 1),
+                    );
+                }
+                "enum" => match value.as_array() {
+                    Some(options) if options.iter().all(Value::is_string) => {
+                        out.insert(keyword.clone(), value.clone());
+                        if ty == Some("string") {
+                            out.insert("format".into(), json!("enum"));
+                        }
+                    }
+                    Some(options) => {
+                        if options.contains(&Value::Null) {
+                            out.insert("nullable".into(), json!(true));
+                        }
+                        dropped.push(format!("enum: {value}"));
+                    }
+                    None => dropped.push(format!("enum: {value}")),
+                },
+                "format" if out.contains_key("format") => {}
+                _ if KEPT.contains(&keyword.as_str()) => {
+                    out.insert(keyword.clone(), value.clone());
+                }
+                _ => dropped.push(format!("{keyword}: {value}")),
+            }
+        }
+        if !dropped.is_empty() {
+            self.transforms.push(format!(
+                "{at}: {} not in the OpenAPI subset, stated in the description, checked locally",
+                dropped.join(", ")
+            ));
+            let note = format!("Must also satisfy: {}.", dropped.join("; "));
+            let description = match out.get("description").and_then(Value::as_str) {
+                Some(text) => format!("{text}\n{note}"),
+                None => note,
+            };
+            out.insert("description".into(), Value::String(description));
+        }
+        Value::Object(out)
+    }
+}

@@ -1,0 +1,298 @@
+//! OpenAI's Responses API (`POST {base}/responses`), chosen with `structure_openai_api=responses`.
+//!
+//! Native mode sends `text.format` (`json_schema`, strict); tool mode sends the answer tool as a
+//! strict function and forces it. Earlier answers go back as assistant messages, earlier tool
+//! calls as `function_call` items answered by `function_call_output` items (without item ids,
+//! so no reasoning items need replaying).
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::answer::format::AnswerFormat;
+use crate::error::{ErrorKind, StructureError};
+use crate::outcome::Usage;
+use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
+use crate::provider::openai_chat::{openai_retry_hint, truncated};
+use crate::provider::profile::OPENAI_BASE_URL;
+use crate::provider::subset::{FULL, OPENAI_STRICT};
+use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
+use crate::settings::{Secret, Settings, keys};
+
+const KEY_SETTING: &str = "OPENAI_API_KEY / openai_api_key";
+const BASE_URL_SETTING: &str = "OPENAI_BASE_URL";
+/// The API rejects smaller output limits.
+const MIN_OUTPUT_TOKENS: u32 = 16;
+
+pub struct OpenAiResponses {
+    model: String,
+    model_name: String,
+    delivery: Delivery,
+    base_url: String,
+    api_key: Option<Secret>,
+    max_output_tokens: u32,
+    timeout: Duration,
+}
+
+impl OpenAiResponses {
+    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+        let base_url = wire::base_url(
+            settings.openai_base_url.as_deref(),
+            OPENAI_BASE_URL,
+            keys::OPENAI_BASE_URL,
+            BASE_URL_SETTING,
+        )?;
+        if settings.openai_api_key.is_none() && base_url == OPENAI_BASE_URL {
+            return Err(StructureError::configuration(
+                keys::OPENAI_API_KEY,
+                "no OpenAI API key: set OPENAI_API_KEY (openai_api_key), or point OPENAI_BASE_URL \
+                 (openai_base_url) at a server that speaks the Responses API",
+            ));
+        }
+        let label = format!("{}/{}", model.provider, model.name);
+        let delivery = delivery::select(
+            settings.delivery,
+            Capabilities {
+                native: true,
+                tool: true,
+            },
+            settings.require_provider_strict_output,
+            &label,
+        )?;
+        Ok(Self {
+            model: label,
+            model_name: model.name,
+            delivery,
+            base_url,
+            api_key: settings.openai_api_key.clone(),
+            max_output_tokens: settings.max_output_tokens.max(MIN_OUTPUT_TOKENS),
+            timeout: settings.request_timeout,
+        })
+    }
+
+    fn server(&self) -> String {
+        if self.base_url == OPENAI_BASE_URL {
+            "OpenAI".to_owned()
+        } else {
+            format!("the Responses API at {}", self.base_url)
+        }
+    }
+
+    fn input(&self, conversation: &Conversation) -> Vec<Value> {
+        let mut input = Vec::new();
+        for (index, turn) in conversation.turns.iter().enumerate() {
+            input.push(match turn {
+                Turn::User(text) => json!({ "role": "user", "content": text }),
+                Turn::Model(Delivered::Text(text)) => json!({ "role": "assistant", "content": text }),
+                Turn::Model(Delivered::ToolCall { id, arguments }) => json!({
+                    "type": "function_call", "call_id": id, "name": ANSWER_TOOL, "arguments": arguments,
+                }),
+                Turn::Feedback(text) => match conversation.answered_call(index) {
+                    Some(id) => json!({ "type": "function_call_output", "call_id": id, "output": text }),
+                    None => json!({ "role": "user", "content": text }),
+                },
+            });
+        }
+        input
+    }
+}
+
+impl Provider for OpenAiResponses {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn profile_name(&self) -> &'static str {
+        "openai-responses"
+    }
+
+    fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    fn answer_format(&self, target: &Value) -> AnswerFormat {
+        let subset = if self.delivery == Delivery::Prompt {
+            &FULL
+        } else {
+            &OPENAI_STRICT
+        };
+        AnswerFormat::build(target, subset)
+    }
+
+    fn schema_in_prompt(&self) -> bool {
+        self.delivery == Delivery::Prompt
+    }
+
+    fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model_name));
+        body.insert("instructions".into(), json!(conversation.system.text()));
+        body.insert("input".into(), Value::Array(self.input(conversation)));
+        match self.delivery {
+            Delivery::Native => {
+                body.insert(
+                    "text".into(),
+                    json!({ "format": { "type": "json_schema", "name": format.name, "schema": format.schema, "strict": true } }),
+                );
+            }
+            Delivery::Tool => {
+                body.insert(
+                    "tools".into(),
+                    json!([{
+                        "type": "function",
+                        "name": ANSWER_TOOL,
+                        "description": "Deliver the answer: the structured object, or what the text lacks.",
+                        "parameters": format.schema,
+                        "strict": true,
+                    }]),
+                );
+                body.insert(
+                    "tool_choice".into(),
+                    json!({ "type": "function", "name": ANSWER_TOOL }),
+                );
+                body.insert("parallel_tool_calls".into(), json!(false));
+            }
+            Delivery::Prompt => {}
+        }
+        body.insert("max_output_tokens".into(), json!(self.max_output_tokens));
+        body.insert("store".into(), json!(false));
+        let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+        if let Some(key) = &self.api_key {
+            headers.push((
+                "authorization".to_owned(),
+                format!("Bearer {}", key.expose()),
+            ));
+        }
+        HttpRequest {
+            method: "POST",
+            url: format!("{}/responses", self.base_url),
+            headers,
+            body: Value::Object(body).to_string().into_bytes(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
+        if !(200..300).contains(&response.status) {
+            return Err(wire::http_error(
+                &self.server(),
+                response,
+                KEY_SETTING,
+                BASE_URL_SETTING,
+            ));
+        }
+        let body = wire::json_body(&self.server(), response)?;
+        let usage = usage(&body);
+        let with_usage = |error: StructureError| error.with_usage(usage);
+        match body.get("status").and_then(Value::as_str) {
+            Some("incomplete") => {
+                let reason = body
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                return Err(with_usage(if reason == "content_filter" {
+                    StructureError::new(
+                        ErrorKind::Blocked {
+                            reason: reason.to_owned(),
+                        },
+                        "the provider's content filter blocked the answer",
+                    )
+                } else {
+                    truncated(self.max_output_tokens)
+                }));
+            }
+            Some("failed") => {
+                let message = body
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given");
+                return Err(with_usage(StructureError::invalid_response(format!(
+                    "{} reports the response failed: {}",
+                    self.server(),
+                    wire::cut(message)
+                ))));
+            }
+            _ => {}
+        }
+        let output = body
+            .get("output")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(call) = output
+            .iter()
+            .find(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            return match call.get("arguments").and_then(Value::as_str) {
+                Some(arguments) if name == ANSWER_TOOL => Ok(Completion {
+                    delivered: Delivered::ToolCall {
+                        id: call
+                            .get("call_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("call_0")
+                            .to_owned(),
+                        arguments: arguments.to_owned(),
+                    },
+                    usage,
+                }),
+                _ => Err(with_usage(StructureError::invalid_response(format!(
+                    "the model called a tool ({name:?}) instead of giving the JSON answer"
+                )))),
+            };
+        }
+        let messages: Vec<&Value> = output
+            .iter()
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+            .collect();
+        let message = messages
+            .iter()
+            .rev()
+            .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
+            .or(messages.last());
+        let Some(message) = message else {
+            return Err(with_usage(StructureError::invalid_response(format!(
+                "{} answered without a message",
+                self.server()
+            ))));
+        };
+        let parts = message
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(refusal) = parts
+            .iter()
+            .find_map(|part| part.get("refusal").and_then(Value::as_str))
+        {
+            return Err(with_usage(StructureError::new(
+                ErrorKind::Refusal,
+                format!("the model refused to answer: {}", wire::cut(refusal)),
+            )));
+        }
+        let text: String = parts
+            .iter()
+            .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect();
+        Ok(Completion {
+            delivered: Delivered::Text(text),
+            usage,
+        })
+    }
+
+    fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
+        openai_retry_hint(response)
+    }
+}
+
+fn usage(body: &Value) -> Usage {
+    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        llm_calls: 0,
+        prompt_tokens: count("/usage/input_tokens"),
+        completion_tokens: count("/usage/output_tokens"),
+        cached_prompt_tokens: count("/usage/input_tokens_details/cached_tokens"),
+    }
+}

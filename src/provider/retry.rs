@@ -1,0 +1,225 @@
+//! Retries of one LLM request after a rate limit, an overload, a server error or a dropped
+//! connection: exponential backoff with jitter, or exactly the wait the provider asks for
+//! (`retry-after-ms`, `retry-after` in seconds or as an HTTP date, or a hint in the body).
+//! Retries never count as content-stage iterations.
+
+use std::time::Duration;
+
+use crate::error::StructureError;
+use crate::outcome::Usage;
+use crate::ports::{HttpRequest, HttpResponse, Ports};
+use crate::provider::Provider;
+use crate::provider::wire;
+use crate::settings::Settings;
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    /// A provider asking for a longer wait is not retried: its error comes back at once.
+    pub max_wait: Duration,
+}
+
+impl RetryPolicy {
+    pub fn from_settings(settings: &Settings) -> Self {
+        Self {
+            max_retries: settings.max_retries,
+            max_wait: settings.max_retry_wait,
+        }
+    }
+}
+
+/// Sends `request`, retrying what may pass. Every attempt counts in `usage.llm_calls`; retries
+/// are also counted in `retries`. A response with an error status that is not retried (or no
+/// longer) is returned for the provider to turn into its typed error.
+pub fn send(
+    request: &HttpRequest,
+    provider: &dyn Provider,
+    ports: &Ports<'_>,
+    policy: RetryPolicy,
+    usage: &mut Usage,
+    retries: &mut u32,
+) -> Result<HttpResponse, StructureError> {
+    let mut attempt = 0;
+    loop {
+        usage.llm_calls += 1;
+        let wait = match ports.transport.send(request) {
+            Ok(response) if !wire::retryable(&response) => return Ok(response),
+            Ok(response) => {
+                let wait = requested_wait(&response, provider, ports.clock.now_unix_millis())
+                    .unwrap_or_else(|| backoff(attempt, ports.clock.now_unix_millis()));
+                if attempt >= policy.max_retries || wait > policy.max_wait {
+                    return Ok(response);
+                }
+                wait
+            }
+            Err(error) if error.retryable && attempt < policy.max_retries => {
+                backoff(attempt, ports.clock.now_unix_millis())
+            }
+            Err(error) => {
+                let after = if attempt > 0 {
+                    format!(" (after {attempt} retries)")
+                } else {
+                    String::new()
+                };
+                return Err(StructureError::transport(format!(
+                    "could not reach {}: {}{after}",
+                    request.url, error.message
+                ))
+                .with_usage(*usage));
+            }
+        };
+        ports.clock.sleep(wait);
+        attempt += 1;
+        *retries += 1;
+    }
+}
+
+/// `500ms · 2^attempt`, at most 8 s, spread by ±25 % so that many clients do not retry in step.
+pub fn backoff(attempt: u32, now_unix_millis: u64) -> Duration {
+    let base = FIRST_BACKOFF
+        .saturating_mul(1 << attempt.min(16))
+        .min(MAX_BACKOFF);
+    let jitter = (now_unix_millis % 1000) as f64 / 1000.0;
+    base.mul_f64(0.75 + 0.5 * jitter)
+}
+
+/// The wait the provider asked for, from the standard headers or the provider's body.
+fn requested_wait(
+    response: &HttpResponse,
+    provider: &dyn Provider,
+    now_unix_millis: u64,
+) -> Option<Duration> {
+    if let Some(millis) = response
+        .header("retry-after-ms")
+        .and_then(|value| value.trim().parse::<f64>().ok())
+    {
+        return duration_from_secs(millis / 1000.0);
+    }
+    if let Some(value) = response.header("retry-after") {
+        let value = value.trim();
+        if let Ok(seconds) = value.parse::<f64>() {
+            return duration_from_secs(seconds);
+        }
+        if let Some(at) = http_date_unix_seconds(value) {
+            return Some(Duration::from_millis(
+                (at * 1000).saturating_sub(now_unix_millis),
+            ));
+        }
+    }
+    provider.retry_hint(response)
+}
+
+/// Seconds as a duration, if they are a real, non-negative number.
+pub fn duration_from_secs(seconds: f64) -> Option<Duration> {
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(86_400.0)))
+}
+
+/// `1.92s`, `20ms`, `6m0s`, `1h2m3.5s` (Go's duration format, as OpenAI and Gemini write
+/// waits) → a duration.
+pub fn parse_duration_text(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_end);
+        let value: f64 = number.parse().ok()?;
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_end);
+        total += value
+            * match unit {
+                "ms" => 0.001,
+                "s" => 1.0,
+                "m" => 60.0,
+                "h" => 3600.0,
+                _ => return None,
+            };
+        rest = next;
+    }
+    duration_from_secs(total)
+}
+
+/// `Wed, 21 Oct 2015 07:28:00 GMT` → seconds since the Unix epoch.
+fn http_date_unix_seconds(text: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, ..] = parts.as_slice() else {
+        return None;
+    };
+    let day: u64 = day.parse().ok()?;
+    let month = MONTHS.iter().position(|name| name == month)? as u64 + 1;
+    let year: u64 = year.parse().ok()?;
+    let mut clock = time.split(':').map(|part| part.parse::<u64>().ok());
+    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
+    Some(days_from_civil(year, month, day)? * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// Days since 1970-01-01 of a Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
+    let year = year as i64 - i64::from(month <= 2);
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month = month as i64;
+    let day_of_year =
+        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day as i64 - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    u64::try_from(era * 146_097 + day_of_era - 719_468).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_a_ceiling_with_jitter() {
+        assert_eq!(backoff(0, 500), Duration::from_millis(500));
+        assert_eq!(backoff(1, 500), Duration::from_secs(1));
+        assert_eq!(backoff(10, 500), MAX_BACKOFF);
+        assert_eq!(backoff(0, 0), Duration::from_millis(375));
+        assert_eq!(
+            backoff(0, 999),
+            Duration::from_millis(624) + Duration::from_micros(750)
+        );
+    }
+
+    #[test]
+    fn http_dates_are_read() {
+        assert_eq!(
+            http_date_unix_seconds("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(1_445_412_480)
+        );
+        assert_eq!(
+            http_date_unix_seconds("Thu, 01 Jan 1970 00:00:00 GMT"),
+            Some(0)
+        );
+        assert_eq!(http_date_unix_seconds("soon"), None);
+    }
+
+    #[test]
+    fn go_style_durations_are_read() {
+        assert_eq!(
+            parse_duration_text("1.92s"),
+            Some(Duration::from_millis(1920))
+        );
+        assert_eq!(parse_duration_text("20ms"), Some(Duration::from_millis(20)));
+        assert_eq!(parse_duration_text("6m0s"), Some(Duration::from_secs(360)));
+        assert_eq!(
+            parse_duration_text("1h2m3s"),
+            Some(Duration::from_secs(3723))
+        );
+        assert_eq!(parse_duration_text("soon"), None);
+        assert_eq!(parse_duration_text("3x"), None);
+    }
+}

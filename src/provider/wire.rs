@@ -1,0 +1,127 @@
+//! What every provider's wire format shares: error bodies, status classes, base URLs.
+
+use serde_json::Value;
+
+use crate::error::{ErrorKind, StructureError};
+use crate::ports::HttpResponse;
+
+/// Statuses worth retrying: rate limits, overload (Anthropic's 529), server errors.
+pub const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
+
+/// Provider messages longer than this are cut in errors.
+const SHOWN_MESSAGE_CHARS: usize = 500;
+
+/// The typed error for an HTTP error response from `server`: the status, the provider's own
+/// message and code, whether a retry may help, and what to check. `key_setting` names the
+/// environment variable and config key of the API key, e.g. `ANTHROPIC_API_KEY / anthropic_api_key`.
+pub fn http_error(
+    server: &str,
+    response: &HttpResponse,
+    key_setting: &str,
+    base_url_setting: &str,
+) -> StructureError {
+    let status = response.status;
+    let (message, code) = error_message(&response.body);
+    let hint = match status {
+        401 | 403 => format!(" (check {key_setting})"),
+        404 => {
+            format!(" (check the model in STRUCTURE_MODEL and the base URL in {base_url_setting})")
+        }
+        429 => " (rate limited or out of quota: retry later)".to_owned(),
+        529 => " (the provider is overloaded: retry later)".to_owned(),
+        _ => String::new(),
+    };
+    StructureError::new(
+        ErrorKind::Provider {
+            status,
+            retryable: retryable(response),
+            code,
+        },
+        format!("{server} answered {status}: {message}{hint}"),
+    )
+}
+
+/// Whether trying `response`'s request again may succeed: a retryable status, unless the
+/// provider says otherwise (`x-should-retry: false`) or the "rate limit" is an exhausted quota.
+pub fn retryable(response: &HttpResponse) -> bool {
+    if let Some(advice) = response.header("x-should-retry") {
+        return advice.trim().eq_ignore_ascii_case("true");
+    }
+    if !RETRYABLE_STATUSES.contains(&response.status) {
+        return false;
+    }
+    let (_, code) = error_message(&response.body);
+    code.as_deref() != Some("insufficient_quota")
+}
+
+/// The provider's own message and code from an error body: `{"error": {"message", "code" |
+/// "type" | "status"}}` (OpenAI, Anthropic, Gemini), or `{"error": "..."}` (Ollama), else the
+/// body itself.
+pub fn error_message(body: &[u8]) -> (String, Option<String>) {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return (preview(body), None);
+    };
+    match value.get("error") {
+        Some(Value::Object(error)) => {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| preview(body), cut);
+            let code = ["code", "type", "status"]
+                .iter()
+                .find_map(|key| error.get(*key).and_then(Value::as_str))
+                .map(str::to_owned);
+            (message, code)
+        }
+        Some(Value::String(message)) => (cut(message), None),
+        _ => (preview(body), None),
+    }
+}
+
+/// A 2xx body as JSON, or an `invalid-response` error showing what came instead.
+pub fn json_body(server: &str, response: &HttpResponse) -> Result<Value, StructureError> {
+    serde_json::from_slice(&response.body).map_err(|error| {
+        StructureError::invalid_response(format!(
+            "{server} answered with a body that is not JSON ({error}): {}",
+            preview(&response.body)
+        ))
+    })
+}
+
+/// A base URL from the settings (or the default), checked and without a trailing slash.
+pub fn base_url(
+    configured: Option<&str>,
+    default: &str,
+    key: &str,
+    variable: &str,
+) -> Result<String, StructureError> {
+    let url = configured
+        .unwrap_or(default)
+        .trim_end_matches('/')
+        .to_owned();
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url)
+    } else {
+        Err(StructureError::configuration(
+            key,
+            format!(
+                "base URL {url:?} must start with http:// or https:// (set {variable} / {key})"
+            ),
+        ))
+    }
+}
+
+pub fn preview(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    cut(&String::from_utf8_lossy(body))
+}
+
+pub fn cut(text: &str) -> String {
+    if text.chars().count() <= SHOWN_MESSAGE_CHARS {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(SHOWN_MESSAGE_CHARS).collect();
+    format!("{cut}…")
+}
