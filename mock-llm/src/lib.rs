@@ -1,4 +1,5 @@
-//! A scriptable mock LLM server speaking the OpenAI Chat Completions wire format, for tests.
+//! A scriptable mock LLM server for tests, speaking the wire formats of OpenAI (Chat Completions
+//! and Responses), Anthropic and Gemini (see [`wire`]).
 //!
 //! Replies are queued per test and served in order; every request is recorded for assertions.
 //! Faults are replies too: error statuses and bodies, delays, malformed JSON.
@@ -15,6 +16,8 @@
 //! The same server runs as a binary (`mock-llm --port 8089`) for tests in other languages,
 //! scripted over HTTP: `POST /_mock/replies` queues a reply (the JSON form of [`Reply`]),
 //! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears both.
+
+pub mod wire;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -66,6 +69,24 @@ impl Reply {
     /// A chat completion taking the need path: `{"answer": {"_need": need}}`.
     pub fn need(need: &str) -> Reply {
         Reply::answer(json!({ "_need": need }))
+    }
+
+    /// A chat completion calling the answer tool with `arguments` (JSON text), as OpenAI sends
+    /// a forced function call.
+    pub fn tool_call(arguments: &str) -> Reply {
+        Reply::completion(
+            json!({
+                "role": "assistant",
+                "content": null,
+                "refusal": null,
+                "tool_calls": [{
+                    "id": "call_mock",
+                    "type": "function",
+                    "function": { "name": wire::ANSWER_TOOL, "arguments": arguments },
+                }],
+            }),
+            "tool_calls",
+        )
     }
 
     /// A refusal as OpenAI sends it: `message.refusal` set, `content` null.
