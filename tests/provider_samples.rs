@@ -52,7 +52,7 @@ fn error_response(path: &str, file: &Value) -> (u16, Vec<u8>) {
         return (status, inner.to_string().into_bytes());
     }
     let rest = wrapped.strip_prefix("Error: ").unwrap();
-    (rest[..3].parse().unwrap(), rest[4..].as_bytes().to_vec())
+    (rest[..3].parse().unwrap(), rest.as_bytes()[4..].to_vec())
 }
 
 fn outcome(result: Result<structure::provider::Completion, structure::StructureError>) -> String {
