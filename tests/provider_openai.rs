@@ -596,3 +596,51 @@ fn provider_profile_names_are_reported() {
         ("openai/gpt-4.1-mini", "openai")
     );
 }
+
+#[test]
+fn model_aliases_resolve_from_config() {
+    let settings = |pairs: &[(&str, &str)]| Settings::load(&MapConfig::with(pairs));
+    assert_eq!(
+        settings(&[]).unwrap().model,
+        "openai/gpt-4.1-mini",
+        "default:fast by default"
+    );
+    assert_eq!(
+        settings(&[("structure_model", "default:analyze")])
+            .unwrap()
+            .model,
+        "openai/gpt-4.1"
+    );
+    let custom = settings(&[
+        ("structure_model", "default:fast"),
+        ("structure_model_fast", "anthropic/claude-haiku-4-5"),
+    ]);
+    assert_eq!(custom.unwrap().model, "anthropic/claude-haiku-4-5");
+    let local = settings(&[
+        ("structure_model", "default:local"),
+        ("structure_model_local", "ollama/llama3.2"),
+    ]);
+    assert_eq!(local.unwrap().model, "ollama/llama3.2");
+    let error = settings(&[("structure_model", "default:huge")]).unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::Configuration {
+            key: "structure_model_huge".into()
+        }
+    );
+    assert!(
+        error.message.contains("set structure_model_huge"),
+        "{}",
+        error.message
+    );
+    let error = settings(&[
+        ("structure_model", "default:a"),
+        ("structure_model_a", "default:b"),
+    ])
+    .unwrap_err();
+    assert!(
+        error.message.contains("points at another alias"),
+        "{}",
+        error.message
+    );
+}

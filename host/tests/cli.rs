@@ -245,6 +245,76 @@ fn flags_override_the_environment() {
 }
 
 #[test]
+fn every_provider_takes_its_sdks_environment_variables() {
+    let mock = MockLlm::start();
+    let base = format!("http://{}", mock.address());
+    mock.push(mock_llm::wire::Wire::Anthropic.answer(
+        mock_llm::wire::Form::Text,
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    ));
+    mock.push(mock_llm::wire::Wire::Gemini.answer(
+        mock_llm::wire::Form::Text,
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    ));
+    for (model, key, url) in [
+        (
+            "anthropic/claude-sonnet-4-5",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+        ),
+        (
+            "google/gemini-2.5-flash",
+            "GEMINI_API_KEY",
+            "GEMINI_BASE_URL",
+        ),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+        command
+            .args([
+                "run",
+                "--store",
+                "memory",
+                "--schema",
+                "contact",
+                "Ada, ada@example.com",
+            ])
+            .env("STRUCTURE_MODEL", model)
+            .env(key, "secret-from-env")
+            .env(url, &base);
+        let output = command.output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{model}: {}",
+            stderr(&output)
+        );
+    }
+    let requests = mock.requests();
+    assert_eq!(requests[0].header("x-api-key"), Some("secret-from-env"));
+    assert_eq!(
+        requests[1].header("x-goog-api-key"),
+        Some("secret-from-env")
+    );
+    let output = structure(
+        None,
+        &[
+            "run",
+            "--schema",
+            "contact",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "x",
+        ],
+        None,
+    );
+    assert!(
+        stderr(&output).contains("set ANTHROPIC_API_KEY"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn schemas_and_tool_definition_list_what_the_component_offers() {
     let output = structure(None, &["schemas"], None);
     assert_eq!(output.status.code(), Some(0));

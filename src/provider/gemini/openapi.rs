@@ -194,3 +194,79 @@ impl Converter<'_> {
         Value::Object(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::subset::GEMINI;
+
+    fn converted(target: Value) -> AnswerFormat {
+        convert(AnswerFormat::build(&target, &GEMINI))
+    }
+
+    #[test]
+    fn the_envelope_becomes_two_nullable_properties_with_references_inlined() {
+        let format = converted(json!({
+            "type": "object",
+            "properties": {
+                "status": { "enum": ["open", "closed"], "type": "string" },
+                "rank": { "enum": [1, 2, 3] },
+                "due": { "type": ["string", "null"], "format": "date-time" },
+                "owner": { "$ref": "#/$defs/person" }
+            },
+            "required": ["status"],
+            "additionalProperties": false,
+            "$defs": { "person": { "type": "object", "properties": { "name": { "type": "string" } } } }
+        }));
+        assert_eq!(format.dialect, SchemaDialect::OpenApi);
+        let schema = &format.schema;
+        assert_eq!(schema["propertyOrdering"], json!(["answer", "_need"]));
+        assert_eq!(schema["properties"]["_need"]["nullable"], json!(true));
+        let answer = &schema["properties"]["answer"];
+        assert_eq!(
+            (answer["type"].as_str(), answer["nullable"].as_bool()),
+            (Some("OBJECT"), Some(true))
+        );
+        assert_eq!(
+            answer["properties"]["status"],
+            json!({ "type": "STRING", "enum": ["open", "closed"], "format": "enum" })
+        );
+        assert_eq!(
+            answer["properties"]["due"],
+            json!({ "type": "STRING", "format": "date-time", "nullable": true })
+        );
+        assert_eq!(
+            answer["properties"]["owner"]["properties"]["name"]["type"],
+            json!("STRING")
+        );
+        assert!(
+            answer["properties"]["rank"].get("enum").is_none(),
+            "integer enums cannot be said here"
+        );
+        assert!(
+            answer["properties"]["rank"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("enum: [1,2,3]")
+        );
+        assert!(
+            !schema.to_string().contains("$ref")
+                && !schema.to_string().contains("additionalProperties\":")
+        );
+    }
+
+    #[test]
+    fn a_recursive_schema_stays_json_schema() {
+        let format = converted(json!({
+            "type": "object",
+            "properties": { "children": { "type": "array", "items": { "$ref": "#" } } }
+        }));
+        assert_eq!(format.dialect, SchemaDialect::JsonSchema);
+        assert!(
+            format
+                .transforms
+                .iter()
+                .any(|t| t.contains("recursive schema"))
+        );
+    }
+}
