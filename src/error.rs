@@ -44,6 +44,8 @@ pub enum ErrorKind {
     StructuredOutputFailed,
     /// The next LLM call would take the request over its token budget.
     BudgetExhausted,
+    /// The key-value store failed, or holds a corrupt entry.
+    Storage,
     /// The request asks for something this build does not do yet.
     Unsupported,
 }

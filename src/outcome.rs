@@ -46,7 +46,7 @@ impl Usage {
 }
 
 /// What was sent and repaired on the way.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Trace {
     /// `provider/model` as called.
@@ -63,6 +63,23 @@ pub struct Trace {
     pub feedback: Vec<String>,
     /// LLM requests repeated after a rate limit, an overload or a dropped connection.
     pub retries: u32,
+    /// The schema builder's part, in `text` mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_builder: Option<BuilderTrace>,
+}
+
+/// What the schema builder did for a `text` mode call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuilderTrace {
+    /// The builder's `provider/model`.
+    pub model: String,
+    /// The schema came from the cache: no builder call was made.
+    pub cache_hit: bool,
+    /// What the builder's calls cost (also counted in the outcome's usage).
+    pub usage: Usage,
+    /// The schema built (or found), when there is one.
+    pub schema: Option<Value>,
 }
 
 /// The outcome of a `structure` call.

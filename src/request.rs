@@ -18,6 +18,8 @@ pub enum SchemaInput {
     Named(String),
     /// A natural-language description for the schema builder.
     Described(String),
+    /// One or more example objects the schema is inferred from.
+    Examples(Vec<Value>),
 }
 
 /// A checked `structure` request.
@@ -25,7 +27,10 @@ pub enum SchemaInput {
 pub struct StructureRequest {
     pub prompt: String,
     pub schema: SchemaInput,
-    pub max_loops: u8,
+    /// Content-stage iterations; `None` takes the `maxLoops` setting (default 3).
+    pub max_loops: Option<u8>,
+    /// Per-call setting overrides by cascade name (`model`, `maxLoops`, ...).
+    pub settings: Map<String, Value>,
 }
 
 impl StructureRequest {
@@ -42,8 +47,9 @@ impl StructureRequest {
                 "prompt is empty: give the text to structure",
             ));
         }
-        let max_loops = max_loops.unwrap_or(DEFAULT_MAX_LOOPS);
-        if !(1..=MAX_MAX_LOOPS).contains(&max_loops) {
+        if let Some(max_loops) = max_loops
+            && !(1..=MAX_MAX_LOOPS).contains(&max_loops)
+        {
             return Err(max_loops_out_of_range(&max_loops.to_string()));
         }
         match &schema {
@@ -65,17 +71,33 @@ impl StructureRequest {
                     "schema description is empty",
                 ));
             }
+            SchemaInput::Examples(examples)
+                if examples.is_empty() || !examples.iter().all(Value::is_object) =>
+            {
+                return Err(StructureError::invalid_request(
+                    "schema",
+                    "examples must be one JSON object or a non-empty array of JSON objects",
+                ));
+            }
             _ => {}
         }
         Ok(Self {
             prompt,
             schema,
             max_loops,
+            settings: Map::new(),
         })
     }
 
+    /// The same request with per-call setting overrides (checked when the call resolves them).
+    pub fn with_settings(mut self, settings: Map<String, Value>) -> Self {
+        self.settings = settings;
+        self
+    }
+
     /// Reads the tool-call arguments exactly as the tool definition describes them: `prompt`,
-    /// `schema` (object, or string read per `schemaMode`), `schemaMode`, `maxLoops`.
+    /// `schema` (object, or string read per `schemaMode`, or examples), `schemaMode`, `maxLoops`,
+    /// `settings`.
     ///
     /// A string `schema` with `schemaMode` `json` is accepted when it holds a JSON object: LLM
     /// tool callers often send a schema serialised as a string.
@@ -93,7 +115,7 @@ impl StructureRequest {
             return Err(StructureError::invalid_request(
                 unknown,
                 format!(
-                    "unknown argument {unknown:?}; the arguments are prompt, schema, schemaMode and maxLoops"
+                    "unknown argument {unknown:?}; the arguments are prompt, schema, schemaMode, maxLoops and settings"
                 ),
             ));
         }
@@ -118,26 +140,62 @@ impl StructureRequest {
             },
             Some(other) => return Err(wrong_type("maxLoops", "an integer from 1 to 10", other)),
         };
-        Self::new(prompt, schema, max_loops)
+        let settings = match fields.get("settings") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(settings)) => settings.clone(),
+            Some(other) => {
+                return Err(wrong_type(
+                    "settings",
+                    "an object of setting overrides",
+                    other,
+                ));
+            }
+        };
+        Ok(Self::new(prompt, schema, max_loops)?.with_settings(settings))
     }
 }
 
-const KNOWN_FIELDS: [&str; 4] = ["prompt", "schema", "schemaMode", "maxLoops"];
+const KNOWN_FIELDS: [&str; 5] = ["prompt", "schema", "schemaMode", "maxLoops", "settings"];
 
 fn schema_input(fields: &Map<String, Value>) -> Result<SchemaInput, StructureError> {
     let mode = match fields.get("schemaMode") {
         None | Some(Value::Null) => None,
         Some(Value::String(mode)) => match mode.as_str() {
-            "json" | "named" | "text" => Some(mode.as_str()),
+            "json" | "named" | "text" | "examples" => Some(mode.as_str()),
             _ => {
                 return Err(StructureError::invalid_request(
                     "schemaMode",
-                    format!("schemaMode {mode:?} is not one of \"json\", \"named\", \"text\""),
+                    format!(
+                        "schemaMode {mode:?} is not one of \"json\", \"named\", \"text\", \"examples\""
+                    ),
                 ));
             }
         },
         Some(other) => return Err(wrong_type("schemaMode", "a string", other)),
     };
+    if mode == Some("examples") {
+        return match fields.get("schema") {
+            Some(Value::Array(examples)) => Ok(SchemaInput::Examples(examples.clone())),
+            Some(example @ Value::Object(_)) => Ok(SchemaInput::Examples(vec![example.clone()])),
+            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Array(examples)) => Ok(SchemaInput::Examples(examples)),
+                Ok(example @ Value::Object(_)) => Ok(SchemaInput::Examples(vec![example])),
+                _ => Err(StructureError::invalid_request(
+                    "schema",
+                    "with schemaMode \"examples\", schema is an example object or an array of them",
+                )),
+            },
+            Some(other) => Err(wrong_type(
+                "schema",
+                "an example object or an array of example objects",
+                other,
+            )),
+            None => Err(StructureError::invalid_request(
+                "schema",
+                "schema is missing: give one or more example objects",
+            )),
+        };
+    }
     match fields.get("schema") {
         // An object is always an inline schema, whatever schemaMode says.
         Some(schema @ Value::Object(_)) => Ok(SchemaInput::Inline(schema.clone())),

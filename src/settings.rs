@@ -2,11 +2,15 @@
 //! Spin variable names, and the host maps environment variables onto them
 //! (`STRUCTURE_MODEL` → `structure_model`, `OPENAI_API_KEY` → `openai_api_key`, ...).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use serde_json::{Map, Value};
+
 use crate::error::StructureError;
-use crate::ports::Config;
+use crate::ports::{Config, KeyValue, Ports};
+use crate::scope::Scope;
 
 /// The config keys this crate reads.
 pub mod keys {
@@ -31,6 +35,12 @@ pub mod keys {
     pub const MAX_RETRY_WAIT_MS: &str = "structure_max_retry_wait_ms";
     /// Tokens (prompt + completion) one request may spend; unset means no limit.
     pub const TOKEN_BUDGET: &str = "structure_token_budget";
+    /// The model of the schema builder (`text` mode); an alias or `provider/model`.
+    pub const SCHEMA_BUILDER_MODEL: &str = "structure_schema_builder_model";
+    /// The schema builder's confidence below which the call asks for more input (default 0.8).
+    pub const CONFIDENCE_THRESHOLD: &str = "structure_confidence_threshold";
+    /// Content-stage iterations when a call does not say (default 3).
+    pub const MAX_LOOPS: &str = "structure_max_loops";
     /// OpenAI's API: `chat` (Chat Completions, default) or `responses` (the Responses API).
     pub const OPENAI_API: &str = "structure_openai_api";
     /// Gemini's schema field: `json-schema` (`responseJsonSchema`, default) or `openapi`
@@ -59,6 +69,24 @@ pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
+pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
+
+/// The settings a tenant, a project or a single call may set (spec §7.2), by their names in
+/// the cascade and their config keys. API keys, base URLs and provider profiles are not among
+/// them: they come only from the host's configuration, so no caller can redirect a key.
+pub const OVERRIDABLE: &[(&str, &str)] = &[
+    ("model", keys::MODEL),
+    ("schemaBuilderModel", keys::SCHEMA_BUILDER_MODEL),
+    ("confidenceThreshold", keys::CONFIDENCE_THRESHOLD),
+    (
+        "requireProviderStrictOutput",
+        keys::REQUIRE_PROVIDER_STRICT_OUTPUT,
+    ),
+    ("maxLoops", keys::MAX_LOOPS),
+    ("delivery", keys::DELIVERY),
+    ("maxOutputTokens", keys::MAX_OUTPUT_TOKENS),
+    ("tokenBudget", keys::TOKEN_BUDGET),
+];
 
 /// A secret whose `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -90,10 +118,15 @@ pub enum DeliveryChoice {
 }
 
 /// The settings of one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// `provider/model`, aliases resolved.
     pub model: String,
+    /// The schema builder's `provider/model`, aliases resolved.
+    pub schema_builder_model: String,
+    pub confidence_threshold: f64,
+    /// Content-stage iterations when the call does not say.
+    pub max_loops: u8,
     pub provider_profile: Option<String>,
     pub delivery: DeliveryChoice,
     pub require_provider_strict_output: bool,
@@ -162,8 +195,40 @@ impl Settings {
                 )),
             }
         };
+        let confidence_threshold = match read(config, keys::CONFIDENCE_THRESHOLD)? {
+            None => DEFAULT_CONFIDENCE_THRESHOLD,
+            Some(text) => match text.parse::<f64>() {
+                Ok(value) if (0.0..=1.0).contains(&value) => value,
+                _ => {
+                    return Err(StructureError::configuration(
+                        keys::CONFIDENCE_THRESHOLD,
+                        format!(
+                            "setting {} must be a number from 0 to 1, not {text:?}",
+                            keys::CONFIDENCE_THRESHOLD
+                        ),
+                    ));
+                }
+            },
+        };
+        let max_loops = number(
+            keys::MAX_LOOPS,
+            u64::from(crate::request::DEFAULT_MAX_LOOPS),
+        )?;
+        if !(1..=u64::from(crate::request::MAX_MAX_LOOPS)).contains(&max_loops) {
+            return Err(StructureError::configuration(
+                keys::MAX_LOOPS,
+                format!(
+                    "setting {} must be from 1 to {}, not {max_loops}",
+                    keys::MAX_LOOPS,
+                    crate::request::MAX_MAX_LOOPS
+                ),
+            ));
+        }
         Ok(Self {
-            model: resolve_model(config)?,
+            model: resolve_model(config, keys::MODEL)?,
+            schema_builder_model: resolve_model(config, keys::SCHEMA_BUILDER_MODEL)?,
+            confidence_threshold,
+            max_loops: max_loops as u8,
             provider_profile: read(config, keys::PROVIDER_PROFILE)?,
             delivery,
             require_provider_strict_output,
@@ -197,10 +262,10 @@ impl Settings {
     }
 }
 
-/// `structure_model`, with a `default:<name>` alias replaced by `structure_model_<name>` (or
-/// the built-in default for `fast` and `analyze`).
-fn resolve_model(config: &dyn Config) -> Result<String, StructureError> {
-    let model = read(config, keys::MODEL)?.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+/// The model setting `key`, with a `default:<name>` alias replaced by `structure_model_<name>`
+/// (or the built-in default for `fast` and `analyze`).
+fn resolve_model(config: &dyn Config, key: &str) -> Result<String, StructureError> {
+    let model = read(config, key)?.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
     let Some(alias) = model.strip_prefix("default:") else {
         return Ok(model);
     };
@@ -258,4 +323,134 @@ fn parse_number(key: &str, text: &str, minimum: u64) -> Result<u64, StructureErr
             ),
         )),
     }
+}
+
+/// The settings cascade (spec §7.2): per-call overrides, then the project's, then the
+/// tenant's, then the host's configuration. Only [`OVERRIDABLE`] settings come from the upper
+/// layers; everything else (secrets first of all) only from the host.
+pub struct Cascade<'a> {
+    host: &'a dyn Config,
+    /// Most specific first; each maps config keys to values.
+    layers: Vec<BTreeMap<String, String>>,
+}
+
+impl<'a> Cascade<'a> {
+    pub fn new(host: &'a dyn Config) -> Self {
+        Self {
+            host,
+            layers: Vec::new(),
+        }
+    }
+
+    /// Adds a layer below the ones already added (add the most specific first).
+    pub fn with_layer(
+        mut self,
+        overrides: &Map<String, Value>,
+        field: &str,
+    ) -> Result<Self, StructureError> {
+        self.layers.push(layer(overrides, field)?);
+        Ok(self)
+    }
+}
+
+impl Config for Cascade<'_> {
+    fn get(&self, key: &str) -> Result<Option<String>, String> {
+        for layer in &self.layers {
+            if let Some(value) = layer.get(key) {
+                return Ok(Some(value.clone()));
+            }
+        }
+        self.host.get(key)
+    }
+}
+
+/// Overrides by cascade name (`{"model": "anthropic/claude-haiku-4-5", "maxLoops": 5}`) as
+/// config keys and text values; any other name is an invalid request naming it.
+fn layer(
+    overrides: &Map<String, Value>,
+    field: &str,
+) -> Result<BTreeMap<String, String>, StructureError> {
+    let mut layer = BTreeMap::new();
+    for (name, value) in overrides {
+        let Some((_, key)) = OVERRIDABLE.iter().find(|(known, _)| known == name) else {
+            let names: Vec<&str> = OVERRIDABLE.iter().map(|(name, _)| *name).collect();
+            return Err(StructureError::invalid_request(
+                field,
+                format!(
+                    "setting {name:?} cannot be set here: the settings are {}; API keys and endpoints come only \
+                     from the host's configuration",
+                    names.join(", ")
+                ),
+            ));
+        };
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Number(number) => number.to_string(),
+            Value::Bool(flag) => flag.to_string(),
+            other => {
+                return Err(StructureError::invalid_request(
+                    field,
+                    format!("setting {name:?} must be a string, number or boolean, not {other}"),
+                ));
+            }
+        };
+        layer.insert((*key).to_owned(), text);
+    }
+    Ok(layer)
+}
+
+/// The key of `scope`'s own settings overrides.
+fn layer_key(prefix: &str) -> String {
+    format!("{prefix}settings")
+}
+
+/// The stored overrides that apply to `scope`, most specific first: the project's, the tenant's.
+pub fn stored_layers(
+    scope: &Scope,
+    store: &dyn KeyValue,
+) -> Result<Vec<Map<String, Value>>, StructureError> {
+    let mut layers = Vec::new();
+    if let Some(prefix) = scope.project_prefix() {
+        layers.push(crate::store::read(store, &layer_key(&prefix))?.unwrap_or_default());
+    }
+    layers.push(crate::store::read(store, &layer_key(&scope.tenant_prefix()))?.unwrap_or_default());
+    Ok(layers)
+}
+
+/// Replaces the overrides of `scope`'s own level after checking them: every name must be
+/// overridable and the settings they make must load.
+pub fn store_layer(
+    scope: &Scope,
+    overrides: &Map<String, Value>,
+    ports: &Ports<'_>,
+) -> Result<(), StructureError> {
+    let check = Cascade::new(ports.config).with_layer(overrides, "settings")?;
+    Settings::load(&check)
+        .map_err(|error| StructureError::invalid_request("settings", error.message))?;
+    crate::store::write(ports.key_value, &layer_key(&scope.own_prefix()), overrides)
+}
+
+/// The settings `scope` gets, by cascade name, and its own level's overrides.
+pub fn describe(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureError> {
+    let layers = stored_layers(scope, ports.key_value)?;
+    let own = layers.first().cloned().unwrap_or_default();
+    let cascade = layers
+        .into_iter()
+        .try_fold(Cascade::new(ports.config), |cascade, layer| {
+            cascade.with_layer(&layer, "settings")
+        })?;
+    let settings = Settings::load(&cascade)?;
+    Ok(serde_json::json!({
+        "effective": {
+            "model": settings.model,
+            "schemaBuilderModel": settings.schema_builder_model,
+            "confidenceThreshold": settings.confidence_threshold,
+            "requireProviderStrictOutput": settings.require_provider_strict_output,
+            "maxLoops": settings.max_loops,
+            "delivery": format!("{:?}", settings.delivery).to_lowercase(),
+            "maxOutputTokens": settings.max_output_tokens,
+            "tokenBudget": settings.token_budget,
+        },
+        "overrides": own,
+    }))
 }

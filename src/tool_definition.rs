@@ -7,12 +7,12 @@ use crate::schema::registry;
 const DEFINITION: &str = include_str!("tool_definition.json");
 
 /// The tool definition: `name`, `description`, `parameters` (JSON Schema of the arguments) and
-/// `returns` (JSON Schema of the result). The registry's names are listed in the description of
-/// `schema`, so an agent knows what it may ask for.
+/// `returns` (JSON Schema of the result). The bundled schemas' names are listed in the
+/// description of `schema`, so an agent knows what it may ask for.
 pub fn tool_definition() -> Value {
     let mut definition: Value =
         serde_json::from_str(DEFINITION).expect("the tool definition is valid JSON");
-    let names: Vec<String> = registry::list().into_iter().map(|info| info.name).collect();
+    let names = registry::bundled_names();
     if let Some(Value::String(description)) =
         definition.pointer_mut("/parameters/properties/schema/oneOf/1/description")
     {

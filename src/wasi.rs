@@ -8,7 +8,10 @@ use std::time::Duration;
 use crate::ports::{
     Config, HttpRequest, HttpResponse, KeyValue, Ports, SystemClock, Transport, TransportError,
 };
-use crate::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest, Usage};
+use crate::{
+    Answer, ErrorKind, Outcome, SchemaInput, Scope, StructureError, StructureRequest, Usage,
+};
+use serde_json::{Map, Value};
 
 wit_bindgen::generate!({
     world: "structure",
@@ -25,35 +28,41 @@ struct Component;
 export!(Component);
 
 impl api::Guest for Component {
-    fn structure(request: api::Request) -> Result<api::Outcome, api::Error> {
+    fn structure(scope: api::Scope, request: api::Request) -> Result<api::Outcome, api::Error> {
+        let scope = to_scope(scope)?;
         let schema = match request.schema {
-            api::SchemaInput::Inline(text) => match serde_json::from_str(&text) {
-                Ok(schema) => SchemaInput::Inline(schema),
-                Err(error) => {
-                    return Err(to_wit_error(StructureError::invalid_request(
-                        "schema",
-                        format!("the inline schema is not valid JSON: {error}"),
-                    )));
-                }
-            },
+            api::SchemaInput::Inline(text) => SchemaInput::Inline(parse_json("schema", &text)?),
             api::SchemaInput::Named(name) => SchemaInput::Named(name),
             api::SchemaInput::Described(text) => SchemaInput::Described(text),
+            api::SchemaInput::Examples(text) => match parse_json("schema", &text)? {
+                Value::Array(examples) => SchemaInput::Examples(examples),
+                example => SchemaInput::Examples(vec![example]),
+            },
+        };
+        let settings = match request.settings {
+            None => Map::new(),
+            Some(text) => match parse_json("settings", &text)? {
+                Value::Object(settings) => settings,
+                _ => {
+                    return Err(invalid(
+                        "settings",
+                        "settings must be a JSON object of overrides",
+                    ));
+                }
+            },
         };
         let request = StructureRequest::new(request.prompt, schema, request.max_loops)
-            .map_err(to_wit_error)?;
-        with_ports(|ports| crate::structure(&request, ports))
+            .map_err(to_wit_error)?
+            .with_settings(settings);
+        with_ports(|ports| crate::structure(&request, &scope, ports))
             .map(to_wit_outcome)
             .map_err(to_wit_error)
     }
 
-    fn call_tool(arguments: String) -> Result<String, api::Error> {
-        let arguments = serde_json::from_str(&arguments).map_err(|error| {
-            to_wit_error(StructureError::invalid_request(
-                "arguments",
-                format!("the tool arguments are not valid JSON: {error}"),
-            ))
-        })?;
-        with_ports(|ports| crate::call_tool(&arguments, ports))
+    fn call_tool(scope: api::Scope, arguments: String) -> Result<String, api::Error> {
+        let scope = to_scope(scope)?;
+        let arguments = parse_json("arguments", &arguments)?;
+        with_ports(|ports| crate::call_tool(&arguments, &scope, ports))
             .map(|outcome| outcome.to_string())
             .map_err(to_wit_error)
     }
@@ -62,18 +71,96 @@ impl api::Guest for Component {
         crate::tool_definition().to_string()
     }
 
-    fn list_schemas() -> Vec<api::SchemaInfo> {
-        crate::list_schemas()
-            .into_iter()
-            .map(|info| api::SchemaInfo {
-                name: info.name,
-                title: info.title,
-                description: info.description,
-                version: info.version,
-                origin: info.origin,
-                has_manual: info.has_manual,
+    fn list_schemas(scope: api::Scope) -> Result<Vec<api::SchemaInfo>, api::Error> {
+        let scope = to_scope(scope)?;
+        with_ports(|ports| crate::list_schemas(&scope, ports))
+            .map(|list| list.into_iter().map(to_wit_info).collect())
+            .map_err(to_wit_error)
+    }
+
+    fn get_schema(scope: api::Scope, name: String) -> Result<api::RegisteredSchema, api::Error> {
+        let scope = to_scope(scope)?;
+        with_ports(|ports| crate::get_schema(&scope, &name, ports))
+            .map(|found| api::RegisteredSchema {
+                info: to_wit_info(found.info()),
+                schema: found.schema.to_string(),
+                manual: found.manual,
             })
-            .collect()
+            .map_err(to_wit_error)
+    }
+
+    fn register_schema(
+        scope: api::Scope,
+        registration: api::Registration,
+    ) -> Result<api::SchemaInfo, api::Error> {
+        let scope = to_scope(scope)?;
+        let registration = crate::Registration {
+            name: registration.name,
+            schema: parse_json("schema", &registration.schema)?,
+            manual: registration.manual,
+            version: registration.version,
+        };
+        with_ports(|ports| crate::register_schema(&scope, registration, ports))
+            .map(to_wit_info)
+            .map_err(to_wit_error)
+    }
+
+    fn register_skill(scope: api::Scope, skill: api::Skill) -> Result<api::SchemaInfo, api::Error> {
+        let scope = to_scope(scope)?;
+        let skill = crate::SkillFiles {
+            skill_md: skill.skill_md,
+            files: skill.files,
+        };
+        with_ports(|ports| crate::register_skill(&scope, &skill, ports))
+            .map(to_wit_info)
+            .map_err(to_wit_error)
+    }
+
+    fn deregister_schema(scope: api::Scope, name: String) -> Result<bool, api::Error> {
+        let scope = to_scope(scope)?;
+        with_ports(|ports| crate::deregister_schema(&scope, &name, ports)).map_err(to_wit_error)
+    }
+
+    fn get_settings(scope: api::Scope) -> Result<String, api::Error> {
+        let scope = to_scope(scope)?;
+        with_ports(|ports| crate::settings_of(&scope, ports))
+            .map(|settings| settings.to_string())
+            .map_err(to_wit_error)
+    }
+
+    fn set_settings(scope: api::Scope, overrides: String) -> Result<(), api::Error> {
+        let scope = to_scope(scope)?;
+        let Value::Object(overrides) = parse_json("settings", &overrides)? else {
+            return Err(invalid(
+                "settings",
+                "settings must be a JSON object of overrides",
+            ));
+        };
+        with_ports(|ports| crate::set_settings(&scope, &overrides, ports)).map_err(to_wit_error)
+    }
+}
+
+fn to_scope(scope: api::Scope) -> Result<Scope, api::Error> {
+    Scope::new(&scope.tenant, scope.project.as_deref()).map_err(to_wit_error)
+}
+
+fn parse_json(field: &str, text: &str) -> Result<Value, api::Error> {
+    serde_json::from_str(text)
+        .map_err(|error| invalid(field, &format!("{field} is not valid JSON: {error}")))
+}
+
+fn invalid(field: &str, message: &str) -> api::Error {
+    to_wit_error(StructureError::invalid_request(field, message))
+}
+
+fn to_wit_info(info: crate::SchemaInfo) -> api::SchemaInfo {
+    api::SchemaInfo {
+        name: info.name,
+        title: info.title,
+        description: info.description,
+        version: info.version,
+        origin: info.origin,
+        has_manual: info.has_manual,
     }
 }
 
@@ -119,6 +206,15 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
             repairs: outcome.trace.repairs,
             feedback: outcome.trace.feedback,
             retries: outcome.trace.retries,
+            schema_builder: outcome
+                .trace
+                .schema_builder
+                .map(|builder| api::BuilderTrace {
+                    model: builder.model,
+                    cache_hit: builder.cache_hit,
+                    usage: to_wit_usage(builder.usage),
+                    schema: builder.schema.map(|schema| schema.to_string()),
+                }),
         },
     }
 }
@@ -147,6 +243,7 @@ fn to_wit_error(error: StructureError) -> api::Error {
         ErrorKind::InvalidResponse => api::ErrorKind::InvalidResponse,
         ErrorKind::StructuredOutputFailed => api::ErrorKind::StructuredOutputFailed,
         ErrorKind::BudgetExhausted => api::ErrorKind::BudgetExhausted,
+        ErrorKind::Storage => api::ErrorKind::Storage,
         ErrorKind::Unsupported => api::ErrorKind::Unsupported,
     };
     api::Error {

@@ -33,7 +33,11 @@ fn run(replies: Vec<Reply>, max_loops: u8) -> (Result<Outcome, StructureError>, 
         Some(max_loops),
     )
     .unwrap();
-    let result = structure::structure(&request, &ports(&transport, &config));
+    let result = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    );
     (result, transport)
 }
 
@@ -308,7 +312,11 @@ fn run_with(
     let request =
         StructureRequest::new("Printer broken", SchemaInput::Inline(ticket_schema()), None)
             .unwrap();
-    let result = structure::structure(&request, &ports_with_clock(&transport, &config, &clock));
+    let result = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports_with_clock(&transport, &config, &clock),
+    );
     (result, transport, clock)
 }
 
@@ -435,8 +443,12 @@ fn dropped_connections_are_retried_and_timeouts_are_not() {
     let config = MapConfig::local();
     let clock = FixedClock::default();
     let request = StructureRequest::new("x", SchemaInput::Inline(ticket_schema()), None).unwrap();
-    let outcome =
-        structure::structure(&request, &ports_with_clock(&transport, &config, &clock)).unwrap();
+    let outcome = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports_with_clock(&transport, &config, &clock),
+    )
+    .unwrap();
     assert_eq!(
         (outcome.answer, outcome.trace.retries),
         (Answer::Ok(valid), 1)
@@ -444,8 +456,12 @@ fn dropped_connections_are_retried_and_timeouts_are_not() {
 
     let transport = ScriptedTransport::new([]);
     transport.fail_next("no answer within the request timeout");
-    let error =
-        structure::structure(&request, &ports_with_clock(&transport, &config, &clock)).unwrap_err();
+    let error = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports_with_clock(&transport, &config, &clock),
+    )
+    .unwrap_err();
     assert_eq!((error.kind, transport.count()), (ErrorKind::Transport, 1));
 }
 
@@ -483,7 +499,12 @@ fn transport_failures_name_the_endpoint() {
     transport.fail_next("connection refused");
     let config = MapConfig::local();
     let request = StructureRequest::new("x", SchemaInput::Inline(ticket_schema()), None).unwrap();
-    let error = structure::structure(&request, &ports(&transport, &config)).unwrap_err();
+    let error = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap_err();
     assert_eq!(error.kind, ErrorKind::Transport);
     assert_eq!(
         error.message,

@@ -24,7 +24,7 @@ fn tool_arguments_are_read_as_the_tool_definition_says() {
     let request =
         StructureRequest::from_tool_arguments(&json!({ "prompt": "p", "schema": schema })).unwrap();
     assert_eq!(request.schema, SchemaInput::Inline(schema.clone()));
-    assert_eq!(request.max_loops, 3);
+    assert_eq!(request.max_loops, None, "the maxLoops setting decides");
     // An object is always inline, whatever schemaMode says.
     let request = StructureRequest::from_tool_arguments(
         &json!({ "prompt": "p", "schema": schema, "schemaMode": "named" }),
@@ -37,7 +37,7 @@ fn tool_arguments_are_read_as_the_tool_definition_says() {
     .unwrap();
     assert_eq!(
         (request.schema, request.max_loops),
-        (SchemaInput::Named("contact".into()), 10)
+        (SchemaInput::Named("contact".into()), Some(10))
     );
     let request = StructureRequest::from_tool_arguments(
         &json!({ "prompt": "p", "schema": "a name and an age", "schemaMode": "text" }),
@@ -172,6 +172,7 @@ fn outcomes_conform_to_the_returns_schema() {
         let config = MapConfig::local();
         let outcome = structure::call_tool(
             &json!({ "prompt": "n", "schema": schema, "maxLoops": 2 }),
+            &structure::Scope::default(),
             &ports(&transport, &config),
         )
         .unwrap();

@@ -4,10 +4,19 @@
 mod support;
 
 use serde_json::{Value, json};
+use structure::ports::MemoryKeyValue;
+use structure::schema::TargetSchema;
+use structure::schema::registry::Registry;
 use structure::schema::registry::{self, META_SCHEMA};
-use structure::schema::{TargetSchema, resolve};
 use structure::{ErrorKind, SchemaInput, StructureError};
 use support::{MapConfig, ScriptedTransport, bundled, bundled_names, ports, root};
+
+/// The schema stage with an empty store: the bundled registry only.
+fn resolve(input: &SchemaInput) -> Result<TargetSchema, StructureError> {
+    let store = MemoryKeyValue::default();
+    let scope = structure::Scope::default();
+    structure::schema::resolve(input, &Registry::new(&store, &scope))
+}
 
 fn inline(schema: Value) -> Result<TargetSchema, StructureError> {
     resolve(&SchemaInput::Inline(schema))
@@ -82,7 +91,12 @@ fn external_references_are_rejected_before_any_call() {
     let transport = ScriptedTransport::new([]);
     let config = MapConfig::local();
     let arguments = json!({ "prompt": "x", "schema": { "type": "object", "properties": { "a": { "$ref": "https://evil.example/s.json" } } } });
-    let error = structure::call_tool(&arguments, &ports(&transport, &config)).unwrap_err();
+    let error = structure::call_tool(
+        &arguments,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap_err();
     assert_eq!(error.kind, ErrorKind::InvalidSchema);
     assert_eq!(transport.count(), 0);
 }
@@ -293,15 +307,6 @@ fn names_that_could_climb_a_path_are_invalid_requests() {
 }
 
 #[test]
-fn text_mode_is_a_typed_unsupported_error_for_now() {
-    let error = resolve(&SchemaInput::Described("a name and an age".into()))
-        .err()
-        .unwrap();
-    assert_eq!(error.kind, ErrorKind::Unsupported);
-    assert!(error.message.contains("schemaMode \"text\""));
-}
-
-#[test]
 fn every_file_in_schemas_is_bundled_and_usable() {
     let mut files: Vec<String> = std::fs::read_dir(root().join("schemas"))
         .unwrap()
@@ -312,7 +317,10 @@ fn every_file_in_schemas_is_bundled_and_usable() {
     assert_eq!(files, registry::bundled_file_names());
     let names = bundled_names();
     assert!(names.len() >= 5, "{names:?}");
-    let listed: Vec<String> = structure::list_schemas()
+    let store = MemoryKeyValue::default();
+    let listed: Vec<String> = Registry::new(&store, &structure::Scope::default())
+        .list()
+        .unwrap()
         .into_iter()
         .map(|info| info.name)
         .collect();

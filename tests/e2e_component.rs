@@ -3,7 +3,9 @@
 
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
-use structure_host::{CallError, ErrorKind, Request, SchemaInput, Settings, Status, Structure};
+use structure_host::{
+    CallError, ErrorKind, Request, SchemaInput, Scope, Settings, Status, Structure,
+};
 
 fn client(mock: &MockLlm) -> Structure {
     client_with(mock, &[])
@@ -32,6 +34,7 @@ fn named(prompt: &str, name: &str) -> Request {
         prompt: prompt.into(),
         schema: SchemaInput::Named(name.into()),
         max_loops: None,
+        settings: None,
     }
 }
 
@@ -40,6 +43,7 @@ fn inline(schema: impl Into<String>) -> Request {
         prompt: "x".into(),
         schema: SchemaInput::Inline(schema.into()),
         max_loops: None,
+        settings: None,
     }
 }
 
@@ -56,10 +60,10 @@ async fn ok_on_the_first_try_makes_one_llm_call() {
     let mock = MockLlm::start();
     mock.push(Reply::answer(json!({ "userId": "mike", "action": "broke_build", "timestamp": "2026-05-06T14:30:00Z", "status": "failure", "tags": null })));
     let outcome = client(&mock)
-        .structure(&named(
-            "Mike broke the build at 2:30 pm",
-            "user-action-record",
-        ))
+        .structure(
+            &Scope::default(),
+            &named("Mike broke the build at 2:30 pm", "user-action-record"),
+        )
         .await
         .unwrap();
     assert_eq!(outcome.status, Status::Ok);
@@ -90,7 +94,10 @@ async fn one_violation_then_a_fix_takes_exactly_two_calls() {
     mock.push(Reply::answer(json!({ "userId": "m", "action": "broke_build", "timestamp": "today", "status": "failure" })));
     mock.push(Reply::answer(user_action()));
     let outcome = client(&mock)
-        .structure(&named("Mike broke the build", "user-action-record"))
+        .structure(
+            &Scope::default(),
+            &named("Mike broke the build", "user-action-record"),
+        )
         .await
         .unwrap();
     assert_eq!(outcome.status, Status::Ok);
@@ -119,7 +126,7 @@ async fn need_more_input_and_stale_through_the_tool_form() {
     let client = client(&mock);
     mock.push(Reply::need("when the build broke"));
     let outcome = client
-        .call_tool(&json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named" }))
+        .call_tool(&Scope::default(), &json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named" }))
         .await
         .unwrap();
     assert_eq!(outcome["status"], "need-more-input");
@@ -129,7 +136,7 @@ async fn need_more_input_and_stale_through_the_tool_form() {
     mock.push(Reply::answer(json!({ "userId": "mike" })));
     mock.push(Reply::answer(json!({ "userId": "mike", "action": "x", "timestamp": "2026-05-06T14:30:00Z", "status": "oops" })));
     let outcome = client
-        .call_tool(&json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named", "maxLoops": 2 }))
+        .call_tool(&Scope::default(), &json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named", "maxLoops": 2 }))
         .await
         .unwrap();
     assert_eq!(outcome["status"], "stale");
@@ -147,7 +154,11 @@ async fn refusal_and_truncation_are_typed_errors() {
     let mock = MockLlm::start();
     let client = client(&mock);
     mock.push(Reply::refusal("I can't help with that."));
-    let error = structure_error(client.structure(&named("x", "contact")).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &named("x", "contact"))
+            .await,
+    );
     assert_eq!(error.kind, ErrorKind::Refusal);
     assert_eq!(
         error.message,
@@ -156,7 +167,11 @@ async fn refusal_and_truncation_are_typed_errors() {
     assert_eq!(error.usage.llm_calls, 1);
 
     mock.push(Reply::truncated("{\"answer\": {\"name\": \"Ad"));
-    let error = structure_error(client.structure(&named("x", "contact")).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &named("x", "contact"))
+            .await,
+    );
     assert_eq!(error.kind, ErrorKind::Truncated);
     assert_eq!(mock.requests().len(), 2);
 }
@@ -172,7 +187,11 @@ async fn provider_errors_keep_status_message_and_retryability() {
         (500, "server_error", true),
     ] {
         mock.push(Reply::error(status, kind, &format!("mock says {status}")));
-        let error = structure_error(client.structure(&named("x", "contact")).await);
+        let error = structure_error(
+            client
+                .structure(&Scope::default(), &named("x", "contact"))
+                .await,
+        );
         match error.kind {
             ErrorKind::Provider(failure) => {
                 assert_eq!(
@@ -203,7 +222,10 @@ async fn rate_limits_are_retried_after_the_wait_the_provider_asks_for() {
     mock.push(Reply::answer(user_action()));
     let started = std::time::Instant::now();
     let outcome = client(&mock)
-        .structure(&named("Mike broke the build", "user-action-record"))
+        .structure(
+            &Scope::default(),
+            &named("Mike broke the build", "user-action-record"),
+        )
         .await
         .unwrap();
     assert!(
@@ -226,7 +248,11 @@ async fn rate_limits_are_retried_after_the_wait_the_provider_asks_for() {
 async fn schema_errors_come_back_before_any_http_request() {
     let mock = MockLlm::start();
     let client = client(&mock);
-    let error = structure_error(client.structure(&named("x", "user-action-recrod")).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &named("x", "user-action-recrod"))
+            .await,
+    );
     match &error.kind {
         ErrorKind::SchemaNotFound(not_found) => {
             assert_eq!(not_found.name, "user-action-recrod");
@@ -235,7 +261,11 @@ async fn schema_errors_come_back_before_any_http_request() {
         other => panic!("expected schema-not-found, got {other:?}"),
     }
     let external = json!({ "type": "object", "properties": { "a": { "$ref": "https://example.com/a.json" } } });
-    let error = structure_error(client.structure(&inline(external.to_string())).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &inline(external.to_string()))
+            .await,
+    );
     assert_eq!(error.kind, ErrorKind::InvalidSchema);
     assert!(
         error
@@ -246,7 +276,11 @@ async fn schema_errors_come_back_before_any_http_request() {
     );
 
     let invalid = json!({ "type": "object", "properties": { "a": { "type": "strin" } } });
-    let error = structure_error(client.structure(&inline(invalid.to_string())).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &inline(invalid.to_string()))
+            .await,
+    );
     assert_eq!(error.kind, ErrorKind::InvalidSchema);
     assert!(
         error.message.contains("does not compile"),
@@ -254,15 +288,23 @@ async fn schema_errors_come_back_before_any_http_request() {
         error.message
     );
 
-    let error = structure_error(client.structure(&inline("{not json")).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &inline("{not json"))
+            .await,
+    );
     assert_eq!(error.kind, ErrorKind::InvalidRequest("schema".into()));
     let error = structure_error(
         client
-            .structure(&Request {
-                prompt: "x".into(),
-                schema: SchemaInput::Named("contact".into()),
-                max_loops: Some(0),
-            })
+            .structure(
+                &Scope::default(),
+                &Request {
+                    prompt: "x".into(),
+                    schema: SchemaInput::Named("contact".into()),
+                    max_loops: Some(0),
+                    settings: None,
+                },
+            )
             .await,
     );
     assert_eq!(error.kind, ErrorKind::InvalidRequest("maxLoops".into()));
@@ -275,7 +317,11 @@ async fn transport_faults_are_typed_errors() {
     mock.push(Reply::answer(user_action()).with_delay(std::time::Duration::from_secs(5)));
     let client = client_with(&mock, &[("structure_request_timeout_ms", "300")]);
     let started = std::time::Instant::now();
-    let error = structure_error(client.structure(&named("x", "user-action-record")).await);
+    let error = structure_error(
+        client
+            .structure(&Scope::default(), &named("x", "user-action-record"))
+            .await,
+    );
     assert_eq!(error.kind, ErrorKind::Transport);
     assert!(
         error.message.contains("within the request timeout"),
@@ -290,7 +336,7 @@ async fn transport_faults_are_typed_errors() {
     mock.push(Reply::raw(200, "{\"choices\": [ this is not json"));
     let error = structure_error(
         client_with(&mock, &[])
-            .structure(&named("x", "user-action-record"))
+            .structure(&Scope::default(), &named("x", "user-action-record"))
             .await,
     );
     assert_eq!(error.kind, ErrorKind::InvalidResponse);
@@ -307,7 +353,7 @@ async fn transport_faults_are_typed_errors() {
             .settings(settings)
             .build()
             .unwrap()
-            .structure(&named("x", "contact"))
+            .structure(&Scope::default(), &named("x", "contact"))
             .await,
     );
     assert_eq!(error.kind, ErrorKind::Transport);
@@ -328,7 +374,7 @@ async fn a_missing_key_says_what_to_set() {
             .settings(settings)
             .build()
             .unwrap()
-            .structure(&named("x", "contact"))
+            .structure(&Scope::default(), &named("x", "contact"))
             .await,
     );
     assert_eq!(
@@ -348,7 +394,7 @@ async fn the_tool_definition_and_registry_come_from_the_component() {
     let client = client(&mock);
     let definition = client.tool_definition().await.unwrap();
     assert_eq!(definition, structure::tool_definition());
-    let schemas = client.list_schemas().await.unwrap();
+    let schemas = client.list_schemas(&Scope::default()).await.unwrap();
     let names: Vec<&str> = schemas.iter().map(|info| info.name.as_str()).collect();
     assert_eq!(
         names,

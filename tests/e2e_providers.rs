@@ -4,7 +4,9 @@
 use mock_llm::MockLlm;
 use mock_llm::wire::{Form, Wire};
 use serde_json::{Value, json};
-use structure_host::{CallError, ErrorKind, Request, SchemaInput, Settings, Status, Structure};
+use structure_host::{
+    CallError, ErrorKind, Request, SchemaInput, Scope, Settings, Status, Structure,
+};
 
 struct Provider {
     name: &'static str,
@@ -69,6 +71,7 @@ fn request(max_loops: u8) -> Request {
         prompt: "Ada Lovelace, ada@example.com".into(),
         schema: SchemaInput::Named("contact".into()),
         max_loops: Some(max_loops),
+        settings: None,
     }
 }
 
@@ -91,7 +94,10 @@ async fn every_provider_and_mode_delivers_ok_fix_need_and_stale() {
             let client = client(&mock, provider, mode);
 
             mock.push(provider.wire.answer(form, contact()));
-            let outcome = client.structure(&request(3)).await.unwrap();
+            let outcome = client
+                .structure(&Scope::default(), &request(3))
+                .await
+                .unwrap();
             assert_eq!(outcome.status, Status::Ok, "{label}");
             assert_eq!(
                 serde_json::from_str::<Value>(outcome.data.as_deref().unwrap()).unwrap(),
@@ -110,7 +116,10 @@ async fn every_provider_and_mode_delivers_ok_fix_need_and_stale() {
                 json!({ "name": "Ada Lovelace", "email": "ada at example" }),
             ));
             mock.push(provider.wire.answer(form, contact()));
-            let outcome = client.structure(&request(3)).await.unwrap();
+            let outcome = client
+                .structure(&Scope::default(), &request(3))
+                .await
+                .unwrap();
             assert_eq!(
                 (outcome.status, outcome.iterations, outcome.usage.llm_calls),
                 (Status::Ok, 2, 2),
@@ -118,7 +127,10 @@ async fn every_provider_and_mode_delivers_ok_fix_need_and_stale() {
             );
 
             mock.push(provider.wire.need(form, "the email address"));
-            let outcome = client.structure(&request(3)).await.unwrap();
+            let outcome = client
+                .structure(&Scope::default(), &request(3))
+                .await
+                .unwrap();
             assert_eq!(
                 (outcome.status, outcome.need.as_deref()),
                 (Status::NeedMoreInput, Some("the email address")),
@@ -131,7 +143,10 @@ async fn every_provider_and_mode_delivers_ok_fix_need_and_stale() {
                     .wire
                     .answer(form, json!({ "name": "Ada", "email": "nope" })),
             );
-            let outcome = client.structure(&request(2)).await.unwrap();
+            let outcome = client
+                .structure(&Scope::default(), &request(2))
+                .await
+                .unwrap();
             assert_eq!(outcome.status, Status::Stale, "{label}");
             assert_eq!(outcome.errors.len(), 1, "{label}: {:?}", outcome.errors);
             assert!(
@@ -173,7 +188,10 @@ async fn refusal_truncation_and_every_error_class_are_typed() {
         let client = client(&mock, provider, "native");
 
         mock.push(provider.wire.refusal());
-        let error = error_of(client.structure(&request(3)).await, label);
+        let error = error_of(
+            client.structure(&Scope::default(), &request(3)).await,
+            label,
+        );
         assert!(
             matches!(error.kind, ErrorKind::Refusal | ErrorKind::Blocked(_)),
             "{label}: {:?}",
@@ -182,7 +200,10 @@ async fn refusal_truncation_and_every_error_class_are_typed() {
         assert_eq!(error.usage.llm_calls, 1);
 
         mock.push(provider.wire.truncated());
-        let error = error_of(client.structure(&request(3)).await, label);
+        let error = error_of(
+            client.structure(&Scope::default(), &request(3)).await,
+            label,
+        );
         assert_eq!(
             error.kind,
             ErrorKind::Truncated,
@@ -192,7 +213,10 @@ async fn refusal_truncation_and_every_error_class_are_typed() {
 
         for status in [400, 401, 403, 404] {
             mock.push(provider.wire.error(status, &format!("mock {status}")));
-            let error = error_of(client.structure(&request(3)).await, label);
+            let error = error_of(
+                client.structure(&Scope::default(), &request(3)).await,
+                label,
+            );
             match &error.kind {
                 ErrorKind::Provider(failure) => assert_eq!(
                     (failure.status, failure.retryable),
@@ -216,7 +240,10 @@ async fn refusal_truncation_and_every_error_class_are_typed() {
                     .with_header("retry-after-ms", "10"),
             );
             mock.push(provider.wire.answer(Form::Text, contact()));
-            let outcome = client.structure(&request(3)).await.unwrap();
+            let outcome = client
+                .structure(&Scope::default(), &request(3))
+                .await
+                .unwrap();
             assert_eq!(
                 (
                     outcome.status,
@@ -236,7 +263,10 @@ async fn refusal_truncation_and_every_error_class_are_typed() {
                     .with_header("retry-after-ms", "10"),
             );
         }
-        let error = error_of(client.structure(&request(3)).await, label);
+        let error = error_of(
+            client.structure(&Scope::default(), &request(3)).await,
+            label,
+        );
         match &error.kind {
             ErrorKind::Provider(failure) => {
                 assert_eq!((failure.status, failure.retryable), (503, true), "{label}")
@@ -261,7 +291,10 @@ async fn retry_after_is_honoured() {
         );
         mock.push(provider.wire.answer(Form::Text, contact()));
         let started = std::time::Instant::now();
-        let outcome = client.structure(&request(3)).await.unwrap();
+        let outcome = client
+            .structure(&Scope::default(), &request(3))
+            .await
+            .unwrap();
         assert!(
             started.elapsed() >= std::time::Duration::from_secs(1),
             "{}: waited the second asked for",
@@ -283,7 +316,10 @@ async fn tool_mode_reminds_a_model_answering_in_plain_text_then_gives_up() {
                 .content(Form::Text, "Ada Lovelace, ada@example.com"),
         );
         mock.push(provider.wire.answer(Form::Tool, contact()));
-        let outcome = client.structure(&request(3)).await.unwrap();
+        let outcome = client
+            .structure(&Scope::default(), &request(3))
+            .await
+            .unwrap();
         assert_eq!(
             (outcome.status, outcome.iterations, outcome.usage.llm_calls),
             (Status::Ok, 1, 2),
@@ -298,7 +334,10 @@ async fn tool_mode_reminds_a_model_answering_in_plain_text_then_gives_up() {
         for _ in 0..3 {
             mock.push(provider.wire.content(Form::Text, "I'd rather chat."));
         }
-        let error = error_of(client.structure(&request(3)).await, label);
+        let error = error_of(
+            client.structure(&Scope::default(), &request(3)).await,
+            label,
+        );
         assert_eq!(error.kind, ErrorKind::StructuredOutputFailed, "{label}");
         assert_eq!(error.usage.llm_calls, 3, "{label}");
     }
@@ -309,7 +348,10 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
     let mock = MockLlm::start();
     let client = client(&mock, &PROVIDERS[2], "native");
     mock.push(Wire::Anthropic.answer(Form::Text, contact()));
-    client.structure(&request(3)).await.unwrap();
+    client
+        .structure(&Scope::default(), &request(3))
+        .await
+        .unwrap();
     let body = mock.requests()[0].json();
     let system = body["system"].as_array().unwrap();
     assert_eq!(system[0]["cache_control"], json!({ "type": "ephemeral" }));
@@ -334,8 +376,9 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
         prompt: "x".into(),
         schema: SchemaInput::Inline(json!({ "type": "object" }).to_string()),
         max_loops: None,
+        settings: None,
     };
-    client.structure(&inline).await.unwrap();
+    client.structure(&Scope::default(), &inline).await.unwrap();
     assert!(
         mock.requests()[1].json()["system"][0]
             .get("cache_control")
@@ -356,7 +399,10 @@ async fn models_without_native_structured_output_fall_back_to_strict_tools() {
         .build()
         .unwrap();
     mock.push(Wire::Anthropic.answer(Form::Tool, contact()));
-    let outcome = client.structure(&request(3)).await.unwrap();
+    let outcome = client
+        .structure(&Scope::default(), &request(3))
+        .await
+        .unwrap();
     assert_eq!(
         (outcome.status, outcome.trace.delivery.as_str()),
         (Status::Ok, "tool")
@@ -369,7 +415,10 @@ async fn models_without_native_structured_output_fall_back_to_strict_tools() {
         .settings(settings.set("structure_delivery", "native"))
         .build()
         .unwrap();
-    let error = error_of(forced.structure(&request(3)).await, "native on claude 3.5");
+    let error = error_of(
+        forced.structure(&Scope::default(), &request(3)).await,
+        "native on claude 3.5",
+    );
     assert_eq!(
         error.kind,
         ErrorKind::Configuration("structure_delivery".into())

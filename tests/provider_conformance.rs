@@ -150,8 +150,12 @@ fn two_requests(provider: &Provider, mode: &str, form: Form, schema: &Value) -> 
         Some(2),
     )
     .unwrap();
-    let outcome = structure::structure(&request, &ports(&transport, &config))
-        .unwrap_or_else(|error| panic!("{} {mode}: {}", provider.name, error.message));
+    let outcome = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap_or_else(|error| panic!("{} {mode}: {}", provider.name, error.message));
     assert_eq!(
         outcome.answer,
         Answer::NeedMoreInput("everything".into()),
@@ -310,7 +314,12 @@ fn each_mode_delivers_the_answer_and_takes_the_fix_after_a_violation() {
                 None,
             )
             .unwrap();
-            let outcome = structure::structure(&request, &ports(&transport, &config)).unwrap();
+            let outcome = structure::structure(
+                &request,
+                &structure::Scope::default(),
+                &ports(&transport, &config),
+            )
+            .unwrap();
             assert_eq!(
                 outcome.answer,
                 Answer::Ok(valid.clone()),

@@ -90,7 +90,12 @@ fn two_requests(schema: &Value, config: &MapConfig) -> Vec<Value> {
         Some(2),
     )
     .unwrap();
-    let outcome = structure::structure(&request, &ports(&transport, config)).unwrap();
+    let outcome = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, config),
+    )
+    .unwrap();
     assert_eq!(outcome.answer, Answer::NeedMoreInput("everything".into()));
     (0..transport.count())
         .map(|index| transport.body(index))
@@ -208,7 +213,12 @@ fn requests_carry_the_conversation_the_key_and_the_token_limit() {
 
     let transport = ScriptedTransport::new([Reply::need("x")]);
     let request = StructureRequest::new("x", SchemaInput::Named("contact".into()), None).unwrap();
-    structure::structure(&request, &ports(&transport, &config)).unwrap();
+    structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap();
     let system = transport.body(0)["messages"][0]["content"]
         .as_str()
         .unwrap()
@@ -264,7 +274,12 @@ fn local_server_profiles_shape_the_request_for_their_server() {
         let transport = ScriptedTransport::new([Reply::need("x")]);
         let request =
             StructureRequest::new("x", SchemaInput::Inline(schema.clone()), None).unwrap();
-        let outcome = structure::structure(&request, &ports(&transport, &config)).unwrap();
+        let outcome = structure::structure(
+            &request,
+            &structure::Scope::default(),
+            &ports(&transport, &config),
+        )
+        .unwrap();
         let sent = &transport.requests.borrow()[0];
         assert_eq!(sent.url, url, "{model}");
         assert!(
@@ -308,7 +323,10 @@ fn parse_sample(
     status: u16,
 ) -> Result<structure::provider::Completion, structure::StructureError> {
     let config = openai_config(None);
-    let provider = connect(&Settings::load(&config).unwrap()).unwrap();
+    let provider = {
+        let settings = Settings::load(&config).unwrap();
+        connect(&settings, &settings.model).unwrap()
+    };
     let body = provider_api(path).to_string().into_bytes();
     provider.completion(&HttpResponse {
         status,
@@ -456,7 +474,10 @@ fn every_openai_error_sample_is_a_provider_error_with_status_and_retryability() 
 #[test]
 fn bodies_that_are_not_the_wire_format_are_invalid_responses() {
     let config = openai_config(None);
-    let provider = connect(&Settings::load(&config).unwrap()).unwrap();
+    let provider = {
+        let settings = Settings::load(&config).unwrap();
+        connect(&settings, &settings.model).unwrap()
+    };
     for (status, body, expected) in [
         (200, "<html>gateway</html>", "not JSON"),
         (200, "{\"object\": \"list\"}", "without a choice"),
@@ -567,7 +588,12 @@ fn settings_errors_say_what_to_set() {
         let transport = ScriptedTransport::new([]);
         let request =
             StructureRequest::new("x", SchemaInput::Named("contact".into()), None).unwrap();
-        let error = structure::structure(&request, &ports(&transport, &config)).unwrap_err();
+        let error = structure::structure(
+            &request,
+            &structure::Scope::default(),
+            &ports(&transport, &config),
+        )
+        .unwrap_err();
         assert_eq!(
             error.kind,
             ErrorKind::Configuration {
@@ -590,7 +616,10 @@ fn secrets_never_appear_in_debug_output() {
 #[test]
 fn provider_profile_names_are_reported() {
     let config = openai_config(None);
-    let provider: Box<dyn Provider> = connect(&Settings::load(&config).unwrap()).unwrap();
+    let provider: Box<dyn Provider> = {
+        let settings = Settings::load(&config).unwrap();
+        connect(&settings, &settings.model).unwrap()
+    };
     assert_eq!(
         (provider.model(), provider.profile_name()),
         ("openai/gpt-4.1-mini", "openai")

@@ -33,7 +33,10 @@ fn provider(kind: &str) -> Box<dyn Provider> {
         ],
         other => panic!("unknown provider {other}"),
     };
-    connect(&Settings::load(&MapConfig::with(settings)).unwrap()).unwrap()
+    {
+        let settings = Settings::load(&MapConfig::with(settings)).unwrap();
+        connect(&settings, &settings.model).unwrap()
+    }
 }
 
 /// The status and raw body of an error file: samples are raw bodies (status in the file name);

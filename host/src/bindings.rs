@@ -17,6 +17,34 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::structure::tool::structuring::{
-    Error, ErrorKind, NotFound, Outcome, ProviderFailure, Request, SchemaInfo, SchemaInput, Status,
-    Trace, Usage,
+    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
+    Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Status, Trace, Usage,
 };
+
+/// The `default` tenant, no project: single-tenant use.
+impl Default for Scope {
+    fn default() -> Self {
+        Scope {
+            tenant: "default".to_owned(),
+            project: None,
+        }
+    }
+}
+
+impl Scope {
+    /// A tenant's scope.
+    pub fn tenant(tenant: &str) -> Self {
+        Scope {
+            tenant: tenant.to_owned(),
+            project: None,
+        }
+    }
+
+    /// A project's scope within its tenant.
+    pub fn project(tenant: &str, project: &str) -> Self {
+        Scope {
+            tenant: tenant.to_owned(),
+            project: Some(project.to_owned()),
+        }
+    }
+}

@@ -6,7 +6,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use wasmtime::Store;
 
-use crate::bindings::{Error, ErrorKind, Outcome, Request, SchemaInfo};
+use std::path::Path;
+
+use crate::bindings::{
+    Error, ErrorKind, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, Scope, Skill,
+};
 use crate::config::Settings;
 use crate::key_value::{KeyValueStore, MemoryStore};
 use crate::runtime::Runtime;
@@ -94,23 +98,23 @@ impl Structure {
     }
 
     /// Structures `request.prompt` into an object that validates against the requested schema.
-    pub async fn structure(&self, request: &Request) -> Result<Outcome, CallError> {
+    pub async fn structure(&self, scope: &Scope, request: &Request) -> Result<Outcome, CallError> {
         let (mut store, instance) = self.instantiate().await?;
         let api = instance.structure_tool_structuring();
-        api.call_structure(&mut store, request)
+        api.call_structure(&mut store, scope, request)
             .await?
             .map_err(CallError::Structure)
     }
 
     /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.
-    pub async fn call_tool(&self, arguments: &Value) -> Result<Value, CallError> {
+    pub async fn call_tool(&self, scope: &Scope, arguments: &Value) -> Result<Value, CallError> {
         let (mut store, instance) = self.instantiate().await?;
         let api = instance.structure_tool_structuring();
         let outcome = api
-            .call_call_tool(&mut store, &arguments.to_string())
+            .call_call_tool(&mut store, scope, &arguments.to_string())
             .await?
             .map_err(CallError::Structure)?;
-        serde_json::from_str(&outcome).map_err(|error| CallError::Host(error.into()))
+        parse(&outcome)
     }
 
     /// The tool definition, to register with an agent framework verbatim.
@@ -120,16 +124,86 @@ impl Structure {
             .structure_tool_structuring()
             .call_tool_definition(&mut store)
             .await?;
-        serde_json::from_str(&definition).map_err(|error| CallError::Host(error.into()))
+        parse(&definition)
     }
 
-    /// The schemas available by name.
-    pub async fn list_schemas(&self) -> Result<Vec<SchemaInfo>, CallError> {
+    /// The schemas `scope` can use by name: project → tenant → bundled.
+    pub async fn list_schemas(&self, scope: &Scope) -> Result<Vec<SchemaInfo>, CallError> {
         let (mut store, instance) = self.instantiate().await?;
-        Ok(instance
-            .structure_tool_structuring()
-            .call_list_schemas(&mut store)
-            .await?)
+        let api = instance.structure_tool_structuring();
+        api.call_list_schemas(&mut store, scope)
+            .await?
+            .map_err(CallError::Structure)
+    }
+
+    /// The schema `scope` gets for `name`, with its manual.
+    pub async fn get_schema(
+        &self,
+        scope: &Scope,
+        name: &str,
+    ) -> Result<RegisteredSchema, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        api.call_get_schema(&mut store, scope, name)
+            .await?
+            .map_err(CallError::Structure)
+    }
+
+    /// Registers a schema at `scope`'s own level (its project, else its tenant).
+    pub async fn register_schema(
+        &self,
+        scope: &Scope,
+        registration: &Registration,
+    ) -> Result<SchemaInfo, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        api.call_register_schema(&mut store, scope, registration)
+            .await?
+            .map_err(CallError::Structure)
+    }
+
+    /// Registers the output schema of the skill in `folder` (its `SKILL.md`, and the JSON files
+    /// under the folder that `output_schema_file` may name).
+    pub async fn register_skill(
+        &self,
+        scope: &Scope,
+        folder: &Path,
+    ) -> Result<SchemaInfo, CallError> {
+        let skill = read_skill(folder).map_err(CallError::Host)?;
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        api.call_register_skill(&mut store, scope, &skill)
+            .await?
+            .map_err(CallError::Structure)
+    }
+
+    /// Removes `name` from `scope`'s own level; `false` when it was not registered there.
+    pub async fn deregister_schema(&self, scope: &Scope, name: &str) -> Result<bool, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        api.call_deregister_schema(&mut store, scope, name)
+            .await?
+            .map_err(CallError::Structure)
+    }
+
+    /// The settings `scope` gets, and its own level's overrides.
+    pub async fn get_settings(&self, scope: &Scope) -> Result<Value, CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        let settings = api
+            .call_get_settings(&mut store, scope)
+            .await?
+            .map_err(CallError::Structure)?;
+        parse(&settings)
+    }
+
+    /// Replaces the setting overrides of `scope`'s own level.
+    pub async fn set_settings(&self, scope: &Scope, overrides: &Value) -> Result<(), CallError> {
+        let (mut store, instance) = self.instantiate().await?;
+        let api = instance.structure_tool_structuring();
+        api.call_set_settings(&mut store, scope, &overrides.to_string())
+            .await?
+            .map_err(CallError::Structure)
     }
 
     async fn instantiate(
@@ -140,6 +214,45 @@ impl Structure {
         let instance = self.runtime.pre.instantiate_async(&mut store).await?;
         Ok((store, instance))
     }
+}
+
+fn parse(text: &str) -> Result<Value, CallError> {
+    serde_json::from_str(text).map_err(|error| CallError::Host(error.into()))
+}
+
+/// Files beside `SKILL.md` larger than this are not sent: a schema file is small.
+const MAX_SKILL_FILE_BYTES: u64 = 1 << 20;
+
+/// A skill folder as the component takes it: `SKILL.md` and the `.json` files under the folder.
+fn read_skill(folder: &Path) -> anyhow::Result<Skill> {
+    let skill_path = folder.join("SKILL.md");
+    let skill_md = std::fs::read_to_string(&skill_path)
+        .map_err(|error| anyhow::anyhow!("cannot read {}: {error}", skill_path.display()))?;
+    let mut files = Vec::new();
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file()
+                && path
+                    .extension()
+                    .is_some_and(|extension| extension == "json")
+                && entry.metadata()?.len() <= MAX_SKILL_FILE_BYTES
+            {
+                let relative = path
+                    .strip_prefix(folder)?
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                files.push((relative, std::fs::read_to_string(&path)?));
+            }
+        }
+    }
+    files.sort();
+    Ok(Skill { skill_md, files })
 }
 
 /// A typed error as JSON, the same shape the component's tool form uses:
@@ -166,6 +279,7 @@ pub fn error_json(error: &Error) -> Value {
         ErrorKind::InvalidResponse => json!({ "kind": "invalid-response" }),
         ErrorKind::StructuredOutputFailed => json!({ "kind": "structured-output-failed" }),
         ErrorKind::BudgetExhausted => json!({ "kind": "budget-exhausted" }),
+        ErrorKind::Storage => json!({ "kind": "storage" }),
         ErrorKind::Unsupported => json!({ "kind": "unsupported" }),
     };
     body["message"] = json!(error.message);

@@ -5,18 +5,22 @@
 //! [`Settings`] taken from the environment or set in code.
 //!
 //! ```no_run
-//! use structure_host::{Request, SchemaInput, Settings, Structure};
+//! use structure_host::{Request, SchemaInput, Scope, Settings, Structure};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let client = Structure::builder()
 //!     .settings(Settings::from_env().set("structure_model", "openai/gpt-4.1-mini"))
 //!     .build()?;
 //! let outcome = client
-//!     .structure(&Request {
-//!         prompt: "Mike broke the build today at 2:30 pm".into(),
-//!         schema: SchemaInput::Named("user-action-record".into()),
-//!         max_loops: None,
-//!     })
+//!     .structure(
+//!         &Scope::default(),
+//!         &Request {
+//!             prompt: "Mike broke the build today at 2:30 pm".into(),
+//!             schema: SchemaInput::Named("user-action-record".into()),
+//!             max_loops: None,
+//!             settings: None,
+//!         },
+//!     )
 //!     .await?;
 //! println!("{:?}: {:?}", outcome.status, outcome.data);
 //! # Ok(())
@@ -33,7 +37,10 @@ pub mod key_value;
 pub mod runtime;
 pub mod state;
 
-pub use bindings::{Error, ErrorKind, Outcome, Request, SchemaInfo, SchemaInput, Status, Usage};
+pub use bindings::{
+    Error, ErrorKind, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput,
+    Scope, Status, Usage,
+};
 pub use client::{CallError, Structure, StructureBuilder, error_json};
 pub use config::Settings;
 pub use key_value::{KeyValueStore, MemoryStore, RedbStore};

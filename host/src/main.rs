@@ -1,16 +1,17 @@
-//! The `structure` command: structure text from the command line.
+//! The `structure` command: structure text, manage the schema registry and settings.
 //!
 //! Exit status: 0 ok, 3 need-more-input, 4 stale, 2 usage error, 1 any other error.
 
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use structure_host::{
-    CallError, KeyValueStore, MemoryStore, RedbStore, Settings, Structure, error_json,
+    CallError, KeyValueStore, MemoryStore, RedbStore, Registration, SchemaInfo, Scope, Settings,
+    Structure, error_json,
 };
 
 #[derive(Parser)]
@@ -28,39 +29,92 @@ struct Cli {
     /// The base URL of an OpenAI-compatible API (overrides OPENAI_BASE_URL).
     #[arg(long, global = true)]
     base_url: Option<String>,
-    /// Any other setting, as key=value (e.g. structure_max_output_tokens=2048). Repeatable.
+    /// Any other host setting, as key=value (e.g. structure_max_output_tokens=2048). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", global = true)]
     settings: Vec<String>,
     /// The key-value store: a redb file path, or "memory". Default: ~/.local/share/structure/store.redb.
     #[arg(long, global = true)]
     store: Option<String>,
+    /// The tenant whose registry, settings and cache apply.
+    #[arg(long, global = true, default_value = "default")]
+    tenant: String,
+    /// A project of the tenant, whose schemas and settings come before the tenant's.
+    #[arg(long, global = true)]
+    project: Option<String>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Structure PROMPT (or stdin) into an object that validates against the schema; prints the result JSON.
     Run {
-        /// A JSON Schema file, inline JSON Schema, a registry name, or (with --schema-mode text) a description.
+        /// A JSON Schema file, inline JSON Schema, a registry name, a description (--schema-mode text) or
+        /// example objects (--schema-mode examples: a JSON file or JSON text).
         #[arg(long)]
         schema: String,
-        /// How to read --schema when it is not a file: json, named or text. Without it, a value
-        /// that is not a JSON object is taken as a registry name.
+        /// How to read --schema when it is not a file: json, named, text or examples. Without it, a
+        /// value that is not a JSON object is taken as a registry name.
         #[arg(long, value_enum)]
         schema_mode: Option<SchemaMode>,
-        /// Content-stage iterations allowed, 1 to 10 (default 3).
+        /// Content-stage iterations allowed, 1 to 10 (default: the maxLoops setting, 3).
         #[arg(long)]
         max_loops: Option<u8>,
+        /// A per-call setting override, as name=value (model, maxLoops, confidenceThreshold, ...). Repeatable.
+        #[arg(long = "with", value_name = "NAME=VALUE")]
+        overrides: Vec<String>,
         /// The text to structure; read from stdin when absent.
         prompt: Option<String>,
     },
-    /// List the schemas available by name.
+    /// The schema registry: list (the default), show, register, register-skill, deregister.
     Schemas {
-        /// Print JSON instead of a table.
+        #[command(subcommand)]
+        action: Option<SchemasAction>,
+        /// Print JSON instead of a table (when listing).
         #[arg(long)]
         json: bool,
     },
+    /// Setting overrides of the tenant or project: get, set.
+    Settings {
+        #[command(subcommand)]
+        action: SettingsAction,
+    },
     /// Print the tool definition JSON, to register with an agent framework.
     ToolDefinition,
+}
+
+#[derive(Subcommand)]
+enum SchemasAction {
+    /// List the schemas the scope can use by name.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a schema with its manual, version and origin.
+    Show { name: String },
+    /// Register a JSON Schema file under NAME at the tenant (or the project, with --project).
+    Register {
+        name: String,
+        /// The JSON Schema file.
+        #[arg(long)]
+        file: PathBuf,
+        /// A Markdown manual for the model.
+        #[arg(long)]
+        manual: Option<PathBuf>,
+        /// MAJOR.MINOR (default 1.0); a minor update must not break callers.
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// Register the output schema declared by the SKILL.md in a skill's folder.
+    RegisterSkill { folder: PathBuf },
+    /// Remove NAME from the tenant (or the project, with --project).
+    Deregister { name: String },
+}
+
+#[derive(Subcommand)]
+enum SettingsAction {
+    /// Print the settings the scope gets and its own overrides.
+    Get,
+    /// Replace the scope's overrides with NAME=VALUE pairs (none clears them).
+    Set { pairs: Vec<String> },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -68,6 +122,7 @@ enum SchemaMode {
     Json,
     Named,
     Text,
+    Examples,
 }
 
 const EXIT_OK: u8 = 0;
@@ -93,18 +148,24 @@ async fn run(cli: Cli) -> ExitCode {
         Ok(client) => client,
         Err((code, message)) => return fail(code, &message),
     };
+    let scope = Scope {
+        tenant: cli.tenant.clone(),
+        project: cli.project.clone(),
+    };
     match cli.command {
         Command::Run {
             schema,
             schema_mode,
             max_loops,
+            overrides,
             prompt,
         } => {
-            let arguments = match tool_arguments(&schema, schema_mode, max_loops, prompt) {
-                Ok(arguments) => arguments,
-                Err(message) => return fail(EXIT_USAGE, &message),
-            };
-            match client.call_tool(&arguments).await {
+            let arguments =
+                match tool_arguments(&schema, schema_mode, max_loops, &overrides, prompt) {
+                    Ok(arguments) => arguments,
+                    Err(message) => return fail(EXIT_USAGE, &message),
+                };
+            match client.call_tool(&scope, &arguments).await {
                 Ok(outcome) => {
                     print_json(&outcome);
                     match outcome.get("status").and_then(Value::as_str) {
@@ -116,25 +177,49 @@ async fn run(cli: Cli) -> ExitCode {
                 Err(error) => report(error),
             }
         }
-        Command::Schemas { json } => match client.list_schemas().await {
+        Command::Schemas { action, json } => {
+            schemas(
+                &client,
+                &scope,
+                action.unwrap_or(SchemasAction::List { json }),
+            )
+            .await
+        }
+        Command::Settings { action } => match action {
+            SettingsAction::Get => finish(
+                client
+                    .get_settings(&scope)
+                    .await
+                    .map(|settings| print_json(&settings)),
+            ),
+            SettingsAction::Set { pairs } => match pairs_to_object(&pairs) {
+                Ok(overrides) => {
+                    finish(client.set_settings(&scope, &Value::Object(overrides)).await)
+                }
+                Err(message) => fail(EXIT_USAGE, &message),
+            },
+        },
+        Command::ToolDefinition => finish(
+            client
+                .tool_definition()
+                .await
+                .map(|definition| print_json(&definition)),
+        ),
+    }
+}
+
+async fn schemas(client: &Structure, scope: &Scope, action: SchemasAction) -> ExitCode {
+    match action {
+        SchemasAction::List { json } => match client.list_schemas(scope).await {
             Ok(schemas) if json => {
-                let list: Vec<Value> = schemas
-                    .iter()
-                    .map(|info| {
-                        json!({
-                            "name": info.name, "title": info.title, "description": info.description,
-                            "version": info.version, "origin": info.origin, "hasManual": info.has_manual,
-                        })
-                    })
-                    .collect();
-                print_json(&Value::Array(list));
+                print_json(&Value::Array(schemas.iter().map(info_json).collect()));
                 ExitCode::from(EXIT_OK)
             }
             Ok(schemas) => {
                 for info in schemas {
                     let manual = if info.has_manual { " (manual)" } else { "" };
                     println!(
-                        "{:<20} {:<4} {:<8} {}{manual}",
+                        "{:<20} {:<5} {:<18} {}{manual}",
                         info.name,
                         info.version,
                         info.origin,
@@ -145,14 +230,90 @@ async fn run(cli: Cli) -> ExitCode {
             }
             Err(error) => report(error),
         },
-        Command::ToolDefinition => match client.tool_definition().await {
-            Ok(definition) => {
-                print_json(&definition);
-                ExitCode::from(EXIT_OK)
-            }
+        SchemasAction::Show { name } => {
+            finish(client.get_schema(scope, &name).await.map(|found| {
+                let mut shown = info_json(&found.info);
+                shown["schema"] =
+                    serde_json::from_str(&found.schema).unwrap_or(Value::String(found.schema));
+                shown["manual"] = json!(found.manual);
+                print_json(&shown);
+            }))
+        }
+        SchemasAction::Register {
+            name,
+            file,
+            manual,
+            version,
+        } => {
+            let schema = match read_text(&file) {
+                Ok(schema) => schema,
+                Err(message) => return fail(EXIT_USAGE, &message),
+            };
+            let manual = match manual.as_deref().map(read_text).transpose() {
+                Ok(manual) => manual,
+                Err(message) => return fail(EXIT_USAGE, &message),
+            };
+            let registration = Registration {
+                name,
+                schema,
+                manual,
+                version,
+            };
+            finish(
+                client
+                    .register_schema(scope, &registration)
+                    .await
+                    .map(|info| print_json(&info_json(&info))),
+            )
+        }
+        SchemasAction::RegisterSkill { folder } => finish(
+            client
+                .register_skill(scope, &folder)
+                .await
+                .map(|info| print_json(&info_json(&info))),
+        ),
+        SchemasAction::Deregister { name } => match client.deregister_schema(scope, &name).await {
+            Ok(true) => ExitCode::from(EXIT_OK),
+            Ok(false) => fail(
+                EXIT_ERROR,
+                &format!("{name} is not registered at {}", own_level(scope)),
+            ),
             Err(error) => report(error),
         },
     }
+}
+
+fn own_level(scope: &Scope) -> String {
+    match &scope.project {
+        Some(project) => format!("project {project} of tenant {}", scope.tenant),
+        None => format!("tenant {}", scope.tenant),
+    }
+}
+
+fn info_json(info: &SchemaInfo) -> Value {
+    json!({
+        "name": info.name, "title": info.title, "description": info.description,
+        "version": info.version, "origin": info.origin, "hasManual": info.has_manual,
+    })
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))
+}
+
+/// `name=value` pairs as a JSON object; a value that parses as JSON (a number, `true`) is taken
+/// as such, anything else as text.
+fn pairs_to_object(pairs: &[String]) -> Result<Map<String, Value>, String> {
+    let mut object = Map::new();
+    for pair in pairs {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(format!("settings are name=value, not {pair:?}"));
+        };
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+        object.insert(name.trim().to_owned(), value);
+    }
+    Ok(object)
 }
 
 fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
@@ -189,13 +350,14 @@ fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
         })
 }
 
-/// The tool-call arguments for `run`: a `--schema` naming an existing file is read as an inline
-/// schema; otherwise `--schema-mode` decides, and without it JSON text is an inline schema and
-/// anything else a registry name.
+/// The tool-call arguments for `run`: a `--schema` naming an existing file is read as JSON (an
+/// inline schema, or examples with `--schema-mode examples`); otherwise `--schema-mode` decides,
+/// and without it JSON text is an inline schema and anything else a registry name.
 fn tool_arguments(
     schema: &str,
     mode: Option<SchemaMode>,
     max_loops: Option<u8>,
+    overrides: &[String],
     prompt: Option<String>,
 ) -> Result<Value, String> {
     let prompt = match prompt {
@@ -213,20 +375,29 @@ fn tool_arguments(
     };
     let path = PathBuf::from(schema);
     let looks_like_a_path = schema.ends_with(".json") || schema.contains(std::path::MAIN_SEPARATOR);
-    if looks_like_a_path && mode.is_none() && !path.is_file() {
+    let reads_a_file = matches!(
+        mode,
+        None | Some(SchemaMode::Json) | Some(SchemaMode::Examples)
+    );
+    if looks_like_a_path && reads_a_file && !path.is_file() {
         return Err(format!("no such schema file: {}", path.display()));
     }
-    let (schema, mode) = if path.is_file() {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let (schema, mode) = if path.is_file() && reads_a_file {
+        let text = read_text(&path)?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|error| format!("{} is not valid JSON: {error}", path.display()))?;
-        (value, "json")
+        let mode = if matches!(mode, Some(SchemaMode::Examples)) {
+            "examples"
+        } else {
+            "json"
+        };
+        (value, mode)
     } else {
         match mode {
             Some(SchemaMode::Json) => (Value::String(schema.to_owned()), "json"),
             Some(SchemaMode::Named) => (Value::String(schema.to_owned()), "named"),
             Some(SchemaMode::Text) => (Value::String(schema.to_owned()), "text"),
+            Some(SchemaMode::Examples) => (Value::String(schema.to_owned()), "examples"),
             None => match serde_json::from_str::<Value>(schema) {
                 Ok(value @ Value::Object(_)) => (value, "json"),
                 _ => (Value::String(schema.to_owned()), "named"),
@@ -237,7 +408,17 @@ fn tool_arguments(
     if let Some(max_loops) = max_loops {
         arguments["maxLoops"] = json!(max_loops);
     }
+    if !overrides.is_empty() {
+        arguments["settings"] = Value::Object(pairs_to_object(overrides)?);
+    }
     Ok(arguments)
+}
+
+fn finish(result: Result<(), CallError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(error) => report(error),
+    }
 }
 
 fn report(error: CallError) -> ExitCode {

@@ -182,18 +182,11 @@ fn other_errors_exit_1_and_print_the_typed_error() {
 
     let output = structure(
         Some(&mock),
-        &[
-            "run",
-            "--schema",
-            "a name and an age",
-            "--schema-mode",
-            "text",
-            "x",
-        ],
+        &["--tenant", "Bad Tenant", "run", "--schema", "contact", "x"],
         None,
     );
-    assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stdout_json(&output)["error"]["kind"], "unsupported");
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout_json(&output)["error"]["field"], "tenant");
 
     mock.push(Reply::error(401, "invalid_api_key", "bad key"));
     let output = structure(Some(&mock), &["run", "--schema", "contact", "x"], None);

@@ -34,19 +34,17 @@ pub struct AnswerFormat {
     /// Whether free-form values travel encoded (see [`Subset::encode_free_form`]) and answers
     /// need decoding back.
     pub encoded: bool,
+    /// The schema the subset was applied to (the target with its definitions hoisted, and
+    /// recursion unrolled where the provider takes none): answers are mapped back along it.
+    pub source: Value,
     /// How the sent schema differs from the target, for the trace.
     pub transforms: Vec<String>,
     pub dialect: SchemaDialect,
 }
 
 impl AnswerFormat {
+    /// The envelope for `target` (the content stage): the object, or what the text lacks.
     pub fn build(target: &Value, subset: &Subset) -> Self {
-        let mut transforms = Vec::new();
-        let Hoisted { body, mut defs } = hoist(target);
-        let body = to_subset(&body, subset, "", &mut transforms);
-        for (name, schema) in defs.iter_mut() {
-            *schema = to_subset(schema, subset, &format!("/$defs/{name}"), &mut transforms);
-        }
         let need = json!({
             "type": "object",
             "properties": {
@@ -58,12 +56,43 @@ impl AnswerFormat {
             "required": [NEED_KEY],
             "additionalProperties": false,
         });
-        let mut schema = json!({
-            "type": "object",
-            "properties": { ANSWER_KEY: { "anyOf": [body, need] } },
-            "required": [ANSWER_KEY],
-            "additionalProperties": false,
-        });
+        Self::shape(target, subset, |body| {
+            json!({
+                "type": "object",
+                "properties": { ANSWER_KEY: { "anyOf": [body, need] } },
+                "required": [ANSWER_KEY],
+                "additionalProperties": false,
+            })
+        })
+    }
+
+    /// `schema` itself as the answer's shape, without the envelope (the schema builder).
+    pub fn plain(schema: &Value, subset: &Subset) -> Self {
+        Self::shape(schema, subset, |body| body)
+    }
+
+    fn shape(target: &Value, subset: &Subset, wrap: impl FnOnce(Value) -> Value) -> Self {
+        let mut transforms = Vec::new();
+        let Hoisted { mut body, mut defs } = hoist(target);
+        if !subset.recursive_refs && is_recursive(&body, &defs) {
+            body = unroll(&body, &defs, UNROLL_DEPTH);
+            defs.clear();
+            transforms.push(format!(
+                "/: recursive schema unrolled to {UNROLL_DEPTH} levels (the provider takes no recursion); \
+                 deeper values travel as JSON-encoded strings"
+            ));
+        }
+        let mut source = body.clone();
+        if !defs.is_empty()
+            && let Value::Object(map) = &mut source
+        {
+            map.insert("$defs".into(), Value::Object(defs.clone()));
+        }
+        let body = to_subset(&body, subset, "", &mut transforms);
+        for (name, schema) in defs.iter_mut() {
+            *schema = to_subset(schema, subset, &format!("/$defs/{name}"), &mut transforms);
+        }
+        let mut schema = wrap(body);
         if !defs.is_empty() {
             schema["$defs"] = Value::Object(defs);
         }
@@ -71,9 +100,91 @@ impl AnswerFormat {
             schema,
             name: schema_name(target),
             encoded: subset.encode_free_form,
+            source,
             transforms,
             dialect: SchemaDialect::JsonSchema,
         }
+    }
+}
+
+/// How deep recursion is unrolled for providers that take no recursive schema.
+const UNROLL_DEPTH: usize = 4;
+
+/// Whether a `$defs` entry refers back to itself, directly or not.
+fn is_recursive(body: &Value, defs: &Map<String, Value>) -> bool {
+    fn refs(node: &Value, found: &mut Vec<String>) {
+        match node {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get("$ref")
+                    && let Some(name) = reference.strip_prefix("#/$defs/")
+                {
+                    found.push(name.split('/').next().unwrap_or(name).to_owned());
+                }
+                map.values().for_each(|child| refs(child, found));
+            }
+            Value::Array(items) => items.iter().for_each(|item| refs(item, found)),
+            _ => {}
+        }
+    }
+    let mut start = Vec::new();
+    refs(body, &mut start);
+    defs.keys().any(|name| {
+        let mut seen = Vec::new();
+        let mut queue = vec![name.clone()];
+        while let Some(current) = queue.pop() {
+            let mut next = Vec::new();
+            if let Some(def) = defs.get(&current) {
+                refs(def, &mut next);
+            }
+            for reference in next {
+                if &reference == name {
+                    return true;
+                }
+                if !seen.contains(&reference) {
+                    seen.push(reference.clone());
+                    queue.push(reference);
+                }
+            }
+        }
+        false
+    })
+}
+
+/// `node` with every `#/$defs/…` reference replaced by its definition, `depth` references deep;
+/// below that, any value (`{}`).
+fn unroll(node: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
+    match node {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref")
+                && let Some(target) = reference.strip_prefix('#').and_then(|pointer| {
+                    let defs_root = json!({ "$defs": defs });
+                    defs_root.pointer(pointer).cloned()
+                })
+            {
+                return if depth == 0 {
+                    json!({})
+                } else {
+                    unroll(&target, defs, depth - 1)
+                };
+            }
+            Value::Object(
+                map.iter()
+                    .map(|(key, child)| {
+                        let value =
+                            if matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                                child.clone()
+                            } else {
+                                unroll(child, defs, depth)
+                            };
+                        (key.clone(), value)
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|item| unroll(item, defs, depth)).collect())
+        }
+        other => other.clone(),
     }
 }
 

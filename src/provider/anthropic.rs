@@ -16,7 +16,7 @@ use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::openai_chat::truncated;
-use crate::provider::subset::{ANTHROPIC, FULL};
+use crate::provider::subset::{ANTHROPIC, FULL, Subset};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
 use crate::settings::{Secret, Settings, keys};
 
@@ -144,13 +144,12 @@ impl Provider for Anthropic {
         self.delivery
     }
 
-    fn answer_format(&self, target: &Value) -> AnswerFormat {
-        let subset = if self.delivery == Delivery::Prompt {
+    fn subset(&self) -> &'static Subset {
+        if self.delivery == Delivery::Prompt {
             &FULL
         } else {
             &ANTHROPIC
-        };
-        AnswerFormat::build(target, subset)
+        }
     }
 
     fn schema_in_prompt(&self) -> bool {

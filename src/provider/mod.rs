@@ -29,6 +29,7 @@ use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::settings::{Settings, keys};
 pub use delivery::{ANSWER_TOOL, Delivery};
+use subset::Subset;
 
 /// What the model answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,8 +114,12 @@ pub trait Provider {
     fn profile_name(&self) -> &'static str;
     /// The delivery mode chosen for this call.
     fn delivery(&self) -> Delivery;
-    /// The answer format for `target`, in the schema subset this provider accepts.
-    fn answer_format(&self, target: &Value) -> AnswerFormat;
+    /// The schema subset this provider accepts in its delivery mode.
+    fn subset(&self) -> &'static Subset;
+    /// The answer format for `target` (the envelope with the need path), in this provider's subset.
+    fn answer_format(&self, target: &Value) -> AnswerFormat {
+        AnswerFormat::build(target, self.subset())
+    }
     /// Whether the system prompt must carry the schema (the provider may not show it to the
     /// model or enforce it).
     fn schema_in_prompt(&self) -> bool;
@@ -155,9 +160,9 @@ impl ModelRef {
     }
 }
 
-/// The provider the settings select.
-pub fn connect(settings: &Settings) -> Result<Box<dyn Provider>, StructureError> {
-    let model = ModelRef::parse(&settings.model)?;
+/// The provider for `model` (`provider/model`), configured by `settings`.
+pub fn connect(settings: &Settings, model: &str) -> Result<Box<dyn Provider>, StructureError> {
+    let model = ModelRef::parse(model)?;
     match model.provider.as_str() {
         "anthropic" => Ok(Box::new(anthropic::Anthropic::new(settings, model)?)),
         "google" | "gemini" => Ok(Box::new(gemini::Gemini::new(settings, model)?)),

@@ -15,6 +15,7 @@ use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
 use crate::provider::profile::Profile;
+use crate::provider::subset::Subset;
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::settings::{Secret, Settings, keys};
 
@@ -120,8 +121,8 @@ impl Provider for OpenAiChat {
         self.delivery
     }
 
-    fn answer_format(&self, target: &Value) -> AnswerFormat {
-        AnswerFormat::build(target, self.profile.subset(self.delivery))
+    fn subset(&self) -> &'static Subset {
+        self.profile.subset(self.delivery)
     }
 
     fn schema_in_prompt(&self) -> bool {

@@ -16,7 +16,7 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::openai_chat::{openai_retry_hint, truncated};
 use crate::provider::profile::OPENAI_BASE_URL;
-use crate::provider::subset::{FULL, OPENAI_STRICT};
+use crate::provider::subset::{FULL, OPENAI_STRICT, Subset};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
 use crate::settings::{Secret, Settings, keys};
 
@@ -111,13 +111,12 @@ impl Provider for OpenAiResponses {
         self.delivery
     }
 
-    fn answer_format(&self, target: &Value) -> AnswerFormat {
-        let subset = if self.delivery == Delivery::Prompt {
+    fn subset(&self) -> &'static Subset {
+        if self.delivery == Delivery::Prompt {
             &FULL
         } else {
             &OPENAI_STRICT
-        };
-        AnswerFormat::build(target, subset)
+        }
     }
 
     fn schema_in_prompt(&self) -> bool {

@@ -58,6 +58,8 @@ pub struct Subset {
     pub const_as_enum: bool,
     /// `type: [a, b]` is sent as `anyOf: [{type: a, ...}, {type: b, ...}]`, which says the same.
     pub type_arrays_as_any_of: bool,
+    /// The provider takes recursive schemas; without it, recursion is unrolled a few levels.
+    pub recursive_refs: bool,
 }
 
 /// OpenAI's strict mode (tests/provider-api/SUBSETS.md).
@@ -105,6 +107,7 @@ pub const OPENAI_STRICT: Subset = Subset {
     property_ordering: false,
     const_as_enum: false,
     type_arrays_as_any_of: false,
+    recursive_refs: true,
 };
 
 /// Anthropic's structured outputs and strict tools, as Anthropic's SDK rewrites schemas: closed
@@ -148,6 +151,7 @@ pub const ANTHROPIC: Subset = Subset {
     property_ordering: false,
     const_as_enum: true,
     type_arrays_as_any_of: true,
+    recursive_refs: false,
 };
 
 /// Gemini's `responseJsonSchema`: the keywords it honours, key order stated.
@@ -182,6 +186,7 @@ pub const GEMINI: Subset = Subset {
     property_ordering: true,
     const_as_enum: true,
     type_arrays_as_any_of: true,
+    recursive_refs: false,
 };
 
 /// Servers that turn the schema into a grammar with llama.cpp's converter, which fails on some
@@ -199,6 +204,7 @@ pub const GRAMMAR_WITHOUT_PATTERNS: Subset = Subset {
     property_ordering: false,
     const_as_enum: false,
     type_arrays_as_any_of: false,
+    recursive_refs: true,
 };
 
 /// The schema as it is.
@@ -215,6 +221,7 @@ pub const FULL: Subset = Subset {
     property_ordering: false,
     const_as_enum: false,
     type_arrays_as_any_of: false,
+    recursive_refs: true,
 };
 
 /// Annotations with no meaning for the model: dropped silently.

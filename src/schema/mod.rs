@@ -1,18 +1,24 @@
-//! The schema stage: from what the caller gave to a compiled target schema (spec §3, §4).
+//! The schema stage: from what the caller gave to a compiled target schema (spec §3).
 //!
 //! - `json`: the inline schema, checked and compiled;
-//! - `named`: looked up in the [`registry`], with its manual;
-//! - `text`: built by the schema builder (not in this build yet: a typed `unsupported` error).
+//! - `named`: looked up in the [`registry`] (project → tenant → bundled), with its manual;
+//! - `text`: built by the [`builder`] from a description (an LLM call, cached);
+//! - `examples`: inferred from example objects ([`examples`]), no LLM.
 
+pub mod builder;
 pub mod checks;
+pub mod examples;
 pub mod registry;
+pub mod skill;
 pub mod validator;
+pub mod versioning;
 pub mod violation;
 
 use serde_json::Value;
 
-use crate::error::{ErrorKind, StructureError};
+use crate::error::StructureError;
 use crate::request::SchemaInput;
+use registry::Registry;
 use validator::CompiledSchema;
 
 /// The schema the content stage must satisfy, with what the model should know about it.
@@ -21,45 +27,57 @@ pub struct TargetSchema {
     pub schema: Value,
     /// Domain knowledge for the model that the schema cannot express.
     pub manual: Option<String>,
-    /// `inline`, `registry:bundled`, ...
+    /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>`, `inferred`.
     pub origin: String,
     pub compiled: CompiledSchema,
 }
 
-/// Resolves and compiles the target schema. Runs before any LLM call, so a bad schema costs
-/// nothing.
-pub fn resolve(input: &SchemaInput) -> Result<TargetSchema, StructureError> {
+impl TargetSchema {
+    /// A checked target: no external reference, compiles, root describes an object.
+    pub fn new(
+        schema: Value,
+        manual: Option<String>,
+        origin: String,
+    ) -> Result<Self, StructureError> {
+        let compiled = check(&schema)?;
+        Ok(Self {
+            schema,
+            manual,
+            origin,
+            compiled,
+        })
+    }
+}
+
+/// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing).
+pub fn check(schema: &Value) -> Result<CompiledSchema, StructureError> {
+    checks::reject_external_refs(schema)?;
+    let compiled = CompiledSchema::compile(schema)?;
+    checks::check_object_root(schema)?;
+    Ok(compiled)
+}
+
+/// Resolves every schema input but a description (that takes the builder and its LLM call).
+pub fn resolve(
+    input: &SchemaInput,
+    registry: &Registry<'_>,
+) -> Result<TargetSchema, StructureError> {
     match input {
-        SchemaInput::Inline(schema) => prepare(schema.clone(), None, "inline".to_owned()),
+        SchemaInput::Inline(schema) => TargetSchema::new(schema.clone(), None, "inline".to_owned()),
         SchemaInput::Named(name) => {
-            let found = registry::find(name)?;
-            prepare(
+            let found = registry.find(name)?;
+            TargetSchema::new(
                 found.schema,
                 found.manual,
                 format!("registry:{}", found.origin),
             )
         }
+        SchemaInput::Examples(examples) => {
+            TargetSchema::new(examples::infer(examples), None, "inferred".to_owned())
+        }
         SchemaInput::Described(_) => Err(StructureError::new(
-            ErrorKind::Unsupported,
-            "schemaMode \"text\" (a schema built from a description) is not available in this \
-             build yet: pass a JSON Schema object (schemaMode \"json\") or a registry name \
-             (schemaMode \"named\")",
+            crate::error::ErrorKind::Unsupported,
+            "a described schema is built by the schema builder, not resolved",
         )),
     }
-}
-
-fn prepare(
-    schema: Value,
-    manual: Option<String>,
-    origin: String,
-) -> Result<TargetSchema, StructureError> {
-    checks::reject_external_refs(&schema)?;
-    let compiled = CompiledSchema::compile(&schema)?;
-    checks::check_object_root(&schema)?;
-    Ok(TargetSchema {
-        schema,
-        manual,
-        origin,
-        compiled,
-    })
 }

@@ -1,10 +1,15 @@
-//! The schema registry. Bundled schemas are compiled into the component from `schemas/`;
-//! tenant and project overrides in the key-value store extend the cascade later.
+//! The schema registry (spec §6): project → tenant → bundled, first match wins. Bundled schemas
+//! are compiled into the component from `schemas/`; tenant and project schemas live in the
+//! key-value store under their scope's keys, each with its manual and version.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, StructureError};
+use crate::ports::KeyValue;
+use crate::schema::versioning::{self, Version};
+use crate::scope::Scope;
+use crate::store;
 
 /// A bundled schema file pair: `schemas/<name>.json` and the optional `<name>.manual.md`.
 struct Bundled {
@@ -41,6 +46,11 @@ const BUNDLED: &[Bundled] = &[
 
 /// The simplified JSON Schema subset (spec §9) the schema builder's answers are checked against.
 pub const META_SCHEMA: &str = include_str!("../../schemas/_meta-schema.json");
+
+/// The names of the bundled schemas.
+pub fn bundled_names() -> Vec<&'static str> {
+    BUNDLED.iter().map(|entry| entry.name).collect()
+}
 
 /// The names of the bundled files, for the test that keeps `BUNDLED` and `schemas/` in step.
 pub fn bundled_file_names() -> Vec<String> {
@@ -115,37 +125,181 @@ fn load(entry: &Bundled) -> RegisteredSchema {
     }
 }
 
-/// Every schema available by name.
-pub fn list() -> Vec<SchemaInfo> {
-    BUNDLED.iter().map(|entry| load(entry).info()).collect()
+/// A schema registered at a tenant or project, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Stored {
+    name: String,
+    version: String,
+    schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    manual: Option<String>,
 }
 
-/// The schema registered under `name`, or a not-found error listing close matches.
-pub fn find(name: &str) -> Result<RegisteredSchema, StructureError> {
-    check_name(name)?;
-    if let Some(entry) = BUNDLED.iter().find(|entry| entry.name == name) {
-        return Ok(load(entry));
+/// What a caller registers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Registration {
+    pub name: String,
+    pub schema: Value,
+    pub manual: Option<String>,
+    /// `MAJOR.MINOR`; `1.0` when not given.
+    pub version: Option<String>,
+}
+
+/// The registry as one scope sees it: its project's schemas, then its tenant's, then the
+/// bundled ones; first match wins.
+pub struct Registry<'a> {
+    store: &'a dyn KeyValue,
+    scope: &'a Scope,
+}
+
+/// The index of the names registered at one level.
+const INDEX: &str = "_index";
+
+impl<'a> Registry<'a> {
+    pub fn new(store: &'a dyn KeyValue, scope: &'a Scope) -> Self {
+        Self { store, scope }
     }
-    let suggestions = close_matches(name, BUNDLED.iter().map(|entry| entry.name));
-    let hint = if suggestions.is_empty() {
-        format!(
-            "; available: {}",
-            BUNDLED
-                .iter()
-                .map(|entry| entry.name)
-                .collect::<Vec<_>>()
-                .join(", ")
+
+    /// Levels to look in, most specific first: key prefix and origin.
+    fn levels(&self) -> Vec<(String, String)> {
+        let mut levels = Vec::new();
+        if let (Some(prefix), Some(project)) = (self.scope.project_prefix(), &self.scope.project) {
+            levels.push((format!("{prefix}schemas/"), format!("project:{project}")));
+        }
+        levels.push((
+            format!("{}schemas/", self.scope.tenant_prefix()),
+            format!("tenant:{}", self.scope.tenant),
+        ));
+        levels
+    }
+
+    /// The schema registered under `name`, or a not-found error listing close matches.
+    pub fn find(&self, name: &str) -> Result<RegisteredSchema, StructureError> {
+        check_name(name)?;
+        for (prefix, origin) in self.levels() {
+            if let Some(stored) = store::read::<Stored>(self.store, &format!("{prefix}{name}"))? {
+                return Ok(RegisteredSchema {
+                    name: stored.name,
+                    schema: stored.schema,
+                    manual: stored.manual,
+                    version: stored.version,
+                    origin,
+                });
+            }
+        }
+        if let Some(entry) = BUNDLED.iter().find(|entry| entry.name == name) {
+            return Ok(load(entry));
+        }
+        let known = self.names()?;
+        let suggestions = close_matches(name, known.iter().map(String::as_str));
+        let hint = if suggestions.is_empty() {
+            format!("; available: {}", known.join(", "))
+        } else {
+            format!("; did you mean {}?", suggestions.join(" or "))
+        };
+        Err(StructureError::new(
+            ErrorKind::SchemaNotFound {
+                name: name.to_owned(),
+                suggestions,
+            },
+            format!("no schema named {name:?} in the registry{hint}"),
+        ))
+    }
+
+    /// Every name this scope can use, sorted.
+    fn names(&self) -> Result<Vec<String>, StructureError> {
+        let mut names: Vec<String> = BUNDLED.iter().map(|entry| entry.name.to_owned()).collect();
+        for (prefix, _) in self.levels() {
+            names.extend(self.index(&prefix)?);
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    fn index(&self, prefix: &str) -> Result<Vec<String>, StructureError> {
+        Ok(
+            store::read::<Vec<String>>(self.store, &format!("{prefix}{INDEX}"))?
+                .unwrap_or_default(),
         )
-    } else {
-        format!("; did you mean {}?", suggestions.join(" or "))
-    };
-    Err(StructureError::new(
-        ErrorKind::SchemaNotFound {
-            name: name.to_owned(),
-            suggestions,
-        },
-        format!("no schema named {name:?} in the registry{hint}"),
-    ))
+    }
+
+    /// Every schema this scope can use, as the cascade resolves it, sorted by name.
+    pub fn list(&self) -> Result<Vec<SchemaInfo>, StructureError> {
+        self.names()?
+            .iter()
+            .map(|name| self.find(name).map(|found| found.info()))
+            .collect()
+    }
+
+    /// Registers a schema at this scope's own level (its project's, else its tenant's). The
+    /// schema must be usable as a target (it compiles, its root is an object, it has no external
+    /// reference), and an update of an existing name must follow the versioning rules.
+    pub fn register(&self, registration: Registration) -> Result<SchemaInfo, StructureError> {
+        check_name(&registration.name)?;
+        let version = Version::parse(registration.version.as_deref().unwrap_or("1.0"))?;
+        if !registration.schema.is_object() {
+            return Err(StructureError::invalid_request(
+                "schema",
+                "the schema to register must be a JSON object",
+            ));
+        }
+        super::check(&registration.schema)?;
+        let prefix = format!("{}schemas/", self.scope.own_prefix());
+        let key = format!("{prefix}{}", registration.name);
+        let manual = registration
+            .manual
+            .filter(|manual| !manual.trim().is_empty());
+        if let Some(existing) = store::read::<Stored>(self.store, &key)? {
+            let changed = versioning::check_update(
+                &registration.name,
+                &existing.schema,
+                Version::parse(&existing.version)?,
+                &registration.schema,
+                version,
+            )?;
+            if !changed && existing.manual == manual {
+                return self.find(&registration.name).map(|found| found.info());
+            }
+        }
+        let stored = Stored {
+            name: registration.name.clone(),
+            version: version.to_string(),
+            schema: registration.schema,
+            manual,
+        };
+        store::write(self.store, &key, &stored)?;
+        let mut index = self.index(&prefix)?;
+        if !index.contains(&registration.name) {
+            index.push(registration.name);
+            index.sort();
+            store::write(self.store, &format!("{prefix}{INDEX}"), &index)?;
+        }
+        Ok(RegisteredSchema {
+            name: stored.name,
+            schema: stored.schema,
+            manual: stored.manual,
+            version: stored.version,
+            origin: self.scope.own_origin(),
+        }
+        .info())
+    }
+
+    /// Removes `name` from this scope's own level; `false` when it was not registered there.
+    /// Bundled schemas cannot be removed; removing an override uncovers the level below.
+    pub fn deregister(&self, name: &str) -> Result<bool, StructureError> {
+        check_name(name)?;
+        let prefix = format!("{}schemas/", self.scope.own_prefix());
+        let key = format!("{prefix}{name}");
+        if store::read::<Stored>(self.store, &key)?.is_none() {
+            return Ok(false);
+        }
+        store::delete(self.store, &key)?;
+        let mut index = self.index(&prefix)?;
+        index.retain(|entry| entry != name);
+        store::write(self.store, &format!("{prefix}{INDEX}"), &index)?;
+        Ok(true)
+    }
 }
 
 /// Names are safe identifiers: lower-case letters, digits, `-`, `_` and `.`, starting with a

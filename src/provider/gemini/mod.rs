@@ -18,7 +18,7 @@ use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::openai_chat::truncated;
-use crate::provider::subset::{FULL, GEMINI};
+use crate::provider::subset::{FULL, GEMINI, Subset};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::settings::{Secret, Settings, keys};
 
@@ -130,11 +130,16 @@ impl Provider for Gemini {
         self.delivery
     }
 
-    fn answer_format(&self, target: &Value) -> AnswerFormat {
+    fn subset(&self) -> &'static Subset {
         if self.delivery == Delivery::Prompt {
-            return AnswerFormat::build(target, &FULL);
+            &FULL
+        } else {
+            &GEMINI
         }
-        let format = AnswerFormat::build(target, &GEMINI);
+    }
+
+    fn answer_format(&self, target: &Value) -> AnswerFormat {
+        let format = AnswerFormat::build(target, self.subset());
         if self.openapi && self.delivery == Delivery::Native {
             return openapi::convert(format);
         }

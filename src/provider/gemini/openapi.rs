@@ -256,17 +256,20 @@ mod tests {
     }
 
     #[test]
-    fn a_recursive_schema_stays_json_schema() {
+    fn a_recursive_schema_is_unrolled_before_conversion() {
         let format = converted(json!({
             "type": "object",
             "properties": { "children": { "type": "array", "items": { "$ref": "#" } } }
         }));
-        assert_eq!(format.dialect, SchemaDialect::JsonSchema);
+        assert_eq!(format.dialect, SchemaDialect::OpenApi);
         assert!(
             format
                 .transforms
                 .iter()
-                .any(|t| t.contains("recursive schema"))
+                .any(|t| t.contains("recursive schema unrolled")),
+            "{:?}",
+            format.transforms
         );
+        assert!(!format.schema.to_string().contains("$ref"));
     }
 }

@@ -1,0 +1,369 @@
+//! The schema builder (spec §3.3): `text` mode turns a description ("a name, an email and a
+//! priority from 1 to 5") into a JSON Schema with one LLM call in the provider's strict mode.
+//! The answer is `{schema, confidence, clarifyingQuestions}`; the schema must satisfy the bundled
+//! meta-schema (the simplified subset of spec §9) and compile as a target, else the reason goes
+//! back (at most two attempts, then stale). Low confidence or a clarifying question is a
+//! need-more-input, without a content stage.
+//!
+//! Built schemas are cached in the key-value store per tenant, under the SHA-256 of the
+//! normalised description, the builder model and the meta-schema version, for seven days. A
+//! cache that fails or holds a corrupt entry is a miss, never an error.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::answer::format::AnswerFormat;
+use crate::answer::lenient;
+use crate::content::reason;
+use crate::error::StructureError;
+use crate::outcome::{Answer, BuilderTrace, Outcome, Trace, Usage};
+use crate::ports::Ports;
+use crate::provider::retry::{self, RetryPolicy};
+use crate::provider::{Conversation, Provider, SystemPrompt, Turn, subset};
+use crate::schema::TargetSchema;
+use crate::schema::registry::META_SCHEMA;
+use crate::schema::validator::CompiledSchema;
+use crate::schema::violation::Violation;
+use crate::scope::Scope;
+use crate::store;
+
+/// Builder calls before giving up (spec §3.3).
+pub const MAX_ATTEMPTS: u32 = 2;
+/// How long a built schema is reused.
+pub const CACHE_TTL_MILLIS: u64 = 7 * 24 * 60 * 60 * 1000;
+
+/// What the builder arrived at.
+pub enum Built {
+    /// A schema for the content stage.
+    Ready {
+        target: TargetSchema,
+        trace: BuilderTrace,
+    },
+    /// The description is too ambiguous (need-more-input) or no valid schema came (stale).
+    Finished(Outcome),
+}
+
+/// A cached schema.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheEntry {
+    schema: Value,
+    confidence: f64,
+    expires_at_millis: u64,
+}
+
+/// `"Name (string) , DESCRIPTION\n\n( string )"` → `"name (string), description (string)"`:
+/// case, whitespace and the spacing around punctuation folded, so rewording that only changes
+/// those hits the cache.
+pub fn normalise(description: &str) -> String {
+    let words = description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
+    let mut out = String::with_capacity(words.len());
+    for c in words.chars() {
+        if matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | ')' | ']' | '}') && out.ends_with(' ') {
+            out.pop();
+        }
+        if c == ' ' && out.ends_with(['(', '[', '{']) {
+            continue;
+        }
+        out.push(c);
+    }
+    out.trim().to_owned()
+}
+
+/// The meta-schema's version, part of the cache key: a new meta-schema builds anew.
+fn meta_schema_version() -> String {
+    let meta: Value = serde_json::from_str(META_SCHEMA).expect("the meta-schema is valid JSON");
+    meta.get("x-version")
+        .and_then(Value::as_str)
+        .unwrap_or("1.0")
+        .to_owned()
+}
+
+/// The key of `description`'s cache entry for `scope`'s tenant and `model`.
+pub fn cache_key(scope: &Scope, description: &str, model: &str) -> String {
+    let mut hash = Sha256::new();
+    hash.update(normalise(description).as_bytes());
+    hash.update([0]);
+    hash.update(model.as_bytes());
+    hash.update([0]);
+    hash.update(meta_schema_version().as_bytes());
+    let hex: String = hash
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("{}builder-cache/{hex}", scope.tenant_prefix())
+}
+
+/// The shape of the builder's answer: a schema of the meta-schema's subset, a confidence, and
+/// clarifying questions.
+pub fn answer_schema() -> Value {
+    let meta: Value = serde_json::from_str(META_SCHEMA).expect("the meta-schema is valid JSON");
+    json!({
+        "type": "object",
+        "properties": {
+            "schema": { "$ref": "#/$defs/objectSchema" },
+            "confidence": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "How sure you are that the schema captures the description: 1 = fully, 0.5 = guessing.",
+            },
+            "clarifyingQuestions": {
+                "type": "array",
+                "items": { "type": "string" },
+                "description": "Questions to ask when the description is ambiguous; empty when it is clear.",
+            },
+        },
+        "required": ["schema", "confidence", "clarifyingQuestions"],
+        "additionalProperties": false,
+        "$defs": meta["$defs"],
+    })
+}
+
+fn system_prompt(now_unix_millis: u64) -> SystemPrompt {
+    SystemPrompt {
+        stable: "Convert the following description to JSON Schema 2020-12. Output only the schema, no prose.\n\
+                 \n\
+                 Rules:\n\
+                 - Answer with {\"schema\": <the schema>, \"confidence\": <0 to 1>, \"clarifyingQuestions\": [...]}.\n\
+                 - The schema's root is an object schema with \"type\": \"object\" and \"properties\"; use only \
+                   object, array, string, number, integer and boolean schemas with enum, pattern, minimum, maximum, \
+                   minLength, maxLength, minItems, maxItems, format (date-time, date, time, email, uri, uuid), \
+                   required and additionalProperties.\n\
+                 - Name properties in camelCase; list in \"required\" what the description says must be there; \
+                   give each property a short description.\n\
+                 - Set confidence below 0.8 and ask clarifying questions when the description is ambiguous or \
+                   does not say what to structure; otherwise leave clarifyingQuestions empty.\n"
+            .to_owned(),
+        volatile: format!(
+            "The current date and time is {} (UTC).",
+            crate::content::prompt::rfc3339(now_unix_millis)
+        ),
+        cacheable: false,
+    }
+}
+
+/// Builds (or finds in the cache) the schema `description` asks for.
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    description: &str,
+    scope: &Scope,
+    provider: &dyn Provider,
+    ports: &Ports<'_>,
+    confidence_threshold: f64,
+    retry_policy: RetryPolicy,
+) -> Result<Built, StructureError> {
+    let key = cache_key(scope, description, provider.model());
+    let now = ports.clock.now_unix_millis();
+    let mut trace = BuilderTrace {
+        model: provider.model().to_owned(),
+        cache_hit: false,
+        usage: Usage::default(),
+        schema: None,
+    };
+    if let Some(entry) = store::read_lenient::<CacheEntry>(ports.key_value, &key)
+        .filter(|entry| entry.expires_at_millis > now)
+        && let Ok(target) = TargetSchema::new(entry.schema.clone(), None, "inferred".to_owned())
+    {
+        trace.cache_hit = true;
+        trace.schema = Some(entry.schema);
+        return Ok(Built::Ready { target, trace });
+    }
+
+    let answer_schema = answer_schema();
+    let validator = CompiledSchema::compile(&answer_schema)?;
+    let format = AnswerFormat::plain(&answer_schema, provider.subset());
+    let mut conversation = Conversation {
+        system: system_prompt(now),
+        turns: vec![Turn::User(description.to_owned())],
+    };
+    let mut outer = Trace {
+        model: provider.model().to_owned(),
+        provider_profile: provider.profile_name().to_owned(),
+        delivery: provider.delivery().to_string(),
+        schema_transforms: format.transforms.clone(),
+        ..Trace::default()
+    };
+    let mut violations = Vec::new();
+    for _attempt in 0..MAX_ATTEMPTS {
+        let request = provider.request(&conversation, &format);
+        let response = retry::send(
+            &request,
+            provider,
+            ports,
+            retry_policy,
+            &mut trace.usage,
+            &mut outer.retries,
+        )?;
+        let completion = provider.completion(&response).map_err(|error| {
+            let mut total = trace.usage;
+            total.add(error.usage);
+            error.with_usage(total)
+        })?;
+        trace.usage.add(completion.usage);
+        violations = match lenient::parse(completion.delivered.text()) {
+            Err(reason) => vec![reason::unreadable(&reason)],
+            Ok(parsed) => {
+                outer.repairs.extend(parsed.repairs);
+                let answer = subset::restore(&format.source, parsed.value, format.encoded);
+                match accept(&answer, &validator) {
+                    Ok(accepted) => {
+                        return Ok(finish(
+                            accepted,
+                            answer,
+                            key,
+                            now,
+                            confidence_threshold,
+                            trace,
+                            outer,
+                            ports,
+                        ));
+                    }
+                    Err(violations) => violations,
+                }
+            }
+        };
+        let feedback = reason::reason_message(&violations);
+        outer.feedback.push(feedback.clone());
+        conversation.turns.push(Turn::Model(completion.delivered));
+        conversation.turns.push(Turn::Feedback(feedback));
+    }
+    let errors = violations
+        .iter()
+        .map(|violation| format!("schema builder: {violation}"))
+        .collect();
+    outer.feedback.pop();
+    Ok(Built::Finished(Outcome {
+        answer: Answer::Stale(errors),
+        schema_origin: "inferred".to_owned(),
+        iterations: 0,
+        usage: trace.usage,
+        trace: Trace {
+            schema_builder: Some(trace),
+            ..outer
+        },
+    }))
+}
+
+/// A builder answer that satisfies the answer schema (and so the meta-schema), and whose schema
+/// compiles as a target.
+fn accept(answer: &Value, validator: &CompiledSchema) -> Result<TargetSchema, Vec<Violation>> {
+    let violations = validator.violations(answer);
+    if !violations.is_empty() {
+        return Err(violations);
+    }
+    TargetSchema::new(answer["schema"].clone(), None, "inferred".to_owned()).map_err(|error| {
+        vec![Violation {
+            pointer: "/schema".to_owned(),
+            constraint: error.message,
+            actual: None,
+        }]
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    target: TargetSchema,
+    answer: Value,
+    key: String,
+    now: u64,
+    threshold: f64,
+    mut trace: BuilderTrace,
+    outer: Trace,
+    ports: &Ports<'_>,
+) -> Built {
+    let confidence = answer["confidence"].as_f64().unwrap_or(0.0);
+    let questions: Vec<String> = answer["clarifyingQuestions"]
+        .as_array()
+        .map(|questions| {
+            questions
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::trim)
+                .filter(|question| !question.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    trace.schema = Some(target.schema.clone());
+    if confidence < threshold || !questions.is_empty() {
+        let need = if questions.is_empty() {
+            format!(
+                "the schema description is ambiguous (the builder is {:.0} % sure): say more precisely which fields to extract",
+                confidence * 100.0
+            )
+        } else {
+            questions.join(" ")
+        };
+        return Built::Finished(Outcome {
+            answer: Answer::NeedMoreInput(need),
+            schema_origin: "inferred".to_owned(),
+            iterations: 0,
+            usage: trace.usage,
+            trace: Trace {
+                schema_builder: Some(trace),
+                ..outer
+            },
+        });
+    }
+    let entry = CacheEntry {
+        schema: target.schema.clone(),
+        confidence,
+        expires_at_millis: now + CACHE_TTL_MILLIS,
+    };
+    // The cache only saves the next call: a store that cannot write costs nothing else.
+    let _ = store::write(ports.key_value, &key, &entry);
+    Built::Ready { target, trace }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewording_by_case_whitespace_and_punctuation_spacing_folds_away() {
+        let a = normalise("Name (string) , description (string) and\n\n priority ( integer 1-5 ).");
+        let b = normalise("name (string), DESCRIPTION (string) and priority (integer 1-5).");
+        assert_eq!(a, b);
+        assert_eq!(
+            a,
+            "name (string), description (string) and priority (integer 1-5)."
+        );
+        assert_ne!(normalise("a name"), normalise("a surname"));
+        let scope = Scope::default();
+        assert_eq!(
+            cache_key(&scope, "Name , age", "m"),
+            cache_key(&scope, "name, AGE", "m")
+        );
+        assert_ne!(
+            cache_key(&scope, "name, age", "m"),
+            cache_key(&scope, "name, age", "other-model")
+        );
+        let other = Scope::new("other", None).unwrap();
+        assert_ne!(
+            cache_key(&scope, "name, age", "m"),
+            cache_key(&other, "name, age", "m")
+        );
+        assert!(cache_key(&other, "x", "m").starts_with("t/other/builder-cache/"));
+    }
+
+    #[test]
+    fn the_answer_schema_compiles_and_takes_a_subset_schema() {
+        let validator = CompiledSchema::compile(&answer_schema()).unwrap();
+        let answer = json!({
+            "schema": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] },
+            "confidence": 0.9,
+            "clarifyingQuestions": []
+        });
+        assert!(validator.is_valid(&answer));
+        assert!(!validator.is_valid(
+            &json!({ "schema": { "type": "string" }, "confidence": 0.9, "clarifyingQuestions": [] })
+        ));
+    }
+}
