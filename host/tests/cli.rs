@@ -325,3 +325,114 @@ fn schemas_and_tool_definition_list_what_the_component_offers() {
     let output = structure(None, &["tool-definition"], None);
     assert_eq!(stdout_json(&output)["name"], "structure");
 }
+
+#[test]
+fn the_registry_settings_and_text_mode_from_the_command_line() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.redb");
+    let store = store.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+        command
+            .args(["--store", store])
+            .args(args)
+            .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+            .env("OPENAI_BASE_URL", mock.base_url());
+        command.output().unwrap()
+    };
+    let schema = dir.path().join("lead.json");
+    std::fs::write(&schema, json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }).to_string()).unwrap();
+    let manual = dir.path().join("lead.md");
+    std::fs::write(&manual, "Leads come from the sales inbox.").unwrap();
+
+    let output = run(&[
+        "--tenant",
+        "acme",
+        "schemas",
+        "register",
+        "lead",
+        "--file",
+        schema.to_str().unwrap(),
+        "--manual",
+        manual.to_str().unwrap(),
+        "--version",
+        "1.0",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout_json(&output)["origin"], "tenant:acme");
+    let output = run(&["--tenant", "acme", "schemas", "show", "lead"]);
+    assert_eq!(
+        stdout_json(&output)["manual"],
+        "Leads come from the sales inbox."
+    );
+    let output = run(&["--tenant", "acme", "schemas"]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("tenant:acme"));
+    let output = run(&["--tenant", "other", "schemas", "show", "lead"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "another tenant does not see it"
+    );
+
+    let skill = dir.path().join("skill");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\nname: triage\noutput_schema: { type: object, properties: { level: { type: integer } } }\n---\nTriage.\n").unwrap();
+    let output = run(&[
+        "--tenant",
+        "acme",
+        "schemas",
+        "register-skill",
+        skill.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stdout_json(&output)["name"],
+        "triage",
+        "{}",
+        stderr(&output)
+    );
+
+    let output = run(&[
+        "--tenant",
+        "acme",
+        "settings",
+        "set",
+        "maxLoops=4",
+        "model=openai/tenant-model",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = run(&["--tenant", "acme", "settings", "get"]);
+    assert_eq!(stdout_json(&output)["effective"]["maxLoops"], 4);
+    let output = run(&["--tenant", "acme", "settings", "set", "openaiApiKey=sk-x"]);
+    assert_eq!(output.status.code(), Some(2));
+
+    mock.push(Reply::text(&json!({ "schema": { "type": "object", "properties": [{ "key": "city", "value": { "type": "string" } }], "required": ["city"] }, "confidence": 0.9, "clarifyingQuestions": [] }).to_string()));
+    mock.push(Reply::answer(json!({ "city": "Bern" })));
+    let output = run(&[
+        "--tenant",
+        "acme",
+        "run",
+        "--schema",
+        "the city mentioned",
+        "--schema-mode",
+        "text",
+        "I live in Bern.",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = stdout_json(&output);
+    assert_eq!(
+        (result["data"].clone(), result["schemaOrigin"].clone()),
+        (json!({ "city": "Bern" }), json!("inferred"))
+    );
+    assert_eq!(
+        mock.requests()[1].json()["model"],
+        "tenant-model",
+        "the tenant's model setting applies"
+    );
+
+    let output = run(&["--tenant", "acme", "schemas", "deregister", "lead"]);
+    assert_eq!(output.status.code(), Some(0));
+    let output = run(&["--tenant", "acme", "schemas", "deregister", "lead"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("lead is not registered at tenant acme"));
+}
