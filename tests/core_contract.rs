@@ -130,7 +130,24 @@ fn the_tool_definition_is_the_spec_tool_with_json_schemas() {
     );
     assert_eq!(
         definition["parameters"]["properties"]["schemaMode"]["enum"],
-        json!(["json", "named", "text"])
+        json!(["json", "named", "text", "examples"])
+    );
+    let settings = &definition["parameters"]["properties"]["settings"]["properties"];
+    let mut names: Vec<&str> = settings
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort();
+    let mut overridable: Vec<&str> = structure::settings::OVERRIDABLE
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    overridable.sort();
+    assert_eq!(
+        names, overridable,
+        "the tool definition lists exactly the overridable settings"
     );
     assert_eq!(
         definition["parameters"]["properties"]["maxLoops"]["maximum"],
@@ -184,6 +201,25 @@ fn outcomes_conform_to_the_returns_schema() {
         statuses.push(outcome["status"].as_str().unwrap().to_owned());
     }
     assert_eq!(statuses, ["ok", "need-more-input", "stale"]);
+    // Text mode adds the schema builder's trace.
+    let built = json!({ "schema": { "type": "object", "properties": [{ "key": "n", "value": { "type": "integer" } }], "required": ["n"] }, "confidence": 0.9, "clarifyingQuestions": [] });
+    let transport = ScriptedTransport::new([
+        Reply::text(&built.to_string()),
+        Reply::answer(json!({ "n": 4 })),
+    ]);
+    let config = MapConfig::local();
+    let outcome = structure::call_tool(
+        &json!({ "prompt": "four", "schema": "a number n", "schemaMode": "text" }),
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap();
+    assert_eq!(
+        errors(&returns, &outcome),
+        Vec::<String>::new(),
+        "{outcome:#}"
+    );
+    assert_eq!(outcome["trace"]["schemaBuilder"]["cacheHit"], false);
     let wrong = json!({ "status": "stale", "data": {}, "schemaOrigin": "inline", "iterations": 1,
         "usage": { "llmCalls": 1, "promptTokens": 0, "completionTokens": 0, "cachedPromptTokens": 0 },
         "trace": { "model": "m", "providerProfile": "p", "schemaTransforms": [], "repairs": [], "feedback": [] } });
