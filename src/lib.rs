@@ -60,6 +60,7 @@
 pub mod answer;
 pub mod content;
 pub mod error;
+pub mod http_api;
 pub mod outcome;
 pub mod ports;
 pub mod provider;

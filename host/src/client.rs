@@ -206,6 +206,17 @@ impl Structure {
             .map_err(CallError::Structure)
     }
 
+    /// Serves the component's HTTP API and MCP endpoint on `listener` until the future is
+    /// dropped: a fresh instance per request, requests served concurrently.
+    pub async fn serve(&self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
+        let server = crate::serve::Server {
+            proxy: self.runtime.proxy.clone(),
+            settings: self.settings.clone(),
+            key_value: self.key_value.clone(),
+        };
+        server.run(listener).await
+    }
+
     async fn instantiate(
         &self,
     ) -> Result<(Store<HostState>, crate::bindings::Structure), CallError> {

@@ -35,6 +35,7 @@ pub mod client;
 pub mod config;
 pub mod key_value;
 pub mod runtime;
+mod serve;
 pub mod state;
 
 pub use bindings::{

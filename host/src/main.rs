@@ -35,6 +35,10 @@ struct Cli {
     /// The key-value store: a redb file path, or "memory". Default: ~/.local/share/structure/store.redb.
     #[arg(long, global = true)]
     store: Option<String>,
+    /// A JSON file of settings by config key (`{"structure_model": "...", "openai_api_key": "..."}`);
+    /// the environment and flags override it.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
     /// The tenant whose registry, settings and cache apply.
     #[arg(long, global = true, default_value = "default")]
     tenant: String,
@@ -79,6 +83,12 @@ enum Command {
     },
     /// Print the tool definition JSON, to register with an agent framework.
     ToolDefinition,
+    /// Serve the HTTP API and the MCP endpoint (see README), a fresh component instance per request.
+    Serve {
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        listen: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -205,6 +215,28 @@ async fn run(cli: Cli) -> ExitCode {
                 .await
                 .map(|definition| print_json(&definition)),
         ),
+        Command::Serve { listen } => {
+            let listener = match tokio::net::TcpListener::bind(&listen).await {
+                Ok(listener) => listener,
+                Err(error) => {
+                    return fail(EXIT_ERROR, &format!("cannot listen on {listen}: {error}"));
+                }
+            };
+            let address = listener
+                .local_addr()
+                .map(|address| address.to_string())
+                .unwrap_or(listen);
+            eprintln!(
+                "structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz)"
+            );
+            tokio::select! {
+                result = client.serve(listener) => match result {
+                    Ok(()) => ExitCode::from(EXIT_OK),
+                    Err(error) => fail(EXIT_ERROR, &format!("{error:#}")),
+                },
+                _ = tokio::signal::ctrl_c() => ExitCode::from(EXIT_OK),
+            }
+        }
     }
 }
 
@@ -317,7 +349,29 @@ fn pairs_to_object(pairs: &[String]) -> Result<Map<String, Value>, String> {
 }
 
 fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
-    let mut settings = Settings::from_env();
+    let mut settings = Settings::new();
+    if let Some(path) = &cli.config {
+        let text = read_text(path).map_err(|message| (EXIT_USAGE, message))?;
+        let Ok(Value::Object(values)) = serde_json::from_str::<Value>(&text) else {
+            return Err((
+                EXIT_USAGE,
+                format!(
+                    "{} must hold a JSON object of settings by config key",
+                    path.display()
+                ),
+            ));
+        };
+        for (key, value) in values {
+            let value = match value {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            settings = settings.set(key, value);
+        }
+    }
+    for (key, value) in Settings::from_env().values() {
+        settings = settings.set(key, value);
+    }
     if let Some(model) = &cli.model {
         settings = settings.set("structure_model", model);
     }

@@ -11,6 +11,7 @@ use anyhow::Context;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::bindings::{StructurePre, wasi};
 use crate::state::HostState;
@@ -21,6 +22,8 @@ pub const COMPONENT: &[u8] = include_bytes!(env!("STRUCTURE_COMPONENT_WASM"));
 /// An engine with the component compiled and linked, ready to instantiate.
 pub struct Runtime {
     pub(crate) pre: StructurePre<HostState>,
+    /// The same instance, seen as an HTTP proxy (its `wasi:http/incoming-handler` export).
+    pub(crate) proxy: ProxyPre<HostState>,
 }
 
 impl Runtime {
@@ -48,8 +51,10 @@ impl Runtime {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         wasi::keyvalue::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
         wasi::config::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
-        let pre = StructurePre::new(linker.instantiate_pre(&component)?)?;
-        Ok(Runtime { pre })
+        let instance_pre = linker.instantiate_pre(&component)?;
+        let proxy = ProxyPre::new(instance_pre.clone())?;
+        let pre = StructurePre::new(instance_pre)?;
+        Ok(Runtime { pre, proxy })
     }
 }
 

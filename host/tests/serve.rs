@@ -1,0 +1,743 @@
+//! `structure serve`: every route and error code of the HTTP API, authentication and scope
+//! isolation, and the MCP endpoint, through the real component served over HTTP.
+
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+use structure_host::{Settings, Structure};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const TOKENS: &str = r#"[
+  {"token": "admin-a", "tenant": "tenant-a", "role": "admin"},
+  {"token": "user-a", "tenant": "tenant-a", "project": "web", "role": "user"},
+  {"token": "admin-b", "tenant": "tenant-b", "role": "admin"}
+]"#;
+
+struct Served {
+    address: std::net::SocketAddr,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+async fn serve(mock: &MockLlm, extra: &[(&str, &str)]) -> Served {
+    let mut settings = Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-serve-secret")
+        .set("structure_api_tokens", TOKENS);
+    for (key, value) in extra {
+        settings = settings.set(*key, *value);
+    }
+    let client = Structure::builder().settings(settings).build().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let _ = client.serve(listener).await;
+    });
+    Served {
+        address,
+        _task: task,
+    }
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// One HTTP/1.1 exchange with raw bytes, so any body (invalid UTF-8, oversized) can be sent.
+async fn send(
+    served: &Served,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let mut stream = tokio::net::TcpStream::connect(served.address)
+        .await
+        .unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: structure\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let split = raw
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .expect("a full response");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    Response {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    }
+}
+
+async fn call(
+    served: &Served,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Response {
+    let authorization = token.map(|token| format!("Bearer {token}"));
+    let mut headers = vec![("content-type", "application/json")];
+    if let Some(authorization) = &authorization {
+        headers.push(("authorization", authorization.as_str()));
+    }
+    let body = body.map(|body| body.to_string()).unwrap_or_default();
+    send(served, method, path, &headers, body.as_bytes()).await
+}
+
+fn error_kind(response: &Response) -> String {
+    response.json()["error"]["kind"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn every_route_and_every_error_code() {
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[("structure_max_body_bytes", "4096")]).await;
+
+    let health = call(&served, "GET", "/healthz", None, None).await;
+    assert_eq!(
+        (health.status, health.json()),
+        (200, json!({ "status": "ok" }))
+    );
+
+    let tool = call(&served, "GET", "/v1/tool", Some("user-a"), None).await;
+    assert_eq!(
+        (tool.status, tool.json()["name"].clone()),
+        (200, json!("structure"))
+    );
+    assert_eq!(tool.header("content-type"), Some("application/json"));
+
+    mock.push(Reply::answer(
+        json!({ "name": "Ada Lovelace", "email": "ada@example.com" }),
+    ));
+    let body = json!({ "prompt": "Ada Lovelace, ada@example.com", "schema": "contact", "schemaMode": "named" });
+    let ok = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!((ok.status, ok.json()["status"].clone()), (200, json!("ok")));
+    mock.push(Reply::need("the email"));
+    let need = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(
+        (need.status, need.json()["need"].clone()),
+        (200, json!("the email"))
+    );
+
+    let list = call(&served, "GET", "/v1/schemas", Some("user-a"), None).await;
+    assert_eq!(
+        (
+            list.status,
+            list.json()["schemas"].as_array().unwrap().len()
+        ),
+        (200, 5)
+    );
+    let one = call(&served, "GET", "/v1/schemas/contact", Some("user-a"), None).await;
+    assert_eq!(
+        (one.status, one.json()["origin"].clone()),
+        (200, json!("bundled"))
+    );
+    assert!(
+        one.json()["manual"]
+            .as_str()
+            .unwrap()
+            .contains("two-letter ISO code")
+    );
+
+    let lead = json!({ "schema": { "type": "object", "properties": { "name": { "type": "string" } } }, "manual": "Leads.", "version": "1.0" });
+    let put = call(
+        &served,
+        "PUT",
+        "/v1/schemas/lead",
+        Some("admin-a"),
+        Some(lead.clone()),
+    )
+    .await;
+    assert_eq!(
+        (put.status, put.json()["origin"].clone()),
+        (200, json!("tenant:tenant-a"))
+    );
+    let delete = call(&served, "DELETE", "/v1/schemas/lead", Some("admin-a"), None).await;
+    assert_eq!((delete.status, delete.body.len()), (204, 0));
+    let again = call(&served, "DELETE", "/v1/schemas/lead", Some("admin-a"), None).await;
+    assert_eq!(
+        (again.status, error_kind(&again)),
+        (404, "schema-not-found".to_owned())
+    );
+
+    // Errors: status and body the same way on every route.
+    let cases: Vec<(Response, u16, &str)> = vec![
+        (call(&served, "GET", "/v1/schemas", None, None).await, 401, "unauthorized"),
+        (call(&served, "GET", "/v1/schemas", Some("wrong"), None).await, 401, "unauthorized"),
+        (call(&served, "POST", "/mcp", None, Some(json!({}))).await, 401, "unauthorized"),
+        (call(&served, "PUT", "/v1/schemas/lead", Some("user-a"), Some(lead.clone())).await, 403, "forbidden"),
+        (call(&served, "DELETE", "/v1/schemas/contact", Some("user-a"), None).await, 403, "forbidden"),
+        (call(&served, "GET", "/v2/nothing", Some("user-a"), None).await, 404, "not-found"),
+        (call(&served, "GET", "/v1/schemas/nope", Some("user-a"), None).await, 404, "schema-not-found"),
+        (call(&served, "POST", "/v1/tool", Some("user-a"), None).await, 405, "method-not-allowed"),
+        (call(&served, "GET", "/mcp", Some("user-a"), None).await, 405, "method-not-allowed"),
+        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x".repeat(5000), "schema": "contact" }))).await, 413, "payload-too-large"),
+        (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a"), ("content-type", "text/plain")], b"{}").await, 415, "unsupported-media-type"),
+        (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{ not json").await, 400, "invalid-request"),
+        (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{\"prompt\": \"\xff\xfe\"}").await, 400, "invalid-request"),
+        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": "contact", "schemaMode": "named", "maxLoops": "3" }))).await, 400, "invalid-request"),
+        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": { "type": "string" } }))).await, 422, "invalid-schema"),
+        (call(&served, "PUT", "/v1/schemas/Bad..Name", Some("admin-a"), Some(lead.clone())).await, 400, "invalid-request"),
+        (call(&served, "PUT", "/v1/schemas/lead", Some("admin-a"), Some(json!({ "schema": "no" }))).await, 400, "invalid-request"),
+    ];
+    for (response, status, kind) in cases {
+        assert_eq!(
+            (response.status, error_kind(&response)),
+            (status, kind.to_owned()),
+            "{}",
+            String::from_utf8_lossy(&response.body)
+        );
+        assert!(
+            response.json()["error"]["message"]
+                .as_str()
+                .is_some_and(|message| !message.is_empty())
+        );
+        assert_eq!(response.header("content-type"), Some("application/json"));
+    }
+    let unauthorized = call(&served, "GET", "/v1/schemas", None, None).await;
+    assert_eq!(unauthorized.header("www-authenticate"), Some("Bearer"));
+    let wrong_method = call(&served, "DELETE", "/v1/tool", Some("user-a"), None).await;
+    assert_eq!(wrong_method.header("allow"), Some("GET"));
+    let wrong_type = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(json!({ "prompt": "x", "schema": "contact", "schemaMode": "named", "maxLoops": "3" })),
+    )
+    .await;
+    assert_eq!(wrong_type.json()["error"]["field"], "maxLoops");
+    assert_eq!(mock.pending(), 0);
+    for sent in mock.requests() {
+        assert!(
+            !String::from_utf8_lossy(&sent.body.clone().into_bytes()).contains("admin-a"),
+            "tokens never reach the LLM"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_scope_comes_from_the_token_never_from_the_body() {
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
+    let secret =
+        json!({ "schema": { "type": "object", "properties": { "salary": { "type": "number" } } } });
+    assert_eq!(
+        call(
+            &served,
+            "PUT",
+            "/v1/schemas/payroll",
+            Some("admin-b"),
+            Some(secret)
+        )
+        .await
+        .status,
+        200
+    );
+
+    for token in ["admin-a", "user-a"] {
+        let read = call(&served, "GET", "/v1/schemas/payroll", Some(token), None).await;
+        assert_eq!(read.status, 404, "{token}");
+        let list = call(&served, "GET", "/v1/schemas", Some(token), None).await;
+        assert!(!list.json().to_string().contains("payroll"), "{token}");
+        let delete = call(
+            &served,
+            "DELETE",
+            "/v1/schemas/payroll",
+            Some("admin-a"),
+            None,
+        )
+        .await;
+        assert_eq!(delete.status, 404);
+    }
+    // A tenant named in the body is an unknown argument, not a way in.
+    let sneaky = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(json!({ "prompt": "x", "schema": "payroll", "schemaMode": "named", "tenant": "tenant-b" })),
+    )
+    .await;
+    assert_eq!(
+        (sneaky.status, sneaky.json()["error"]["field"].clone()),
+        (400, json!("tenant"))
+    );
+    let shadow = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(json!({ "prompt": "x", "schema": "payroll", "schemaMode": "named" })),
+    )
+    .await;
+    assert_eq!(
+        (shadow.status, error_kind(&shadow)),
+        (404, "schema-not-found".to_owned())
+    );
+    assert_eq!(
+        call(&served, "GET", "/v1/schemas/payroll", Some("admin-b"), None)
+            .await
+            .status,
+        200,
+        "b still has it"
+    );
+    // The project token sees its tenant's schemas; registrations by the tenant admin reach it.
+    let lead = json!({ "schema": { "type": "object" } });
+    call(
+        &served,
+        "PUT",
+        "/v1/schemas/lead",
+        Some("admin-a"),
+        Some(lead),
+    )
+    .await;
+    let seen = call(&served, "GET", "/v1/schemas/lead", Some("user-a"), None).await;
+    assert_eq!(
+        (seen.status, seen.json()["origin"].clone()),
+        (200, json!("tenant:tenant-a"))
+    );
+}
+
+#[tokio::test]
+async fn without_tokens_nothing_but_health_answers_unless_auth_is_off() {
+    let mock = MockLlm::start();
+    let settings = Settings::new()
+        .set("structure_model", "ollama/x")
+        .set("openai_base_url", mock.base_url());
+    let client = Structure::builder()
+        .settings(settings.clone())
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = Served {
+        address: listener.local_addr().unwrap(),
+        _task: tokio::spawn(async move {
+            let _ = client.serve(listener).await;
+        }),
+    };
+    let denied = call(&served, "GET", "/v1/tool", None, None).await;
+    assert_eq!(denied.status, 401);
+    assert!(
+        denied.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("set structure_api_tokens")
+    );
+    assert_eq!(
+        call(&served, "GET", "/healthz", None, None).await.status,
+        200
+    );
+
+    let open = Structure::builder()
+        .settings(settings.set("structure_api_auth", "none"))
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = Served {
+        address: listener.local_addr().unwrap(),
+        _task: tokio::spawn(async move {
+            let _ = open.serve(listener).await;
+        }),
+    };
+    assert_eq!(
+        call(&served, "GET", "/v1/tool", None, None).await.status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn concurrent_requests_each_get_their_own_instance() {
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
+    for _ in 0..8 {
+        mock.push(
+            Reply::answer(json!({ "name": "Ada", "email": "ada@example.com" }))
+                .with_delay(std::time::Duration::from_millis(200)),
+        );
+    }
+    let started = std::time::Instant::now();
+    let body =
+        json!({ "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" });
+    let served = std::sync::Arc::new(served);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let (served, body) = (served.clone(), body.clone());
+            tokio::spawn(async move {
+                call(&served, "POST", "/v1/structure", Some("user-a"), Some(body)).await
+            })
+        })
+        .collect();
+    let mut responses = Vec::new();
+    for handle in handles {
+        responses.push(handle.await.unwrap());
+    }
+    assert!(
+        responses
+            .iter()
+            .all(|response| response.status == 200 && response.json()["status"] == "ok")
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(1500),
+        "served concurrently: {:?}",
+        started.elapsed()
+    );
+}
+
+fn rpc(id: u64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+#[tokio::test]
+async fn mcp_in_both_protocol_eras() {
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
+    let post = |body: Value, headers: Vec<(&'static str, String)>| {
+        let served = &served;
+        async move {
+            let mut all: Vec<(&str, String)> = vec![
+                ("authorization", "Bearer user-a".to_owned()),
+                ("content-type", "application/json".to_owned()),
+            ];
+            all.extend(headers);
+            let borrowed: Vec<(&str, &str)> = all
+                .iter()
+                .map(|(name, value)| (*name, value.as_str()))
+                .collect();
+            send(
+                served,
+                "POST",
+                "/mcp",
+                &borrowed,
+                body.to_string().as_bytes(),
+            )
+            .await
+        }
+    };
+
+    // Handshake era.
+    let init = post(rpc(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })), vec![]).await;
+    let result = &init.json()["result"];
+    assert_eq!(
+        (
+            result["protocolVersion"].clone(),
+            result["serverInfo"]["name"].clone()
+        ),
+        (json!("2025-06-18"), json!("structure"))
+    );
+    assert!(
+        result["capabilities"]["tools"].is_object()
+            && result["capabilities"]["resources"].is_object()
+    );
+    let initialized = post(
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        vec![],
+    )
+    .await;
+    assert_eq!((initialized.status, initialized.body.len()), (202, 0));
+    let tools = post(
+        rpc(2, "tools/list", json!({})),
+        vec![("mcp-protocol-version", "2025-06-18".into())],
+    )
+    .await
+    .json();
+    let tool = &tools["result"]["tools"][0];
+    assert_eq!(tool["name"], "structure");
+    assert_eq!(tool["inputSchema"]["type"], "object");
+    assert_eq!(tool["outputSchema"]["type"], "object");
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    ));
+    let called = post(rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" } })), vec![]).await.json();
+    let result = &called["result"];
+    assert_eq!(
+        (
+            result["isError"].clone(),
+            result["structuredContent"]["status"].clone()
+        ),
+        (json!(false), json!("ok"))
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(result["content"][0]["text"].as_str().unwrap()).unwrap(),
+        result["structuredContent"]
+    );
+    let failed = post(rpc(4, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "nope", "schemaMode": "named" } })), vec![]).await.json();
+    assert_eq!(
+        failed["result"]["isError"], true,
+        "tool failures are results"
+    );
+    let unknown_tool = post(
+        rpc(5, "tools/call", json!({ "name": "other", "arguments": {} })),
+        vec![],
+    )
+    .await
+    .json();
+    assert_eq!(unknown_tool["error"]["code"], -32602);
+    let resources = post(rpc(6, "resources/list", json!({})), vec![])
+        .await
+        .json();
+    let uris: Vec<String> = resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(uris.contains(&"structure://schemas/contact".to_owned()));
+    let read = post(
+        rpc(
+            7,
+            "resources/read",
+            json!({ "uri": "structure://schemas/contact" }),
+        ),
+        vec![],
+    )
+    .await
+    .json();
+    let schema: Value =
+        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["title"], "contact");
+    let missing = post(
+        rpc(
+            8,
+            "resources/read",
+            json!({ "uri": "structure://schemas/none" }),
+        ),
+        vec![],
+    )
+    .await
+    .json();
+    assert_eq!(missing["error"]["code"], -32002);
+    assert_eq!(
+        post(rpc(9, "ping", json!({})), vec![]).await.json()["result"],
+        json!({})
+    );
+    assert_eq!(
+        post(rpc(10, "nope/nothing", json!({})), vec![])
+            .await
+            .json()["error"]["code"],
+        -32601
+    );
+
+    // Malformed messages.
+    let batch = post(json!([rpc(1, "ping", json!({}))]), vec![]).await;
+    assert_eq!(
+        (batch.status, batch.json()["error"]["code"].clone()),
+        (400, json!(-32600))
+    );
+    let garbage = send(
+        &served,
+        "POST",
+        "/mcp",
+        &[("authorization", "Bearer user-a")],
+        b"{nope",
+    )
+    .await;
+    assert_eq!(
+        (garbage.status, garbage.json()["error"]["code"].clone()),
+        (400, json!(-32700))
+    );
+
+    // Stateless era (2026-07-28).
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
+    let modern = |method: &'static str, extra: Vec<(&'static str, String)>| {
+        let mut headers = vec![
+            ("mcp-protocol-version", "2026-07-28".to_owned()),
+            ("mcp-method", method.to_owned()),
+        ];
+        headers.extend(extra);
+        headers
+    };
+    let discover = post(
+        rpc(11, "server/discover", json!({ "_meta": meta })),
+        modern("server/discover", vec![]),
+    )
+    .await
+    .json();
+    let result = &discover["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    assert_eq!(
+        (result["ttlMs"].clone(), result["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
+    let listed = post(
+        rpc(12, "tools/list", json!({ "_meta": meta })),
+        modern("tools/list", vec![]),
+    )
+    .await
+    .json();
+    assert_eq!(
+        (
+            listed["result"]["resultType"].clone(),
+            listed["result"]["cacheScope"].clone()
+        ),
+        (json!("complete"), json!("private"))
+    );
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    ));
+    let call_params = json!({ "_meta": meta, "name": "structure", "arguments": { "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" } });
+    let called = post(
+        rpc(13, "tools/call", call_params.clone()),
+        modern(
+            "tools/call",
+            vec![("mcp-name", "=?base64?c3RydWN0dXJl?=".into())],
+        ),
+    )
+    .await
+    .json();
+    assert_eq!(called["result"]["structuredContent"]["status"], "ok");
+    let mismatch = post(
+        rpc(14, "tools/call", call_params),
+        modern("tools/call", vec![]),
+    )
+    .await;
+    assert_eq!(
+        (mismatch.status, mismatch.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    let old = post(
+        rpc(
+            15,
+            "tools/list",
+            json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2099-01-01" } }),
+        ),
+        vec![],
+    )
+    .await;
+    assert_eq!(
+        (old.status, old.json()["error"]["code"].clone()),
+        (400, json!(-32022))
+    );
+    let gone = post(
+        rpc(16, "ping", json!({ "_meta": meta })),
+        modern("ping", vec![]),
+    )
+    .await;
+    assert_eq!(
+        (gone.status, gone.json()["error"]["code"].clone()),
+        (404, json!(-32601))
+    );
+}
+
+/// A Python with the official MCP SDK: `STRUCTURE_TEST_PYTHON`, else a virtual environment in
+/// `target/mcp-venv` made on first use from `tests/mcp/requirements.txt` (PyPI).
+fn python_with_mcp_sdk() -> String {
+    if let Ok(python) = std::env::var("STRUCTURE_TEST_PYTHON") {
+        return python;
+    }
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let venv = workspace.join("target/mcp-venv");
+    let python = venv.join("bin/python");
+    let has_sdk = |python: &std::path::Path| {
+        std::process::Command::new(python)
+            .args(["-c", "import mcp.client"])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
+    if !has_sdk(&python) {
+        let made = std::process::Command::new("python3")
+            .arg("-m")
+            .arg("venv")
+            .arg(&venv)
+            .status();
+        assert!(
+            made.is_ok_and(|status| status.success()),
+            "python3 -m venv failed: install Python 3.10+ with venv"
+        );
+        let installed = std::process::Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "-r"])
+            .arg(workspace.join("tests/mcp/requirements.txt"))
+            .status();
+        assert!(
+            installed.is_ok_and(|status| status.success()),
+            "pip could not install the MCP SDK (tests/mcp/requirements.txt)"
+        );
+    }
+    python.to_string_lossy().into_owned()
+}
+
+/// The official MCP Python SDK as a real client, in both of its connection modes.
+#[tokio::test]
+async fn the_official_mcp_python_client_works() {
+    let python = tokio::task::spawn_blocking(python_with_mcp_sdk)
+        .await
+        .unwrap();
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
+    for _ in 0..2 {
+        mock.push(Reply::answer(
+            json!({ "name": "Ada Lovelace", "email": "ada@example.com" }),
+        ));
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client_check.py");
+    let url = format!("http://{}/mcp", served.address);
+    for mode in ["auto", "legacy"] {
+        let output = tokio::process::Command::new(&python)
+            .arg(&script)
+            .args([&url, "user-a", "--mode", mode])
+            .output()
+            .await
+            .unwrap();
+        let report = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.status.success(), "{mode}:\n{report}");
+    }
+}

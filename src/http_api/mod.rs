@@ -1,0 +1,364 @@
+//! The HTTP API the component serves (as `wasi:http/incoming-handler`): the same on Spin and
+//! under `structure serve`.
+//!
+//! | route | method | role | what |
+//! |---|---|---|---|
+//! | `/healthz` | GET | — | liveness |
+//! | `/v1/tool` | GET | user | the tool definition |
+//! | `/v1/structure` | POST | user | the tool's arguments → the outcome |
+//! | `/v1/schemas` | GET | user | the registry as the caller's scope sees it |
+//! | `/v1/schemas/{name}` | GET | user | one schema with its manual |
+//! | `/v1/schemas/{name}` | PUT, DELETE | admin | register, deregister at the caller's scope |
+//! | `/mcp` | POST | user | the Model Context Protocol ([`mcp`]) |
+//!
+//! Every error has the same body, `{"error": {"kind", "message", ...}}`, and its status: 400
+//! malformed or wrongly typed input (naming the field), 401 no or an unknown token, 403 the
+//! wrong role, 404 an unknown route or schema, 405 a wrong method (with `Allow`), 413 a body over
+//! the limit, 415 a body that is not JSON, 422 a request the model or schema stage cannot
+//! satisfy, 429/502/504 provider trouble, 500 the service's own configuration or store.
+
+pub mod auth;
+pub mod mcp;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{ErrorKind, StructureError};
+use crate::ports::Ports;
+use crate::request::StructureRequest;
+use crate::schema::registry::{Registration, Registry};
+use auth::{Caller, Denied, Role};
+
+/// The config key of the largest request body accepted, in bytes (default 1 MiB).
+pub const MAX_BODY_KEY: &str = "structure_max_body_bytes";
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// A request as the host delivers it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApiRequest {
+    pub method: String,
+    /// The path with its query, as sent.
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl ApiRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// A response for the host to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl ApiResponse {
+    pub fn json(status: u16, body: &Value) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    pub fn empty(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// `{"error": {"kind", "message", ...details}}` with `status`.
+    pub fn error(status: u16, kind: &str, message: &str, details: Value) -> Self {
+        let mut error = Map::new();
+        error.insert("kind".into(), json!(kind));
+        if let Value::Object(details) = details {
+            error.extend(details);
+        }
+        error.insert("message".into(), json!(message));
+        Self::json(status, &json!({ "error": error }))
+    }
+
+    /// A typed error from the core, with the status its kind stands for.
+    pub fn from_error(error: &StructureError) -> Self {
+        Self::json(status_of(&error.kind), &error.to_json())
+    }
+
+    /// The response to a request body over the limit, for hosts that stop reading at it.
+    pub fn too_large(limit: usize) -> Self {
+        Self::error(
+            413,
+            "payload-too-large",
+            &format!("the request body is larger than {limit} bytes ({MAX_BODY_KEY})"),
+            json!({}),
+        )
+    }
+}
+
+/// The HTTP status a typed error stands for.
+pub fn status_of(kind: &ErrorKind) -> u16 {
+    match kind {
+        ErrorKind::InvalidRequest { .. } => 400,
+        ErrorKind::SchemaNotFound { .. } => 404,
+        ErrorKind::InvalidSchema
+        | ErrorKind::Refusal
+        | ErrorKind::Blocked { .. }
+        | ErrorKind::Truncated
+        | ErrorKind::StructuredOutputFailed
+        | ErrorKind::BudgetExhausted => 422,
+        ErrorKind::Provider { status: 429, .. } => 429,
+        ErrorKind::Provider { .. } | ErrorKind::InvalidResponse | ErrorKind::Transport => 502,
+        ErrorKind::Unsupported => 501,
+        ErrorKind::Configuration { .. } | ErrorKind::Storage => 500,
+    }
+}
+
+/// The largest body this service accepts (the host reads no more than this plus one byte).
+pub fn max_body_bytes(ports: &Ports<'_>) -> usize {
+    ports
+        .config
+        .get(MAX_BODY_KEY)
+        .ok()
+        .flatten()
+        .and_then(|text| text.trim().parse().ok())
+        .filter(|limit| *limit > 0)
+        .unwrap_or(DEFAULT_MAX_BODY_BYTES)
+}
+
+/// Serves one request.
+pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
+    let limit = max_body_bytes(ports);
+    if request.body.len() > limit {
+        return ApiResponse::too_large(limit);
+    }
+    let path = request.path.split(['?', '#']).next().unwrap_or_default();
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    let route: (&[&str], Option<&str>) = match segments.as_slice() {
+        ["healthz"] => (&["GET"], None),
+        ["v1", "tool"] => (&["GET"], None),
+        ["v1", "structure"] => (&["POST"], None),
+        ["v1", "schemas"] => (&["GET"], None),
+        ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
+        ["mcp"] => (&["POST"], None),
+        _ => {
+            return ApiResponse::error(
+                404,
+                "not-found",
+                &format!("no route {path}; see GET /v1/tool"),
+                json!({}),
+            );
+        }
+    };
+    let (methods, name) = route;
+    if !methods.contains(&request.method.as_str()) {
+        return ApiResponse::error(
+            405,
+            "method-not-allowed",
+            &format!(
+                "{path} takes {}, not {}",
+                methods.join(", "),
+                request.method
+            ),
+            json!({}),
+        )
+        .with_header("allow", &methods.join(", "));
+    }
+    if segments == ["healthz"] {
+        return ApiResponse::json(200, &json!({ "status": "ok" }));
+    }
+    let caller = match auth::authenticate(request.header("authorization"), ports.config) {
+        Ok(caller) => caller,
+        Err(Denied::Unauthenticated(message)) => {
+            return ApiResponse::error(401, "unauthorized", &message, json!({}))
+                .with_header("www-authenticate", "Bearer");
+        }
+        Err(Denied::Misconfigured(message)) => {
+            return ApiResponse::error(500, "configuration", &message, json!({}));
+        }
+    };
+    let needs_admin = matches!(request.method.as_str(), "PUT" | "DELETE");
+    if needs_admin && caller.role < Role::Admin {
+        return ApiResponse::error(
+            403,
+            "forbidden",
+            "registering and deregistering schemas takes an admin token",
+            json!({}),
+        );
+    }
+    let body = if matches!(request.method.as_str(), "POST" | "PUT") {
+        match json_body(request) {
+            Ok(body) => Some(body),
+            // JSON-RPC has its own answer to a body that is not JSON.
+            Err(BodyError::NotJson(message)) if segments == ["mcp"] => {
+                return mcp::parse_error(&message);
+            }
+            Err(error) => return error.response(),
+        }
+    } else {
+        None
+    };
+    match (segments.as_slice(), request.method.as_str(), body) {
+        (["mcp"], _, Some(body)) => mcp::handle(&body, &caller, request, ports),
+        (_, method, body) => respond(rest(&segments, method, name, body, &caller, ports)),
+    }
+}
+
+fn respond(result: Result<(u16, Value), StructureError>) -> ApiResponse {
+    match result {
+        Ok((204, _)) => ApiResponse::empty(204),
+        Ok((status, body)) => ApiResponse::json(status, &body),
+        Err(error) => ApiResponse::from_error(&error),
+    }
+}
+
+/// The REST routes, once the caller is known and the body read.
+fn rest(
+    segments: &[&str],
+    method: &str,
+    name: Option<&str>,
+    body: Option<Value>,
+    caller: &Caller,
+    ports: &Ports<'_>,
+) -> Result<(u16, Value), StructureError> {
+    let scope = &caller.scope;
+    match (segments, method, name) {
+        (["v1", "tool"], _, _) => Ok((200, crate::tool_definition())),
+        (["v1", "structure"], _, _) => {
+            let request = StructureRequest::from_tool_arguments(&body.unwrap_or_default())?;
+            crate::structure(&request, scope, ports).map(|outcome| (200, outcome.to_json()))
+        }
+        (["v1", "schemas"], _, _) => {
+            let list = Registry::new(ports.key_value, scope).list()?;
+            Ok((200, json!({ "schemas": list })))
+        }
+        (_, "GET", Some(name)) => {
+            let found = Registry::new(ports.key_value, scope).find(name)?;
+            let mut shown = serde_json::to_value(found.info()).unwrap_or_default();
+            shown["schema"] = found.schema;
+            shown["manual"] = json!(found.manual);
+            Ok((200, shown))
+        }
+        (_, "PUT", Some(name)) => {
+            let registration = registration(name, body.unwrap_or_default())?;
+            let info = Registry::new(ports.key_value, scope).register(registration)?;
+            Ok((200, serde_json::to_value(info).unwrap_or_default()))
+        }
+        (_, "DELETE", Some(name)) => {
+            if Registry::new(ports.key_value, scope).deregister(name)? {
+                Ok((204, Value::Null))
+            } else {
+                Err(StructureError::new(
+                    ErrorKind::SchemaNotFound {
+                        name: name.to_owned(),
+                        suggestions: Vec::new(),
+                    },
+                    format!("{name:?} is not registered at {}", scope.own_origin()),
+                ))
+            }
+        }
+        _ => Err(StructureError::invalid_request("path", "no such route")),
+    }
+}
+
+/// `PUT /v1/schemas/{name}` takes `{"schema": {...}, "manual": "...", "version": "1.2"}`.
+fn registration(name: &str, body: Value) -> Result<Registration, StructureError> {
+    let Value::Object(mut fields) = body else {
+        return Err(StructureError::invalid_request(
+            "body",
+            "the body must be a JSON object with schema, manual and version",
+        ));
+    };
+    if let Some(unknown) = fields
+        .keys()
+        .find(|key| !["schema", "manual", "version"].contains(&key.as_str()))
+    {
+        return Err(StructureError::invalid_request(
+            unknown,
+            format!("unknown field {unknown:?}; the fields are schema, manual and version"),
+        ));
+    }
+    let schema = match fields.remove("schema") {
+        Some(schema @ Value::Object(_)) => schema,
+        Some(_) => {
+            return Err(StructureError::invalid_request(
+                "schema",
+                "schema must be a JSON object",
+            ));
+        }
+        None => {
+            return Err(StructureError::invalid_request(
+                "schema",
+                "schema is missing",
+            ));
+        }
+    };
+    let text = |field: &str, value: Option<Value>| match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(StructureError::invalid_request(
+            field,
+            format!("{field} must be a string"),
+        )),
+    };
+    Ok(Registration {
+        name: name.to_owned(),
+        schema,
+        manual: text("manual", fields.remove("manual"))?,
+        version: text("version", fields.remove("version"))?,
+    })
+}
+
+/// Why a body is not usable JSON.
+enum BodyError {
+    MediaType(String),
+    NotUtf8(String),
+    NotJson(String),
+}
+
+impl BodyError {
+    fn response(self) -> ApiResponse {
+        match self {
+            BodyError::MediaType(media_type) => ApiResponse::error(
+                415,
+                "unsupported-media-type",
+                &format!("send the body as application/json, not {media_type}"),
+                json!({}),
+            ),
+            BodyError::NotUtf8(message) | BodyError::NotJson(message) => {
+                ApiResponse::from_error(&StructureError::invalid_request("body", message))
+            }
+        }
+    }
+}
+
+/// The body as JSON: an allowed content type (JSON, or none), UTF-8, well-formed.
+fn json_body(request: &ApiRequest) -> Result<Value, BodyError> {
+    if let Some(content_type) = request.header("content-type") {
+        let media_type = content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if media_type != "application/json" && !media_type.ends_with("+json") {
+            return Err(BodyError::MediaType(media_type));
+        }
+    }
+    let text = std::str::from_utf8(&request.body)
+        .map_err(|error| BodyError::NotUtf8(format!("the body is not UTF-8: {error}")))?;
+    serde_json::from_str(text)
+        .map_err(|error| BodyError::NotJson(format!("the body is not valid JSON: {error}")))
+}
