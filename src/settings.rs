@@ -56,6 +56,32 @@ pub mod keys {
     pub const GEMINI_API_KEY: &str = "gemini_api_key";
     /// Gemini's base URL, without the API version (as the Google Gen AI SDKs write it).
     pub const GEMINI_BASE_URL: &str = "gemini_base_url";
+
+    /// Every key above (aliases aside), for hosts that declare them (Spin variables).
+    pub const ALL: &[&str] = &[
+        MODEL,
+        PROVIDER_PROFILE,
+        DELIVERY,
+        REQUIRE_PROVIDER_STRICT_OUTPUT,
+        MAX_OUTPUT_TOKENS,
+        REQUEST_TIMEOUT_MS,
+        MAX_RETRIES,
+        MAX_RETRY_WAIT_MS,
+        TOKEN_BUDGET,
+        SCHEMA_BUILDER_MODEL,
+        CONFIDENCE_THRESHOLD,
+        MAX_LOOPS,
+        OPENAI_API,
+        GEMINI_SCHEMA,
+        OPENAI_API_KEY,
+        OPENAI_BASE_URL,
+        ANTHROPIC_API_KEY,
+        ANTHROPIC_BASE_URL,
+        GEMINI_API_KEY,
+        GEMINI_BASE_URL,
+    ];
+    /// The keys that hold secrets.
+    pub const SECRETS: &[&str] = &[OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY];
 }
 
 /// The model when none is set: the `fast` alias.

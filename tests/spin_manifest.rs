@@ -1,0 +1,136 @@
+//! `spin.toml` and `runtime-config.toml` stay valid and in step with the component: the build
+//! command produces the file the manifest runs, every config key the component reads is a
+//! variable (secrets marked secret), the key-value store is the one the component opens, and the
+//! providers' endpoints are allowed. (That the component's imports are a subset of what Spin
+//! offers is checked in component-build/tests.)
+
+mod support;
+
+use structure::http_api::{MAX_BODY_KEY, auth};
+use structure::provider::{anthropic, gemini, profile};
+use structure::settings::keys;
+use support::root;
+use toml::Value;
+
+fn manifest() -> Value {
+    toml::from_str(&std::fs::read_to_string(root().join("spin.toml")).unwrap())
+        .expect("spin.toml is TOML")
+}
+
+#[test]
+fn the_manifest_routes_every_path_to_the_component_built_by_component_build() {
+    let manifest = manifest();
+    assert_eq!(manifest["spin_manifest_version"].as_integer(), Some(2));
+    let trigger = &manifest["trigger"]["http"][0];
+    assert_eq!(
+        (trigger["route"].as_str(), trigger["component"].as_str()),
+        (Some("/..."), Some("structure"))
+    );
+    let component = &manifest["component"]["structure"];
+    assert_eq!(
+        component["source"].as_str(),
+        Some(format!("target/{}", component_build::COMPONENT_FILE).as_str())
+    );
+    assert!(
+        component["build"]["command"]
+            .as_str()
+            .unwrap()
+            .contains("-p component-build")
+    );
+    let stores: Vec<&str> = component["key_value_stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        stores,
+        ["default"],
+        "the store the component opens (wasi:keyvalue open(\"default\"))"
+    );
+}
+
+#[test]
+fn every_setting_is_a_variable_and_secrets_are_secret() {
+    let manifest = manifest();
+    let variables = manifest["variables"].as_table().unwrap();
+    let mapped = manifest["component"]["structure"]["variables"]
+        .as_table()
+        .unwrap();
+    let mut expected: Vec<&str> = keys::ALL.to_vec();
+    expected.extend([
+        auth::TOKENS_KEY,
+        auth::AUTH_KEY,
+        MAX_BODY_KEY,
+        "structure_model_fast",
+        "structure_model_analyze",
+    ]);
+    for key in expected {
+        assert!(
+            variables.contains_key(key),
+            "{key} is not an application variable"
+        );
+        assert_eq!(
+            mapped.get(key).and_then(Value::as_str),
+            Some(format!("{{{{ {key} }}}}").as_str()),
+            "{key} is not passed to the component"
+        );
+    }
+    for secret in keys::SECRETS.iter().chain([&auth::TOKENS_KEY]) {
+        assert_eq!(
+            variables[*secret]["secret"].as_bool(),
+            Some(true),
+            "{secret} must be a secret variable"
+        );
+    }
+    for (name, variable) in variables {
+        let declared = variable.as_table().unwrap();
+        assert!(
+            declared.contains_key("default")
+                || declared.get("required").and_then(Value::as_bool) == Some(true),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_providers_endpoints_and_a_self_hosted_one_are_allowed() {
+    let manifest = manifest();
+    let allowed: Vec<&str> = manifest["component"]["structure"]["allowed_outbound_hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for base in [
+        profile::OPENAI_BASE_URL,
+        anthropic::DEFAULT_BASE_URL,
+        gemini::DEFAULT_BASE_URL,
+    ] {
+        let origin = base.trim_end_matches("/v1");
+        assert!(
+            allowed.contains(&origin),
+            "{origin} is not allowed: {allowed:?}"
+        );
+    }
+    assert!(
+        allowed.contains(&"{{ self_hosted_llm }}"),
+        "a variable-driven host for self-hosted servers"
+    );
+    assert!(
+        manifest["variables"]
+            .as_table()
+            .unwrap()
+            .contains_key("self_hosted_llm")
+    );
+}
+
+#[test]
+fn the_runtime_config_backs_the_default_store_with_redis() {
+    let config: Value =
+        toml::from_str(&std::fs::read_to_string(root().join("runtime-config.toml")).unwrap())
+            .unwrap();
+    let store = &config["key_value_store"]["default"];
+    assert_eq!(store["type"].as_str(), Some("redis"));
+    assert!(store["url"].as_str().unwrap().starts_with("redis://"));
+}
