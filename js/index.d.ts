@@ -1,0 +1,177 @@
+// Types of the structure-tool package (Node and browser entries share them).
+
+/** Settings and secrets, by the component's config keys (`structure_model`, `openai_api_key`, ...). */
+export type Config = Record<string, string | number | boolean | undefined | null>;
+
+/** Who a call is for: registry entries, settings overrides and the builder cache are per scope. */
+export interface Scope {
+  tenant: string;
+  project?: string;
+}
+
+/** A synchronous byte store; the component keeps its registry, settings and cache in it. */
+export interface KeyValue {
+  get(key: string): Uint8Array | undefined;
+  set(key: string, value: Uint8Array): void;
+  delete(key: string): void;
+}
+
+export interface CreateOptions {
+  /** Settings and secrets; nothing is read from the environment. */
+  config?: Config;
+  /** Default: in memory (Node), localStorage (browser). */
+  keyValue?: KeyValue;
+  /** Default `{ tenant: 'default' }`. */
+  scope?: Scope;
+  /** Browser only: the URL of the folder holding `structure.core*.wasm` (default: the package's `dist/web/`). */
+  wasmBase?: string | URL;
+}
+
+export type JsonSchema = Record<string, unknown>;
+export type SchemaMode = 'json' | 'named' | 'text' | 'examples';
+
+/** The arguments of a structure call, as the tool definition describes them. */
+export interface StructureRequest {
+  /** The free text to structure. */
+  prompt: string;
+  /** A JSON Schema (object), a registry name, a description in words, or example objects. */
+  schema: JsonSchema | string | Record<string, unknown>[];
+  /** How to read a string `schema`: `json` (default), `named`, `text`; `examples` for example objects. */
+  schemaMode?: SchemaMode;
+  /** Content-stage iterations, 1 to 10 (default 3). */
+  maxLoops?: number;
+  /** Per-call setting overrides: `model`, `maxLoops`, `delivery`, `tokenBudget`, ... */
+  settings?: Record<string, unknown>;
+}
+
+export interface Usage {
+  llmCalls: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens: number;
+}
+
+export interface BuilderTrace {
+  model: string;
+  cacheHit: boolean;
+  usage: Usage;
+  schema: JsonSchema | null;
+}
+
+export interface Trace {
+  model: string;
+  providerProfile: string;
+  delivery: 'native' | 'tool' | 'prompt';
+  schemaTransforms: string[];
+  repairs: string[];
+  /** Each reason message fed back to the model, in order. */
+  feedback: string[];
+  retries: number;
+  schemaBuilder?: BuilderTrace;
+}
+
+interface OutcomeCommon {
+  /** `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`. */
+  schemaOrigin: string;
+  iterations: number;
+  usage: Usage;
+  trace: Trace;
+}
+
+/** `data` exists only when it validated against the full schema. */
+export type Outcome =
+  | (OutcomeCommon & { status: 'ok'; data: Record<string, unknown> })
+  | (OutcomeCommon & { status: 'need-more-input'; need: string })
+  | (OutcomeCommon & { status: 'stale'; errors: string[] });
+
+export type ErrorKind =
+  | 'invalid-request'
+  | 'schema-not-found'
+  | 'invalid-schema'
+  | 'configuration'
+  | 'provider'
+  | 'transport'
+  | 'refusal'
+  | 'blocked'
+  | 'truncated'
+  | 'invalid-response'
+  | 'structured-output-failed'
+  | 'budget-exhausted'
+  | 'storage'
+  | 'unsupported';
+
+/** A typed failure; `detail` is the kind's payload (a field name, a config key, the provider's status, ...). */
+export class StructureError extends Error {
+  readonly name: 'StructureError';
+  readonly kind: ErrorKind;
+  readonly detail:
+    | string
+    | { name: string; suggestions: string[] }
+    | { status: number; retryable: boolean; code?: string }
+    | undefined;
+  /** Tokens already spent when the error happened. */
+  readonly usage: Usage;
+}
+
+export interface SchemaInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  version: string;
+  /** `bundled`, `tenant:<id>` or `project:<id>`. */
+  origin: string;
+  hasManual: boolean;
+}
+
+export interface RegisteredSchema {
+  info: SchemaInfo;
+  schema: JsonSchema;
+  manual?: string;
+}
+
+export interface Registration {
+  name: string;
+  schema: JsonSchema | string;
+  manual?: string;
+  /** `MAJOR.MINOR`, default `1.0`. */
+  version?: string;
+}
+
+export interface Skill {
+  skillMd: string;
+  /** The folder's other files, by relative path. */
+  files?: Record<string, string>;
+}
+
+export interface Settings {
+  effective: Record<string, unknown>;
+  overrides: Record<string, unknown>;
+}
+
+/** One component instance; calls run one at a time, every method returns a Promise. */
+export interface Structure {
+  readonly scope: Readonly<Scope>;
+  /** The same instance seen from another tenant or project. */
+  withScope(scope: Scope): Structure;
+  structure(request: StructureRequest): Promise<Outcome>;
+  /** The tool definition (name, description, parameters, returns) to register with an agent framework. */
+  toolDefinition(): Promise<Record<string, unknown>>;
+  listSchemas(): Promise<SchemaInfo[]>;
+  getSchema(name: string): Promise<RegisteredSchema>;
+  registerSchema(registration: Registration): Promise<SchemaInfo>;
+  registerSkill(skill: Skill): Promise<SchemaInfo>;
+  deregisterSchema(name: string): Promise<boolean>;
+  getSettings(): Promise<Settings>;
+  setSettings(overrides: Record<string, unknown>): Promise<void>;
+}
+
+export function createStructure(options?: CreateOptions): Promise<Structure>;
+
+/** A store in a Map (the Node default); pass your own Map to see or seed the entries. */
+export function memoryKeyValue(map?: Map<string, Uint8Array>): KeyValue;
+
+/** A store in localStorage under `prefix` (the browser default). */
+export function localStorageKeyValue(options?: {
+  prefix?: string;
+  storage?: { getItem(key: string): string | null; setItem(key: string, value: string): void; removeItem(key: string): void };
+}): KeyValue;

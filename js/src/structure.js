@@ -1,0 +1,211 @@
+// The JavaScript face of the structure component, shared by the Node and browser entries: it
+// supplies the imports the component needs (WASI from preview2-shim, plus our `wasi:config/store`
+// and `wasi:keyvalue/store`), runs one call at a time and turns WIT values into plain JSON.
+import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
+
+/** A typed failure of a call: `kind` is the WIT error-kind tag, `detail` its payload. */
+export class StructureError extends Error {
+  constructor({ kind, message, usage }) {
+    super(message);
+    this.name = 'StructureError';
+    this.kind = kind.tag;
+    this.detail = kind.val;
+    this.usage = plainUsage(usage);
+  }
+}
+
+const DEFAULT_SCOPE = Object.freeze({ tenant: 'default' });
+
+/**
+ * Instantiates the component with `instantiate` (a jco `--instantiation async` build) and wraps it.
+ * `loadCoreModule(name)` returns a Promise of the compiled `WebAssembly.Module` named `name`.
+ */
+export async function createStructureWith(instantiate, loadCoreModule, options) {
+  const { config = {}, keyValue, scope = DEFAULT_SCOPE } = options;
+  const imports = {
+    // No environment, arguments or files for the guest: its settings come only from `config`.
+    ...new WASIShim({ sandbox: { env: {}, args: ['structure'] } }).getImportObject(),
+    'wasi:config/store': configStore(config),
+    'wasi:keyvalue/store': keyValueStore(keyValue),
+  };
+  const { structuring } = await instantiate(loadCoreModule, imports);
+  return new Structure(structuring, { tail: Promise.resolve() }, checkScope(scope));
+}
+
+/** Compiles each core module once per `load`, so later instances only instantiate. */
+export function compileOnce(load) {
+  const modules = new Map();
+  return (name) => {
+    if (!modules.has(name)) modules.set(name, load(name));
+    return modules.get(name);
+  };
+}
+
+class Structure {
+  #exports;
+  #queue;
+  #scope;
+
+  constructor(exports, queue, scope) {
+    this.#exports = exports;
+    this.#queue = queue;
+    this.#scope = scope;
+  }
+
+  get scope() {
+    return this.#scope;
+  }
+
+  /** The same instance seen from another tenant or project. */
+  withScope(scope) {
+    return new Structure(this.#exports, this.#queue, checkScope(scope));
+  }
+
+  /** Structures `request.prompt`; `request` is the tool-call arguments object. */
+  structure(request) {
+    // In the browser build this export returns a Promise (JSPI); in Node, the JSON itself.
+    return this.#call(async (api, scope) => JSON.parse(await api.callTool(scope, JSON.stringify(request))));
+  }
+
+  toolDefinition() {
+    return this.#call((api) => JSON.parse(api.toolDefinition()));
+  }
+
+  listSchemas() {
+    return this.#call((api, scope) => api.listSchemas(scope).map(plainInfo));
+  }
+
+  getSchema(name) {
+    return this.#call((api, scope) => {
+      const found = api.getSchema(scope, name);
+      return { info: plainInfo(found.info), schema: JSON.parse(found.schema), manual: found.manual };
+    });
+  }
+
+  registerSchema({ name, schema, manual, version }) {
+    return this.#call((api, scope) =>
+      plainInfo(api.registerSchema(scope, { name, schema: jsonText(schema), manual, version })),
+    );
+  }
+
+  /** `files` maps each path in the skill folder, other than SKILL.md, to its text. */
+  registerSkill({ skillMd, files = {} }) {
+    return this.#call((api, scope) =>
+      plainInfo(api.registerSkill(scope, { skillMd, files: Object.entries(files) })),
+    );
+  }
+
+  deregisterSchema(name) {
+    return this.#call((api, scope) => api.deregisterSchema(scope, name));
+  }
+
+  getSettings() {
+    return this.#call((api, scope) => JSON.parse(api.getSettings(scope)));
+  }
+
+  setSettings(overrides) {
+    return this.#call((api, scope) => api.setSettings(scope, jsonText(overrides)));
+  }
+
+  // One call at a time: a browser call suspends at each HTTP wait, and the component must not be
+  // entered again before it resumes.
+  #call(body) {
+    const run = this.#queue.tail.then(async () => {
+      try {
+        return await body(this.#exports, this.#scope);
+      } catch (error) {
+        throw fromComponent(error);
+      }
+    });
+    this.#queue.tail = run.catch(() => {});
+    return run;
+  }
+}
+
+function checkScope(scope) {
+  if (typeof scope !== 'object' || scope === null || typeof scope.tenant !== 'string') {
+    throw new TypeError('scope must be { tenant: string, project?: string }');
+  }
+  if (scope.project !== undefined && typeof scope.project !== 'string') {
+    throw new TypeError('scope.project must be a string when given');
+  }
+  return Object.freeze({ tenant: scope.tenant, project: scope.project });
+}
+
+function jsonText(value) {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function fromComponent(error) {
+  const payload = error?.payload;
+  return payload?.kind && typeof payload.message === 'string' ? new StructureError(payload) : error;
+}
+
+// WIT u64 arrives as BigInt, which JSON cannot carry; token counts fit a Number.
+function plainUsage(usage) {
+  return usage && Object.fromEntries(Object.entries(usage).map(([key, value]) => [key, Number(value)]));
+}
+
+function plainInfo({ name, title, description, version, origin, hasManual }) {
+  return { name, title, description, version, origin, hasManual };
+}
+
+// wasi:config/store: the embedder's settings and secrets (`structure_model`, `openai_api_key`, ...).
+function configStore(config) {
+  if (typeof config !== 'object' || config === null) {
+    throw new TypeError('config must be an object of setting names to values');
+  }
+  const values = new Map();
+  for (const [key, value] of Object.entries(config)) {
+    if (value === undefined || value === null) continue;
+    if (!['string', 'number', 'boolean'].includes(typeof value)) {
+      throw new TypeError(`config.${key} must be a string, number or boolean`);
+    }
+    values.set(key, String(value));
+  }
+  return {
+    get: (key) => values.get(key),
+    getAll: () => [...values.entries()],
+  };
+}
+
+// wasi:keyvalue/store over a synchronous backend. The component opens the store `default`. A
+// failing backend is reported to the component as the WIT error value (a thrown `Error` would
+// unwind through it instead).
+function keyValueStore(backend) {
+  for (const method of ['get', 'set', 'delete']) {
+    if (typeof backend?.[method] !== 'function') {
+      throw new TypeError(`keyValue must have get, set and delete methods (missing ${method})`);
+    }
+  }
+  const guarded = (operation) => {
+    try {
+      return operation();
+    } catch (error) {
+      throw { tag: 'other', val: String(error?.message ?? error) };
+    }
+  };
+  class Bucket {
+    get(key) {
+      return guarded(() => backend.get(key) ?? undefined);
+    }
+    set(key, value) {
+      guarded(() => backend.set(key, value));
+    }
+    delete(key) {
+      guarded(() => backend.delete(key));
+    }
+    exists(key) {
+      return guarded(() => backend.get(key) !== undefined);
+    }
+  }
+  const bucket = new Bucket();
+  return {
+    // jco checks that every bucket handed to the component is an instance of this class.
+    Bucket,
+    open(name) {
+      if (name !== 'default') throw { tag: 'no-such-store' };
+      return bucket;
+    },
+  };
+}

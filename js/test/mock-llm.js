@@ -1,0 +1,73 @@
+// The workspace's mock LLM server (`mock-llm`, built by cargo) in a child process, scripted over
+// its /_mock control API. It must run outside this process: in Node a structure call blocks the
+// event loop until the LLM answers.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const workspace = new URL('../..', import.meta.url).pathname;
+
+export async function startMockLlm() {
+  execFileSync('cargo', ['build', '--quiet', '--package', 'mock-llm', '--bin', 'mock-llm'], {
+    cwd: workspace,
+    stdio: 'inherit',
+  });
+  const targetDir = process.env.CARGO_TARGET_DIR ?? join(workspace, 'target');
+  const child = spawn(join(targetDir, 'debug', 'mock-llm'), ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = await Promise.race([
+    once(createInterface({ input: child.stdout }), 'line'),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`mock-llm exited with ${code}`))),
+  ]);
+  const baseUrl = line.match(/listening on (\S+)/)?.[1];
+  if (!baseUrl) throw new Error(`mock-llm said ${JSON.stringify(line)}`);
+  const control = (path, init) => fetch(new URL(`/_mock/${path}`, baseUrl), init).then((response) => response.json());
+  return {
+    baseUrl,
+    reset: () => control('reset', { method: 'POST' }),
+    /** Queues one reply: { status, body (text), headers?, delayMs? }. */
+    reply: (reply) => control('replies', { method: 'POST', body: JSON.stringify({ headers: [], ...reply }) }),
+    /** The requests the mock received, bodies parsed. */
+    requests: async () => (await control('requests')).map((recorded) => ({ ...recorded, json: parse(recorded.body) })),
+    stop: () => child.kill(),
+  };
+}
+
+/** An OpenAI chat completion whose message content is `content` (text). */
+export function completion(content) {
+  return {
+    status: 200,
+    headers: [['content-type', 'application/json']],
+    body: JSON.stringify({
+      id: 'chatcmpl-mock',
+      object: 'chat.completion',
+      created: 1767225600,
+      model: 'mock',
+      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+    }),
+  };
+}
+
+/** The component's answer envelope: `{"answer": value}`. */
+export const answer = (value) => completion(JSON.stringify({ answer: value }));
+
+/** The need path: the model says what the text lacks. */
+export const need = (what) => answer({ _need: what });
+
+/** An error in OpenAI's envelope. */
+export function providerError(status, code, message) {
+  return {
+    status,
+    headers: [['content-type', 'application/json']],
+    body: JSON.stringify({ error: { message, type: code, param: null, code } }),
+  };
+}
+
+function parse(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,182 @@
+// The package in Node against the mock LLM: each status, typed errors, the key-value store (the
+// schema builder's cache, the registry) and the config passed in by the embedder.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import { StructureError, createStructure, memoryKeyValue } from 'structure-tool';
+import { answer, completion, need, providerError, startMockLlm } from './mock-llm.js';
+
+let mock;
+let structure;
+let store;
+
+before(async () => {
+  mock = await startMockLlm();
+});
+after(() => mock?.stop());
+beforeEach(async () => {
+  await mock.reset();
+  store = new Map();
+  structure = await createStructure({
+    config: { structure_model: 'openai/gpt-4.1-mini', openai_base_url: mock.baseUrl, openai_api_key: 'sk-node-test' },
+    keyValue: memoryKeyValue(store),
+  });
+});
+
+const ada = { name: 'Ada Lovelace', email: 'ada@example.org', organization: 'Analytical Engines' };
+const prompt = 'Ada Lovelace of Analytical Engines, ada@example.org';
+
+test('ok: a valid first answer is the data, after one LLM call made with the config given', async () => {
+  await mock.reply(answer(ada));
+  const outcome = await structure.structure({ prompt, schema: 'contact', schemaMode: 'named' });
+  assert.equal(outcome.status, 'ok');
+  assert.deepEqual(outcome.data, ada);
+  assert.equal(outcome.schemaOrigin, 'registry:bundled');
+  assert.equal(outcome.iterations, 1);
+  assert.equal(outcome.usage.llmCalls, 1);
+  const [sent] = await mock.requests();
+  assert.equal(sent.path, '/v1/chat/completions');
+  assert.equal(sent.json.model, 'gpt-4.1-mini');
+  assert.equal(sent.headers.find(([name]) => name === 'authorization')?.[1], 'Bearer sk-node-test');
+});
+
+test('ok after a violation: the reason fed back names the field', async () => {
+  await mock.reply(answer({ ...ada, email: 'not an email' }));
+  await mock.reply(answer(ada));
+  const outcome = await structure.structure({ prompt, schema: 'contact', schemaMode: 'named' });
+  assert.equal(outcome.status, 'ok');
+  assert.equal(outcome.iterations, 2);
+  assert.equal(outcome.trace.feedback.length, 1);
+  assert.match(outcome.trace.feedback[0], /\/email/);
+  assert.equal((await mock.requests()).length, 2);
+});
+
+test('need-more-input: no data, the need says what is missing', async () => {
+  await mock.reply(need('the email address'));
+  const outcome = await structure.structure({ prompt: 'Ada Lovelace', schema: 'contact', schemaMode: 'named' });
+  assert.equal(outcome.status, 'need-more-input');
+  assert.equal(outcome.need, 'the email address');
+  assert.equal('data' in outcome, false);
+});
+
+test('stale: no valid answer within maxLoops, the last violations and no data', async () => {
+  const schema = { type: 'object', properties: { age: { type: 'integer', minimum: 0 } }, required: ['age'] };
+  await mock.reply(answer({ age: -1 }));
+  await mock.reply(answer({ age: -2 }));
+  const outcome = await structure.structure({ prompt: 'age minus two', schema, maxLoops: 2 });
+  assert.equal(outcome.status, 'stale');
+  assert.equal(outcome.iterations, 2);
+  assert.equal('data' in outcome, false);
+  assert.match(outcome.errors.join('\n'), /\/age/);
+});
+
+test('errors are StructureErrors with the WIT kind and its detail', async () => {
+  const notFound = await structure.structure({ prompt, schema: 'contakt', schemaMode: 'named' }).catch((e) => e);
+  assert.ok(notFound instanceof StructureError);
+  assert.equal(notFound.kind, 'schema-not-found');
+  assert.deepEqual(notFound.detail.suggestions, ['contact']);
+
+  await mock.reply(providerError(401, 'invalid_api_key', 'Incorrect API key provided.'));
+  const denied = await structure.structure({ prompt, schema: 'contact', schemaMode: 'named' }).catch((e) => e);
+  assert.equal(denied.kind, 'provider');
+  assert.equal(denied.detail.status, 401);
+  assert.equal(denied.detail.retryable, false);
+  assert.equal(denied.usage.llmCalls, 1);
+
+  // maxLoops reaches the component as JSON: a string or an out-of-range number is refused, not wrapped.
+  for (const maxLoops of ['3', 266, 0]) {
+    const refused = await structure.structure({ prompt, schema: 'contact', schemaMode: 'named', maxLoops }).catch((e) => e);
+    assert.equal(refused.kind, 'invalid-request', `maxLoops ${JSON.stringify(maxLoops)}`);
+    assert.equal(refused.detail, 'maxLoops');
+  }
+  assert.equal((await mock.requests()).length, 1, 'refused requests make no LLM call');
+});
+
+test('a configuration error names the missing setting', async () => {
+  const unconfigured = await createStructure({ config: { structure_model: 'anthropic/claude-sonnet-4-5' } });
+  const error = await unconfigured.structure({ prompt, schema: 'contact', schemaMode: 'named' }).catch((e) => e);
+  assert.equal(error.kind, 'configuration');
+  assert.equal(error.detail, 'anthropic_api_key');
+});
+
+// The builder's answer: properties as [{key, value}] pairs, the provider-strict form of an object map.
+const strictForm = (schema) =>
+  Array.isArray(schema) || typeof schema !== 'object' || schema === null
+    ? schema
+    : Object.fromEntries(Object.entries(schema).map(([key, value]) => [key,
+      key === 'properties' ? Object.entries(value).map(([name, sub]) => ({ key: name, value: strictForm(sub) })) : strictForm(value)]));
+
+test('text mode: the built schema is cached in the key-value store given', async () => {
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' } },
+    required: ['name', 'email'],
+    additionalProperties: false,
+  };
+  await mock.reply(completion(JSON.stringify({ schema: strictForm(schema), confidence: 0.95, clarifyingQuestions: [] })));
+  await mock.reply(answer({ name: 'Ada Lovelace', email: 'ada@example.org' }));
+  const first = await structure.structure({ prompt, schema: "A person's name and email.", schemaMode: 'text' });
+  assert.equal(first.status, 'ok');
+  assert.equal(first.schemaOrigin, 'inferred');
+  assert.equal(first.trace.schemaBuilder.cacheHit, false);
+  assert.equal(first.usage.llmCalls, 2);
+  assert.ok([...store.keys()].some((key) => key.startsWith('t/default/builder-cache/')), [...store.keys()].join());
+
+  await mock.reply(answer({ name: 'Alan Turing', email: 'alan@example.org' }));
+  const second = await structure.structure({ prompt: 'Alan Turing, alan@example.org', schema: "  a PERSON'S name  and email . ", schemaMode: 'text' });
+  assert.equal(second.status, 'ok');
+  assert.equal(second.trace.schemaBuilder.cacheHit, true);
+  assert.equal(second.usage.llmCalls, 1);
+  assert.equal((await mock.requests()).length, 3, 'no builder call on a cache hit');
+});
+
+test('a failing key-value store is a storage error, not an exception from the backend', async () => {
+  const broken = await createStructure({
+    config: { openai_base_url: mock.baseUrl, openai_api_key: 'sk' },
+    keyValue: { get: () => { throw new Error('disk on fire'); }, set() {}, delete() {} },
+  });
+  const error = await broken.listSchemas().catch((e) => e);
+  assert.ok(error instanceof StructureError, String(error));
+  assert.equal(error.kind, 'storage');
+  assert.match(error.message, /disk on fire/);
+});
+
+test('the registry and settings, per scope, in the store given', async () => {
+  const project = structure.withScope({ tenant: 'acme', project: 'crm' });
+  const info = await project.registerSchema({
+    name: 'lead',
+    schema: { type: 'object', properties: { company: { type: 'string' } }, required: ['company'] },
+    manual: 'A sales lead.',
+  });
+  assert.deepEqual([info.name, info.origin, info.version, info.hasManual], ['lead', 'project:crm', '1.0', true]);
+  assert.ok((await project.listSchemas()).some((schema) => schema.name === 'lead'));
+  assert.equal((await project.getSchema('lead')).manual, 'A sales lead.');
+  const otherTenant = structure.withScope({ tenant: 'globex' });
+  assert.equal((await otherTenant.listSchemas()).some((schema) => schema.name === 'lead'), false);
+  assert.equal((await otherTenant.getSchema('lead').catch((e) => e)).kind, 'schema-not-found');
+
+  await mock.reply(answer({ company: 'Initech' }));
+  const outcome = await project.structure({ prompt: 'A lead from Initech', schema: 'lead', schemaMode: 'named' });
+  assert.equal(outcome.schemaOrigin, 'registry:project:crm');
+
+  await project.setSettings({ maxLoops: 1 });
+  assert.equal((await project.getSettings()).effective.maxLoops, 1);
+  assert.equal(await project.deregisterSchema('lead'), true);
+  assert.equal(await project.deregisterSchema('lead'), false);
+});
+
+test('the tool definition is the JSON to register with an agent framework', async () => {
+  const definition = await structure.toolDefinition();
+  assert.equal(definition.name, 'structure');
+  assert.deepEqual(definition.parameters.required, ['prompt', 'schema']);
+});
+
+test('calls made together run one at a time, in order', async () => {
+  await mock.reply({ ...answer({ age: 1 }), delayMs: 100 });
+  await mock.reply(answer({ age: 2 }));
+  const schema = { type: 'object', properties: { age: { type: 'integer' } }, required: ['age'] };
+  const outcomes = await Promise.all([
+    structure.structure({ prompt: 'one', schema }),
+    structure.structure({ prompt: 'two', schema }),
+  ]);
+  assert.deepEqual(outcomes.map((outcome) => outcome.data.age), [1, 2]);
+});

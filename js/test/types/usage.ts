@@ -1,0 +1,36 @@
+// Compiled (not run) by test/types.test.js: the declarations accept real usage and refuse mistakes.
+import { createStructure, memoryKeyValue, StructureError, type Outcome } from 'structure-tool';
+
+const structure = await createStructure({
+  config: { structure_model: 'openai/gpt-4.1-mini', openai_api_key: 'sk-...' },
+  keyValue: memoryKeyValue(),
+});
+const outcome: Outcome = await structure.structure({ prompt: 'Ada, ada@example.org', schema: 'contact', schemaMode: 'named' });
+if (outcome.status === 'ok') {
+  const data: Record<string, unknown> = outcome.data;
+  void data;
+} else if (outcome.status === 'need-more-input') {
+  const need: string = outcome.need;
+  void need;
+} else {
+  const errors: string[] = outcome.errors;
+  void errors;
+}
+const feedback: string[] = outcome.trace.feedback;
+const calls: number = outcome.usage.llmCalls;
+void [feedback, calls];
+
+try {
+  await structure.withScope({ tenant: 'acme', project: 'crm' }).getSchema('lead');
+} catch (error) {
+  if (error instanceof StructureError && error.kind === 'schema-not-found') console.log(error.detail);
+}
+
+// @ts-expect-error: data exists only on an ok outcome
+void outcome.data;
+// @ts-expect-error: the prompt is text
+await structure.structure({ prompt: 42, schema: {} });
+// @ts-expect-error: not a schema mode
+await structure.structure({ prompt: 'x', schema: 'y', schemaMode: 'yaml' });
+// @ts-expect-error: a scope needs a tenant
+structure.withScope({ project: 'crm' });
