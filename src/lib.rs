@@ -71,7 +71,7 @@ pub mod settings;
 pub mod store;
 pub mod tool_definition;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod wasi;
 
 pub use error::{ErrorKind, StructureError};

@@ -412,3 +412,96 @@ async fn the_tool_definition_and_registry_come_from_the_component() {
             .all(|info| info.origin == "bundled" && info.has_manual && info.version == "1.0")
     );
 }
+
+fn audit(prompt: &str) -> Request {
+    named(prompt, "user-action-record")
+}
+
+#[tokio::test]
+async fn connections_to_the_provider_are_kept_alive_across_calls_and_instances() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    for _ in 0..3 {
+        mock.push(Reply::answer(user_action()));
+        let outcome = client
+            .structure(&Scope::default(), &audit("Mike broke the build"))
+            .await
+            .unwrap();
+        assert_eq!(outcome.status, Status::Ok);
+    }
+    assert_eq!(
+        mock.connections(),
+        1,
+        "three calls, each in a fresh instance, over one connection"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_the_provider_closed_is_replaced() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    for _ in 0..3 {
+        mock.push(Reply::answer(user_action()).with_header("connection", "close"));
+        let outcome = client
+            .structure(&Scope::default(), &audit("Mike broke the build"))
+            .await
+            .unwrap();
+        assert_eq!(outcome.status, Status::Ok);
+    }
+    assert_eq!(mock.connections(), 3);
+}
+
+#[tokio::test]
+async fn a_reused_instance_serves_call_after_call_and_calls_made_together() {
+    let mock = MockLlm::start();
+    let settings = Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-e2e-secret");
+    let client = Structure::builder()
+        .settings(settings)
+        .reuse_instance(true)
+        .build()
+        .unwrap();
+    let scope = Scope::default();
+    mock.push(Reply::answer(user_action()));
+    mock.push(Reply::need("when it happened"));
+    mock.push(Reply::answer(json!({ "userId": "x" })));
+    let statuses = [
+        client
+            .structure(&scope, &audit("Mike broke the build"))
+            .await
+            .unwrap()
+            .status,
+        client
+            .structure(&scope, &audit("Mike broke it"))
+            .await
+            .unwrap()
+            .status,
+        client
+            .structure(
+                &scope,
+                &Request {
+                    max_loops: Some(1),
+                    ..audit("x")
+                },
+            )
+            .await
+            .unwrap()
+            .status,
+    ];
+    assert_eq!(statuses, [Status::Ok, Status::NeedMoreInput, Status::Stale]);
+
+    mock.push(Reply::answer(user_action()).with_delay(std::time::Duration::from_millis(50)));
+    mock.push(Reply::answer(user_action()));
+    let (first_request, second_request) = (audit("first"), audit("second"));
+    let (first, second) = tokio::join!(
+        client.structure(&scope, &first_request),
+        client.structure(&scope, &second_request)
+    );
+    assert_eq!(
+        (first.unwrap().status, second.unwrap().status),
+        (Status::Ok, Status::Ok)
+    );
+    assert_eq!(mock.requests().len(), 5);
+}

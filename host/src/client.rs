@@ -48,6 +48,7 @@ pub struct StructureBuilder {
     settings: Settings,
     key_value: Option<Arc<dyn KeyValueStore>>,
     runtime: Option<Arc<Runtime>>,
+    reuse_instance: bool,
 }
 
 impl StructureBuilder {
@@ -69,6 +70,14 @@ impl StructureBuilder {
         self
     }
 
+    /// Keeps one component instance for every call instead of a fresh one per call: calls then
+    /// run one at a time and share the instance's caches (compiled schemas). An instance that
+    /// traps is replaced.
+    pub fn reuse_instance(mut self, reuse: bool) -> Self {
+        self.reuse_instance = reuse;
+        self
+    }
+
     pub fn build(self) -> anyhow::Result<Structure> {
         let runtime = match self.runtime {
             Some(runtime) => runtime,
@@ -80,17 +89,23 @@ impl StructureBuilder {
             key_value: self
                 .key_value
                 .unwrap_or_else(|| Arc::new(MemoryStore::default())),
+            kept: self.reuse_instance.then(|| tokio::sync::Mutex::new(None)),
         })
     }
 }
 
 /// The `structure` component, ready to call. Every call runs in a fresh instance, as on an edge
-/// platform, so calls share nothing but the key-value store.
+/// platform, so calls share nothing but the key-value store (unless
+/// [`StructureBuilder::reuse_instance`] keeps one).
 pub struct Structure {
     runtime: Arc<Runtime>,
     settings: Arc<Settings>,
     key_value: Arc<dyn KeyValueStore>,
+    kept: Option<tokio::sync::Mutex<Option<Instance>>>,
 }
+
+type Instance = (Store<HostState>, crate::bindings::Structure);
+type Api = crate::bindings::exports::structure::tool::structuring::Guest;
 
 impl Structure {
     pub fn builder() -> StructureBuilder {
@@ -99,41 +114,40 @@ impl Structure {
 
     /// Structures `request.prompt` into an object that validates against the requested schema.
     pub async fn structure(&self, scope: &Scope, request: &Request) -> Result<Outcome, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_structure(&mut store, scope, request)
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_structure(store, scope, request)
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.
     pub async fn call_tool(&self, scope: &Scope, arguments: &Value) -> Result<Value, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        let outcome = api
-            .call_call_tool(&mut store, scope, &arguments.to_string())
-            .await?
-            .map_err(CallError::Structure)?;
-        parse(&outcome)
+        self.call(async |store, api| {
+            let outcome = api
+                .call_call_tool(store, scope, &arguments.to_string())
+                .await?
+                .map_err(CallError::Structure)?;
+            parse(&outcome)
+        })
+        .await
     }
 
     /// The tool definition, to register with an agent framework verbatim.
     pub async fn tool_definition(&self) -> Result<Value, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let definition = instance
-            .structure_tool_structuring()
-            .call_tool_definition(&mut store)
-            .await?;
-        parse(&definition)
+        self.call(async |store, api| parse(&api.call_tool_definition(store).await?))
+            .await
     }
 
     /// The schemas `scope` can use by name: project → tenant → bundled.
     pub async fn list_schemas(&self, scope: &Scope) -> Result<Vec<SchemaInfo>, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_list_schemas(&mut store, scope)
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_list_schemas(store, scope)
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// The schema `scope` gets for `name`, with its manual.
@@ -142,11 +156,12 @@ impl Structure {
         scope: &Scope,
         name: &str,
     ) -> Result<RegisteredSchema, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_get_schema(&mut store, scope, name)
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_get_schema(store, scope, name)
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// Registers a schema at `scope`'s own level (its project, else its tenant).
@@ -155,11 +170,12 @@ impl Structure {
         scope: &Scope,
         registration: &Registration,
     ) -> Result<SchemaInfo, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_register_schema(&mut store, scope, registration)
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_register_schema(store, scope, registration)
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// Registers the output schema of the skill in `folder` (its `SKILL.md`, and the JSON files
@@ -170,40 +186,44 @@ impl Structure {
         folder: &Path,
     ) -> Result<SchemaInfo, CallError> {
         let skill = read_skill(folder).map_err(CallError::Host)?;
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_register_skill(&mut store, scope, &skill)
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_register_skill(store, scope, &skill)
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// Removes `name` from `scope`'s own level; `false` when it was not registered there.
     pub async fn deregister_schema(&self, scope: &Scope, name: &str) -> Result<bool, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_deregister_schema(&mut store, scope, name)
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_deregister_schema(store, scope, name)
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// The settings `scope` gets, and its own level's overrides.
     pub async fn get_settings(&self, scope: &Scope) -> Result<Value, CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        let settings = api
-            .call_get_settings(&mut store, scope)
-            .await?
-            .map_err(CallError::Structure)?;
-        parse(&settings)
+        self.call(async |store, api| {
+            let settings = api
+                .call_get_settings(store, scope)
+                .await?
+                .map_err(CallError::Structure)?;
+            parse(&settings)
+        })
+        .await
     }
 
     /// Replaces the setting overrides of `scope`'s own level.
     pub async fn set_settings(&self, scope: &Scope, overrides: &Value) -> Result<(), CallError> {
-        let (mut store, instance) = self.instantiate().await?;
-        let api = instance.structure_tool_structuring();
-        api.call_set_settings(&mut store, scope, &overrides.to_string())
-            .await?
-            .map_err(CallError::Structure)
+        self.call(async |store, api| {
+            api.call_set_settings(store, scope, &overrides.to_string())
+                .await?
+                .map_err(CallError::Structure)
+        })
+        .await
     }
 
     /// Serves the component's HTTP API and MCP endpoint on `listener` until the future is
@@ -211,16 +231,41 @@ impl Structure {
     pub async fn serve(&self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
         let server = crate::serve::Server {
             proxy: self.runtime.proxy.clone(),
+            connections: self.runtime.connections.clone(),
             settings: self.settings.clone(),
             key_value: self.key_value.clone(),
         };
         server.run(listener).await
     }
 
-    async fn instantiate(
+    /// Runs `call` in a fresh instance, or in the kept one. A host failure (a trap) may leave an
+    /// instance in any state, so a kept instance that failed is dropped.
+    async fn call<T>(
         &self,
-    ) -> Result<(Store<HostState>, crate::bindings::Structure), CallError> {
-        let state = HostState::new(self.settings.clone(), self.key_value.clone());
+        call: impl AsyncFnOnce(&mut Store<HostState>, &Api) -> Result<T, CallError>,
+    ) -> Result<T, CallError> {
+        let Some(kept) = &self.kept else {
+            let (mut store, instance) = self.instantiate().await?;
+            return call(&mut store, instance.structure_tool_structuring()).await;
+        };
+        let mut kept = kept.lock().await;
+        let (store, instance) = match &mut *kept {
+            Some(instance) => instance,
+            empty => empty.insert(self.instantiate().await?),
+        };
+        let result = call(store, instance.structure_tool_structuring()).await;
+        if matches!(result, Err(CallError::Host(_))) {
+            *kept = None;
+        }
+        result
+    }
+
+    async fn instantiate(&self) -> Result<Instance, CallError> {
+        let state = HostState::new(
+            self.settings.clone(),
+            self.key_value.clone(),
+            self.runtime.connections.clone(),
+        );
         let mut store = Store::new(self.runtime.pre.engine(), state);
         let instance = self.runtime.pre.instantiate_async(&mut store).await?;
         Ok((store, instance))

@@ -33,6 +33,7 @@
 pub mod bindings;
 pub mod client;
 pub mod config;
+pub mod egress;
 pub mod key_value;
 pub mod runtime;
 mod serve;

@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::bindings::{StructurePre, wasi};
+use crate::egress::ConnectionPool;
 use crate::state::HostState;
 
 /// The component this host was built with.
@@ -24,6 +25,8 @@ pub struct Runtime {
     pub(crate) pre: StructurePre<HostState>,
     /// The same instance, seen as an HTTP proxy (its `wasi:http/incoming-handler` export).
     pub(crate) proxy: ProxyPre<HostState>,
+    /// Kept-alive connections to the LLM providers, shared by every instance.
+    pub(crate) connections: Arc<ConnectionPool>,
 }
 
 impl Runtime {
@@ -44,7 +47,10 @@ impl Runtime {
 
     /// A runtime for the component in `wasm`, caching its compiled form in `cache_dir`.
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
-        let engine = Engine::new(&engine_config())?;
+        // The pooling allocator reserves address space for every slot up front; where that
+        // fails (a small address space, a ulimit), instances are allocated on demand.
+        let engine =
+            Engine::new(&engine_config(true)).or_else(|_| Engine::new(&engine_config(false)))?;
         let component = load_component(&engine, wasm, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -54,13 +60,31 @@ impl Runtime {
         let instance_pre = linker.instantiate_pre(&component)?;
         let proxy = ProxyPre::new(instance_pre.clone())?;
         let pre = StructurePre::new(instance_pre)?;
-        Ok(Runtime { pre, proxy })
+        Ok(Runtime {
+            pre,
+            proxy,
+            connections: Arc::default(),
+        })
     }
 }
 
-fn engine_config() -> Config {
+/// Instances alive at once with the pooling allocator (`structure serve` runs one per request).
+pub const MAX_INSTANCES: u32 = 256;
+
+fn engine_config(pooling: bool) -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
+    if pooling {
+        // Slots are reused warm: a new instance costs microseconds, and its memory is a
+        // copy-on-write view of the component's initial image.
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(MAX_INSTANCES)
+            .total_core_instances(MAX_INSTANCES * 8)
+            .total_memories(MAX_INSTANCES * 2)
+            .total_tables(MAX_INSTANCES * 8)
+            .total_stacks(MAX_INSTANCES);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
     config
 }
 

@@ -22,6 +22,7 @@ use crate::state::HostState;
 #[derive(Clone)]
 pub(crate) struct Server {
     pub(crate) proxy: ProxyPre<HostState>,
+    pub(crate) connections: Arc<crate::egress::ConnectionPool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) key_value: Arc<dyn KeyValueStore>,
 }
@@ -53,7 +54,11 @@ impl Server {
     ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>> {
         let mut store = Store::new(
             self.proxy.engine(),
-            HostState::new(self.settings.clone(), self.key_value.clone()),
+            HostState::new(
+                self.settings.clone(),
+                self.key_value.clone(),
+                self.connections.clone(),
+            ),
         );
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let request = store

@@ -7,24 +7,31 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::config::Settings;
+use crate::egress::{ConnectionPool, Egress};
 use crate::key_value::KeyValueStore;
 
 pub struct HostState {
     pub(crate) table: ResourceTable,
     pub(crate) wasi: WasiCtx,
     pub(crate) http: WasiHttpCtx,
+    pub(crate) egress: Egress,
     pub(crate) settings: Arc<Settings>,
     pub(crate) key_value: Arc<dyn KeyValueStore>,
 }
 
 impl HostState {
-    pub fn new(settings: Arc<Settings>, key_value: Arc<dyn KeyValueStore>) -> Self {
+    pub fn new(
+        settings: Arc<Settings>,
+        key_value: Arc<dyn KeyValueStore>,
+        connections: Arc<ConnectionPool>,
+    ) -> Self {
         Self {
             table: ResourceTable::new(),
             // No environment, arguments, files or sockets: the component reaches the world only
             // through its declared imports.
             wasi: WasiCtx::builder().build(),
             http: WasiHttpCtx::new(),
+            egress: Egress::new(connections),
             settings,
             key_value,
         }
@@ -45,7 +52,7 @@ impl WasiHttpView for HostState {
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
-            hooks: wasmtime_wasi_http::default_hooks(),
+            hooks: &mut self.egress,
         }
     }
 }

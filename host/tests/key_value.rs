@@ -53,7 +53,7 @@ fn an_unusable_redb_path_is_an_error_not_a_panic() {
 #[test]
 fn the_component_sees_one_store_named_default_with_paged_keys() {
     let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
-    let mut state = HostState::new(Arc::new(Settings::new()), backend.clone());
+    let mut state = HostState::new(Arc::new(Settings::new()), backend.clone(), Arc::default());
     assert!(matches!(
         Host::open(&mut state, "other".into()).unwrap(),
         Err(Error::NoSuchStore)

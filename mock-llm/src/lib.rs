@@ -15,7 +15,8 @@
 //!
 //! The same server runs as a binary (`mock-llm --port 8089`) for tests in other languages,
 //! scripted over HTTP: `POST /_mock/replies` queues a reply (the JSON form of [`Reply`]),
-//! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears both.
+//! `POST /_mock/always` sets a reply served whenever the queue is empty (`null` clears it),
+//! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears all of it.
 
 pub mod wire;
 
@@ -176,7 +177,11 @@ impl Recorded {
 #[derive(Default)]
 struct Script {
     replies: VecDeque<Reply>,
+    /// Served whenever the queue is empty (benchmarks and load tests repeat one reply).
+    always: Option<Reply>,
     requests: Vec<Recorded>,
+    /// TCP connections accepted (clients that keep connections alive open few).
+    connections: usize,
 }
 
 /// A running mock server; it stops when dropped.
@@ -230,9 +235,24 @@ impl MockLlm {
         self.lock().replies.push_back(reply);
     }
 
+    /// Forgets the queued replies, the standing reply and the recorded requests.
+    pub fn reset(&self) {
+        *self.lock() = Script::default();
+    }
+
+    /// Serves `reply` whenever no queued reply is left (`None`: answer 500 again).
+    pub fn always(&self, reply: Option<Reply>) {
+        self.lock().always = reply;
+    }
+
     /// The requests received so far, excluding the control API's.
     pub fn requests(&self) -> Vec<Recorded> {
         self.lock().requests.clone()
+    }
+
+    /// TCP connections accepted since the start or the last reset.
+    pub fn connections(&self) -> usize {
+        self.lock().connections
     }
 
     /// Replies queued but not served.
@@ -279,6 +299,10 @@ async fn serve(
             },
             _ = &mut stopped => return,
         };
+        script
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .connections += 1;
         let script = script.clone();
         tokio::spawn(async move {
             let service = service_fn(move |request| handle(request, script.clone()));
@@ -332,6 +356,15 @@ async fn handle(
                 Err(error) => respond(&Reply::error(400, "invalid_reply", &error.to_string())),
             });
         }
+        ("POST", "/_mock/always") => {
+            return Ok(match serde_json::from_slice::<Option<Reply>>(&body) {
+                Ok(reply) => {
+                    lock().always = reply;
+                    respond(&Reply::raw(200, "{\"always\":true}"))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_reply", &error.to_string())),
+            });
+        }
         ("GET", "/_mock/requests") => {
             let requests = serde_json::to_string(&lock().requests).unwrap_or_default();
             return Ok(respond(&Reply::raw(200, &requests)));
@@ -350,7 +383,7 @@ async fn handle(
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
         });
-        script.replies.pop_front()
+        script.replies.pop_front().or_else(|| script.always.clone())
     };
     let reply = reply.unwrap_or_else(|| {
         Reply::error(

@@ -90,3 +90,26 @@ fn browsers_may_call_it() {
         "{response}"
     );
 }
+
+#[test]
+fn an_always_reply_serves_when_the_queue_is_empty_until_cleared() {
+    let mock = MockLlm::start();
+    let always = json!({ "status": 200, "body": "{\"always\":1}" });
+    assert_eq!(
+        http(&mock, "POST", "/_mock/always", &always.to_string()).0,
+        200
+    );
+    let queued = json!({ "status": 200, "body": "{\"queued\":1}" });
+    http(&mock, "POST", "/_mock/replies", &queued.to_string());
+    let bodies: Vec<String> = (0..3)
+        .map(|_| http(&mock, "POST", "/v1/chat/completions", "{}").1)
+        .collect();
+    assert_eq!(
+        bodies,
+        ["{\"queued\":1}", "{\"always\":1}", "{\"always\":1}"],
+        "the queue first, then the standing reply"
+    );
+    assert_eq!(http(&mock, "POST", "/_mock/always", "null").0, 200);
+    assert_eq!(http(&mock, "POST", "/v1/chat/completions", "{}").0, 500);
+    assert_eq!(mock.requests().len(), 4);
+}

@@ -169,7 +169,7 @@ pub fn build(
     };
     if let Some(entry) = store::read_lenient::<CacheEntry>(ports.key_value, &key)
         .filter(|entry| entry.expires_at_millis > now)
-        && let Ok(target) = TargetSchema::new(entry.schema.clone(), None, "inferred".to_owned())
+        && let Ok(target) = TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned())
     {
         trace.cache_hit = true;
         trace.schema = Some(entry.schema);
@@ -177,7 +177,7 @@ pub fn build(
     }
 
     let answer_schema = answer_schema();
-    let validator = CompiledSchema::compile(&answer_schema)?;
+    let validator = CompiledSchema::compile_checked(&answer_schema)?;
     let format = AnswerFormat::plain(&answer_schema, provider.subset());
     let mut conversation = Conversation {
         system: system_prompt(now),

@@ -47,6 +47,22 @@ impl TargetSchema {
             compiled,
         })
     }
+
+    /// A target that passed [`check`] before it was stored (a bundled or registered schema, a
+    /// built schema from the cache): compiled without the meta-schema check.
+    pub fn stored(
+        schema: Value,
+        manual: Option<String>,
+        origin: String,
+    ) -> Result<Self, StructureError> {
+        let compiled = CompiledSchema::compile_checked(&schema)?;
+        Ok(Self {
+            schema,
+            manual,
+            origin,
+            compiled,
+        })
+    }
 }
 
 /// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing).
@@ -66,7 +82,7 @@ pub fn resolve(
         SchemaInput::Inline(schema) => TargetSchema::new(schema.clone(), None, "inline".to_owned()),
         SchemaInput::Named(name) => {
             let found = registry.find(name)?;
-            TargetSchema::new(
+            TargetSchema::stored(
                 found.schema,
                 found.manual,
                 format!("registry:{}", found.origin),

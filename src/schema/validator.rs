@@ -1,34 +1,57 @@
 //! Compiling a target schema and validating answers against it. The fast path (`is_valid`) runs
 //! first; violations are only collected and described for an invalid answer.
+//!
+//! Compiling is the costly step of a call, so compiled schemas are kept per instance (a host that
+//! reuses an instance compiles a schema once), and a schema that was checked before it was stored
+//! (bundled, registered, built and cached) skips the meta-schema check: in WebAssembly the
+//! `jsonschema` crate builds the meta-schema's own validator anew for every check, which costs
+//! more than the rest of a call.
 
-use jsonschema::Validator;
-use serde_json::Value;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use jsonschema::{Registry, Resource, Validator};
+use serde_json::{Value, json};
 
 use crate::error::StructureError;
 use crate::schema::violation::{Violation, describe};
 
 /// A compiled schema: Draft 2020-12 unless `$schema` names an older draft, formats asserted,
 /// no reference ever fetched.
+#[derive(Clone)]
 pub struct CompiledSchema {
-    validator: Validator,
+    validator: Arc<Validator>,
 }
 
+/// Compiled schemas kept per instance, most recently used last.
+const CACHED_SCHEMAS: usize = 16;
+
+/// A cached compiled schema, keyed by its JSON text; `meta_checked` when it went through the
+/// meta-schema check here (only those answer [`CompiledSchema::compile`]).
+struct Entry {
+    text: String,
+    meta_checked: bool,
+    compiled: CompiledSchema,
+}
+
+thread_local! {
+    static COMPILED: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Where a checked schema sits in the registry of [`CompiledSchema::compile_checked`].
+const CHECKED_URI: &str = "urn:structure:checked";
+
 impl CompiledSchema {
+    /// Compiles a schema nobody has checked yet: it is validated against its draft's
+    /// meta-schema first, so a mistake is reported where it is.
     pub fn compile(schema: &Value) -> Result<Self, StructureError> {
-        let validator = jsonschema::options()
-            .should_validate_formats(true)
-            .offline()
-            .build(schema)
-            .map_err(|error| {
-                let location = error.instance_path().as_str();
-                let at = if location.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {location}")
-                };
-                StructureError::invalid_schema(format!("the schema does not compile{at}: {error}"))
-            })?;
-        Ok(Self { validator })
+        cached(schema, true, || build_with_meta_check(schema))
+    }
+
+    /// Compiles a schema that passed [`CompiledSchema::compile`] before it was stored, without
+    /// the meta-schema check.
+    pub fn compile_checked(schema: &Value) -> Result<Self, StructureError> {
+        cached(schema, false, || build_without_meta_check(schema))
     }
 
     pub fn is_valid(&self, instance: &Value) -> bool {
@@ -47,5 +70,195 @@ impl CompiledSchema {
             .collect();
         violations.dedup();
         violations
+    }
+}
+
+type Built = Result<Validator, jsonschema::ValidationError<'static>>;
+
+fn build_with_meta_check(schema: &Value) -> Built {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .offline()
+        .build(schema)
+}
+
+/// The schema is compiled as a resource of its own draft, referenced from a draft-04 root:
+/// only the root is checked against its meta-schema, which is small. Validation is the same.
+fn build_without_meta_check(schema: &Value) -> Built {
+    let registry = Registry::new()
+        .add(CHECKED_URI, Resource::from_contents(schema.clone()))
+        .and_then(|registry| registry.prepare())
+        .map_err(|error| jsonschema::ValidationError::from(error).to_owned())?;
+    jsonschema::options()
+        .should_validate_formats(true)
+        .offline()
+        .with_registry(&registry)
+        .build(
+            &json!({ "$schema": "http://json-schema.org/draft-04/schema#", "$ref": CHECKED_URI }),
+        )
+}
+
+/// The compiled form of `schema` from this instance's cache, else `build`'s (then cached).
+fn cached(
+    schema: &Value,
+    meta_check: bool,
+    build: impl FnOnce() -> Built,
+) -> Result<CompiledSchema, StructureError> {
+    let text = schema.to_string();
+    let hit = COMPILED.with_borrow_mut(|cache| {
+        let position = cache
+            .iter()
+            .position(|entry| entry.text == text && (entry.meta_checked || !meta_check))?;
+        let entry = cache.remove(position);
+        let compiled = entry.compiled.clone();
+        cache.push(entry);
+        Some(compiled)
+    });
+    if let Some(schema) = hit {
+        return Ok(schema);
+    }
+    let validator = build().map_err(|error| {
+        let location = error.instance_path().as_str();
+        let at = if location.is_empty() {
+            String::new()
+        } else {
+            format!(" at {location}")
+        };
+        StructureError::invalid_schema(format!("the schema does not compile{at}: {error}"))
+    })?;
+    let compiled = CompiledSchema {
+        validator: Arc::new(validator),
+    };
+    COMPILED.with_borrow_mut(|cache| {
+        if cache.len() == CACHED_SCHEMAS {
+            cache.remove(0);
+        }
+        cache.push(Entry {
+            text,
+            meta_checked: meta_check,
+            compiled: compiled.clone(),
+        });
+    });
+    Ok(compiled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::MemoryKeyValue;
+    use crate::schema::registry::{Registry as SchemaRegistry, bundled_names};
+
+    fn both_ways(schema: &Value) -> (CompiledSchema, CompiledSchema) {
+        let wrap = |built: Built| CompiledSchema {
+            validator: Arc::new(built.unwrap_or_else(|error| panic!("{schema}: {error}"))),
+        };
+        (
+            wrap(build_with_meta_check(schema)),
+            wrap(build_without_meta_check(schema)),
+        )
+    }
+
+    fn assert_alike(schema: &Value, instances: &[Value]) {
+        let (checked, unchecked) = both_ways(schema);
+        for instance in instances {
+            assert_eq!(
+                checked.violations(instance),
+                unchecked.violations(instance),
+                "{schema} on {instance}"
+            );
+            assert_eq!(checked.is_valid(instance), unchecked.is_valid(instance));
+        }
+    }
+
+    #[test]
+    fn compiling_without_the_meta_check_validates_alike() {
+        let fixtures: Value =
+            serde_json::from_str(include_str!("../../benches/fixtures.json")).unwrap();
+        let key_value = MemoryKeyValue::default();
+        let scope = crate::Scope::default();
+        for name in bundled_names() {
+            let schema = SchemaRegistry::new(&key_value, &scope)
+                .find(name)
+                .unwrap()
+                .schema;
+            let mut instances = vec![json!({}), json!({ "unexpected": true }), json!([])];
+            if let Some(Value::Object(cases)) = fixtures.get(name) {
+                instances.extend(cases.values().cloned());
+            }
+            assert_alike(&schema, &instances);
+        }
+        // Keywords where drafts, references or annotations could make a difference.
+        assert_alike(
+            &json!({ "$defs": { "positive": { "type": "integer", "minimum": 1 } }, "type": "object",
+                     "properties": { "a": { "$ref": "#/$defs/positive" } }, "unevaluatedProperties": false }),
+            &[
+                json!({ "a": 1 }),
+                json!({ "a": 0 }),
+                json!({ "a": 1, "b": 2 }),
+            ],
+        );
+        assert_alike(
+            &json!({ "type": "object", "properties": { "t": { "type": "array",
+                     "prefixItems": [{ "type": "string" }, { "type": "integer" }], "items": false } } }),
+            &[
+                json!({ "t": ["x", 1] }),
+                json!({ "t": ["x", 1, 2] }),
+                json!({ "t": [1] }),
+            ],
+        );
+        assert_alike(
+            &json!({ "type": "object", "dependentRequired": { "a": ["b"] },
+                     "if": { "properties": { "k": { "const": "x" } } }, "then": { "required": ["y"] } }),
+            &[
+                json!({ "a": 1 }),
+                json!({ "a": 1, "b": 1 }),
+                json!({ "k": "x" }),
+                json!({ "k": "x", "y": 1 }),
+            ],
+        );
+        assert_alike(
+            &json!({ "$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                     "properties": { "a": { "type": "array", "items": [{ "type": "string" }], "additionalItems": false } } }),
+            &[json!({ "a": ["x"] }), json!({ "a": ["x", 1] })],
+        );
+        assert_alike(
+            &json!({ "$id": "https://example.com/contact", "$defs": { "email": { "type": "string", "format": "email" } },
+                     "type": "object", "properties": { "e": { "$ref": "#/$defs/email" } } }),
+            &[json!({ "e": "ada@example.org" }), json!({ "e": "nope" })],
+        );
+        assert_alike(
+            &json!({ "$defs": { "node": { "$anchor": "node", "type": "object", "required": ["v"],
+                     "properties": { "next": { "$ref": "#node" } } } }, "$ref": "#/$defs/node" }),
+            &[
+                json!({ "v": 1, "next": { "v": 2 } }),
+                json!({ "v": 1, "next": {} }),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_full_compile_is_never_answered_by_an_unchecked_one() {
+        // Compiles either way, but breaks the meta-schema: a title is text.
+        let schema = json!({ "type": "object", "title": 5 });
+        assert!(CompiledSchema::compile_checked(&schema).is_ok());
+        let error = CompiledSchema::compile(&schema)
+            .err()
+            .expect("the meta-schema check runs");
+        assert!(
+            error.message.contains("does not compile"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn compiled_schemas_are_kept_per_instance() {
+        let schema = json!({ "type": "object", "properties": { "kept": { "type": "integer" } } });
+        let first = CompiledSchema::compile(&schema).unwrap();
+        let again = CompiledSchema::compile_checked(&schema).unwrap();
+        assert!(
+            Arc::ptr_eq(&first.validator, &again.validator),
+            "a checked schema serves both"
+        );
     }
 }

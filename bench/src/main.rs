@@ -1,0 +1,473 @@
+//! `structure-bench`: the host end to end against the mock LLM (in this process, on its own
+//! thread), per scenario and instance mode: wall time (median, p99), CPU per call of the calling
+//! thread, LLM calls and bytes sent per call, peak RSS; plus the raw-HTTP floor, the cost of
+//! instantiate-and-call, and the `structure` command's start to its first request.
+//!
+//! ```text
+//! cargo run --release -p structure-bench -- [--calls 500] [--warmup 20] [--json FILE] [--cli PATH]
+//! valgrind --tool=callgrind --toggle-collect='*measured_call*' target/release/structure-bench --callgrind
+//! target/release/structure-bench --wasm-validation target/wasm32-wasip2/release/validation-bench.wasm
+//! ```
+//!
+//! See BENCHMARKS.md for the figures and how the side-by-side with other libraries uses this.
+
+mod floor;
+mod measure;
+mod wasm_validation;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use measure::{Samples, Summary, ms};
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+use structure_host::{
+    MemoryStore, Request, Runtime, SchemaInput, Scope, Settings, Status, Structure,
+};
+
+const PROMPT: &str = "mike_42 broke the build on 30 November 2026 at 14:30 UTC (tags: ci, build).";
+const DESCRIPTION: &str = "An audit record of one user action: the user id, the action, when it happened and whether it succeeded.";
+
+struct Args {
+    calls: usize,
+    warmup: usize,
+    json: Option<PathBuf>,
+    cli: Option<PathBuf>,
+    callgrind: bool,
+    wasm_validation: Option<PathBuf>,
+    component: Option<PathBuf>,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut parsed = Args {
+        calls: 500,
+        warmup: 20,
+        json: None,
+        cli: None,
+        callgrind: false,
+        wasm_validation: None,
+        component: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| anyhow::anyhow!("{arg} needs a value"))
+        };
+        match arg.as_str() {
+            "--calls" => parsed.calls = value()?.parse()?,
+            "--warmup" => parsed.warmup = value()?.parse()?,
+            "--json" => parsed.json = Some(value()?.into()),
+            "--cli" => parsed.cli = Some(value()?.into()),
+            "--callgrind" => parsed.callgrind = true,
+            "--wasm-validation" => parsed.wasm_validation = Some(value()?.into()),
+            "--component" => parsed.component = Some(value()?.into()),
+            _ => anyhow::bail!(
+                "unknown argument {arg:?}; usage: structure-bench [--calls N] [--warmup N] [--json FILE] [--cli PATH] [--callgrind] [--wasm-validation FILE] [--component FILE]"
+            ),
+        }
+    }
+    Ok(parsed)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Scenario {
+    /// The first answer is valid: one LLM call.
+    Valid,
+    /// The first answer breaks the schema, the second is valid: two LLM calls.
+    Violation,
+    /// The model says the text lacks a value: one LLM call.
+    Need,
+    /// Text mode with the built schema in the cache: no builder call, one LLM call.
+    CacheHit,
+}
+
+impl Scenario {
+    const ALL: [Scenario; 4] = [
+        Scenario::Valid,
+        Scenario::Violation,
+        Scenario::Need,
+        Scenario::CacheHit,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Scenario::Valid => "valid",
+            Scenario::Violation => "one violation",
+            Scenario::Need => "need",
+            Scenario::CacheHit => "builder cache hit",
+        }
+    }
+
+    fn request(self) -> Request {
+        let schema = match self {
+            Scenario::CacheHit => SchemaInput::Described(DESCRIPTION.into()),
+            _ => SchemaInput::Named("user-action-record".into()),
+        };
+        Request {
+            prompt: PROMPT.into(),
+            schema,
+            max_loops: None,
+            settings: None,
+        }
+    }
+
+    fn expected(self) -> Status {
+        match self {
+            Scenario::Need => Status::NeedMoreInput,
+            _ => Status::Ok,
+        }
+    }
+
+    /// Scripts the mock for the next call (outside the measured window).
+    fn script(self, mock: &MockLlm) {
+        match self {
+            Scenario::Valid | Scenario::CacheHit => mock.always(Some(Reply::answer(valid()))),
+            Scenario::Need => mock.always(Some(Reply::need("the time of the action"))),
+            Scenario::Violation => {
+                mock.always(None);
+                mock.push(Reply::answer(invalid()));
+                mock.push(Reply::answer(valid()));
+            }
+        }
+    }
+}
+
+fn valid() -> Value {
+    json!({ "userId": "mike_42", "action": "broke_build", "timestamp": "2026-11-30T14:30:00Z", "status": "failure", "tags": ["ci", "build"] })
+}
+
+fn invalid() -> Value {
+    json!({ "userId": "mike_42", "action": "broke_build", "timestamp": "today at 2:30 pm", "status": "failure", "tags": ["ci", "build"] })
+}
+
+/// The schema builder's answer for DESCRIPTION, in its strict form (properties as key/value pairs).
+fn built_schema() -> Reply {
+    let property = |key: &str, value: Value| json!({ "key": key, "value": value });
+    let schema = json!({
+        "type": "object", "description": null, "required": ["userId", "action", "timestamp", "status"], "additionalProperties": false,
+        "properties": [
+            property("userId", json!({ "type": "string", "description": "The user id." })),
+            property("action", json!({ "type": "string", "description": "What the user did, snake_case." })),
+            property("timestamp", json!({ "type": "string", "format": "date-time", "description": "When." })),
+            property("status", json!({ "type": "string", "enum": ["success", "failure"], "description": "The result." })),
+            property("tags", json!({ "type": "array", "items": { "type": "string" }, "description": "Labels." })),
+        ]
+    });
+    Reply::text(
+        &json!({ "schema": schema, "confidence": 0.95, "clarifyingQuestions": [] }).to_string(),
+    )
+}
+
+struct Row {
+    scenario: &'static str,
+    mode: &'static str,
+    summary: Summary,
+    llm_calls: f64,
+    bytes_sent: f64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = args()?;
+    if let Some(wasm) = &args.wasm_validation {
+        return wasm_validation::run(wasm, &(args.calls * 40).to_string());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mock = MockLlm::start();
+    // The mock stands in for api.openai.com: shape requests as for OpenAI itself.
+    let settings = Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-bench")
+        .set("structure_provider_profile", "openai");
+    let store = Arc::new(MemoryStore::default());
+    // Another build of the component (say, with symbols for a profiler) instead of the embedded one.
+    let component_runtime = match &args.component {
+        Some(path) => Some(Arc::new(Runtime::new(&std::fs::read(path)?, None)?)),
+        None => None,
+    };
+    let client = |reuse: bool| {
+        let builder = Structure::builder()
+            .settings(settings.clone())
+            .key_value(store.clone())
+            .reuse_instance(reuse);
+        match &component_runtime {
+            Some(runtime) => builder.runtime(runtime.clone()),
+            None => builder,
+        }
+        .build()
+    };
+
+    if args.callgrind {
+        // STRUCTURE_BENCH_REUSE=1 measures a call in a kept instance instead of a fresh one.
+        let client = client(std::env::var_os("STRUCTURE_BENCH_REUSE").is_some())?;
+        for _ in 0..3 {
+            runtime.block_on(call(&client, &mock, Scenario::Valid))?;
+        }
+        measured_call(&runtime, &client, &mock)?;
+        println!("one valid call measured (see callgrind.out.*)");
+        return Ok(());
+    }
+
+    // The builder's cache entry for the cache-hit scenario.
+    mock.push(built_schema());
+    mock.push(Reply::answer(valid()));
+    runtime.block_on(client(false)?.structure(&Scope::default(), &Scenario::CacheHit.request()))?;
+
+    let mut rows = Vec::new();
+    rows.push(runtime.block_on(floor(&mock, &settings, args.calls, args.warmup))?);
+    for scenario in Scenario::ALL {
+        for (mode, reuse) in [("fresh instance", false), ("reused instance", true)] {
+            let client = client(reuse)?;
+            rows.push(runtime.block_on(run(
+                &client,
+                &mock,
+                scenario,
+                mode,
+                args.calls,
+                args.warmup,
+            ))?);
+        }
+    }
+    let instantiate = runtime.block_on(instantiate_and_call(&client(false)?, args.calls))?;
+    let cli = match &args.cli {
+        Some(path) => Some(cli_start(path, &mock)?),
+        None => None,
+    };
+    let peak_rss = measure::peak_rss();
+    report(&rows, instantiate, cli, peak_rss);
+    if let Some(path) = &args.json {
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&to_json(&rows, instantiate, cli, peak_rss))?,
+        )?;
+    }
+    Ok(())
+}
+
+async fn call(client: &Structure, mock: &MockLlm, scenario: Scenario) -> anyhow::Result<()> {
+    scenario.script(mock);
+    let outcome = client
+        .structure(&Scope::default(), &scenario.request())
+        .await?;
+    anyhow::ensure!(
+        outcome.status == scenario.expected(),
+        "{scenario:?} gave {:?}",
+        outcome.status
+    );
+    Ok(())
+}
+
+/// One valid call, alone in its own function so callgrind can count exactly its instructions.
+#[inline(never)]
+fn measured_call(
+    runtime: &tokio::runtime::Runtime,
+    client: &Structure,
+    mock: &MockLlm,
+) -> anyhow::Result<()> {
+    runtime.block_on(call(client, mock, Scenario::Valid))
+}
+
+async fn run(
+    client: &Structure,
+    mock: &MockLlm,
+    scenario: Scenario,
+    mode: &'static str,
+    calls: usize,
+    warmup: usize,
+) -> anyhow::Result<Row> {
+    for _ in 0..warmup {
+        call(client, mock, scenario).await?;
+    }
+    mock.reset();
+    let mut samples = Samples::default();
+    let request = scenario.request();
+    for _ in 0..calls {
+        scenario.script(mock);
+        let outcome = samples
+            .time(async || client.structure(&Scope::default(), &request).await)
+            .await?;
+        anyhow::ensure!(
+            outcome.status == scenario.expected(),
+            "{scenario:?} gave {:?}",
+            outcome.status
+        );
+    }
+    let (llm_calls, bytes_sent) = traffic(mock, calls);
+    Ok(Row {
+        scenario: scenario.name(),
+        mode,
+        summary: samples.summary(),
+        llm_calls,
+        bytes_sent,
+    })
+}
+
+/// LLM requests and bytes sent (request line, headers and body) per call since the last reset.
+fn traffic(mock: &MockLlm, calls: usize) -> (f64, f64) {
+    let requests = mock.requests();
+    let bytes: usize = requests
+        .iter()
+        .map(|request| {
+            request.method.len()
+                + request.path.len()
+                + 11
+                + request
+                    .headers
+                    .iter()
+                    .map(|(name, value)| name.len() + value.len() + 4)
+                    .sum::<usize>()
+                + 2
+                + request.body.len()
+        })
+        .sum();
+    (
+        requests.len() as f64 / calls as f64,
+        bytes as f64 / calls as f64,
+    )
+}
+
+/// The same request as the valid scenario's, sent by a raw HTTP client.
+async fn floor(mock: &MockLlm, settings: &Settings, calls: usize, warmup: usize) -> anyhow::Result<Row> {
+    let probe = Structure::builder().settings(settings.clone()).build()?;
+    call(&probe, mock, Scenario::Valid).await?;
+    let sent = mock
+        .requests()
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("the probe call sent nothing"))?;
+    let body = Bytes::from(sent.body);
+    let mut raw = floor::RawClient::connect(mock.address()).await?;
+    for _ in 0..warmup {
+        raw.post(&sent.path, &body).await?;
+    }
+    mock.reset();
+    mock.always(Some(Reply::answer(valid())));
+    let mut samples = Samples::default();
+    for _ in 0..calls {
+        samples
+            .time(async || raw.post(&sent.path, &body).await)
+            .await?;
+    }
+    let (llm_calls, bytes_sent) = traffic(mock, calls);
+    Ok(Row {
+        scenario: "floor (raw HTTP)",
+        mode: "-",
+        summary: samples.summary(),
+        llm_calls,
+        bytes_sent,
+    })
+}
+
+/// A fresh instance and a call that does no I/O (the tool definition): the per-call price of
+/// isolation.
+async fn instantiate_and_call(client: &Structure, calls: usize) -> anyhow::Result<Summary> {
+    for _ in 0..20 {
+        client.tool_definition().await?;
+    }
+    let mut samples = Samples::default();
+    for _ in 0..calls {
+        samples
+            .time(async || client.tool_definition().await)
+            .await?;
+    }
+    Ok(samples.summary())
+}
+
+/// The `structure` command: from process start to the mock seeing its request (warm cache).
+fn cli_start(path: &PathBuf, mock: &MockLlm) -> anyhow::Result<Duration> {
+    mock.reset();
+    mock.always(Some(Reply::answer(valid())));
+    let mut runs = Vec::new();
+    for attempt in 0..11 {
+        let before = mock.requests().len();
+        let started = Instant::now();
+        let mut child = std::process::Command::new(path)
+            .args(["run", "--schema", "user-action-record", PROMPT])
+            .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env("OPENAI_API_KEY", "sk-bench")
+            .env("STRUCTURE_PROVIDER_PROFILE", "openai")
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        while mock.requests().len() == before {
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(60),
+                "the command sent no request"
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let first_request = started.elapsed();
+        anyhow::ensure!(child.wait()?.success(), "the structure command failed");
+        if attempt > 0 {
+            runs.push(first_request); // the first run may fill the compiled-component cache
+        }
+    }
+    Ok(measure::percentile(&runs, 50.0))
+}
+
+fn report(rows: &[Row], instantiate: Summary, cli: Option<Duration>, peak_rss: u64) {
+    let floor_cpu = rows[0].summary.cpu_mean;
+    println!(
+        "{:<18} {:<16} {:>6} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
+        "scenario",
+        "mode",
+        "calls",
+        "wall p50",
+        "wall p99",
+        "cpu/call",
+        "above floor",
+        "LLM calls",
+        "bytes sent"
+    );
+    for row in rows {
+        let above = row.summary.cpu_mean.saturating_sub(floor_cpu);
+        println!(
+            "{:<18} {:<16} {:>6} {:>7.3}ms {:>7.3}ms {:>7.3}ms {:>9.3}ms {:>9.2} {:>10.0}",
+            row.scenario,
+            row.mode,
+            row.summary.calls,
+            ms(row.summary.wall_p50),
+            ms(row.summary.wall_p99),
+            ms(row.summary.cpu_mean),
+            ms(above),
+            row.llm_calls,
+            row.bytes_sent
+        );
+    }
+    println!(
+        "instantiate and call (fresh instance, no I/O): wall p50 {:.3} ms, p99 {:.3} ms, cpu {:.3} ms",
+        ms(instantiate.wall_p50),
+        ms(instantiate.wall_p99),
+        ms(instantiate.cpu_mean)
+    );
+    if let Some(cli) = cli {
+        println!(
+            "structure command, start to first request (warm cache): {:.1} ms",
+            ms(cli)
+        );
+    }
+    println!("peak RSS: {:.1} MiB", peak_rss as f64 / (1 << 20) as f64);
+}
+
+fn to_json(rows: &[Row], instantiate: Summary, cli: Option<Duration>, peak_rss: u64) -> Value {
+    json!({
+        "rows": rows.iter().map(|row| json!({
+            "scenario": row.scenario,
+            "mode": row.mode,
+            "calls": row.summary.calls,
+            "wallP50Ms": ms(row.summary.wall_p50),
+            "wallP99Ms": ms(row.summary.wall_p99),
+            "cpuMeanMs": ms(row.summary.cpu_mean),
+            "cpuP50Ms": ms(row.summary.cpu_p50),
+            "llmCallsPerCall": row.llm_calls,
+            "bytesSentPerCall": row.bytes_sent,
+        })).collect::<Vec<_>>(),
+        "instantiateAndCall": { "wallP50Ms": ms(instantiate.wall_p50), "wallP99Ms": ms(instantiate.wall_p99), "cpuMeanMs": ms(instantiate.cpu_mean) },
+        "cliStartToFirstRequestMs": cli.map(ms),
+        "peakRssBytes": peak_rss,
+    })
+}

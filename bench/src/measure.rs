@@ -1,0 +1,88 @@
+//! What one benchmarked call costs: wall time and the CPU time of the calling thread (the
+//! benchmark runs on a current-thread runtime, so the host's work — wasmtime, the HTTP client —
+//! happens on that thread; the in-process mock serves from a thread of its own).
+
+use std::time::{Duration, Instant};
+
+/// CPU time consumed by the calling thread so far.
+pub fn thread_cpu() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage writes a full `rusage` into the pointer it is given and cannot fail for
+    // RUSAGE_THREAD on Linux.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Peak resident set size of the process, in bytes.
+pub fn peak_rss() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: as above, for RUSAGE_SELF.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// Samples of one scenario.
+#[derive(Default)]
+pub struct Samples {
+    pub wall: Vec<Duration>,
+    pub cpu: Vec<Duration>,
+}
+
+impl Samples {
+    /// Times `call` once.
+    pub async fn time<T>(&mut self, call: impl AsyncFnOnce() -> T) -> T {
+        let (wall, cpu) = (Instant::now(), thread_cpu());
+        let result = call().await;
+        self.cpu.push(thread_cpu() - cpu);
+        self.wall.push(wall.elapsed());
+        result
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary {
+            calls: self.wall.len(),
+            wall_p50: percentile(&self.wall, 50.0),
+            wall_p99: percentile(&self.wall, 99.0),
+            cpu_mean: mean(&self.cpu),
+            cpu_p50: percentile(&self.cpu, 50.0),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    pub calls: usize,
+    pub wall_p50: Duration,
+    pub wall_p99: Duration,
+    pub cpu_mean: Duration,
+    pub cpu_p50: Duration,
+}
+
+pub fn percentile(samples: &[Duration], percent: f64) -> Duration {
+    if samples.is_empty() {
+        return Duration::ZERO;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    let rank = ((percent / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+pub fn mean(samples: &[Duration]) -> Duration {
+    if samples.is_empty() {
+        return Duration::ZERO;
+    }
+    samples.iter().sum::<Duration>() / samples.len() as u32
+}
+
+/// Milliseconds with three decimals, for tables.
+pub fn ms(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1e6).round() / 1e3
+}

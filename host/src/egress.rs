@@ -1,0 +1,305 @@
+//! Outgoing HTTP for the component's LLM calls, with connections kept alive and reused across
+//! calls and instances: a TLS handshake costs more CPU than the rest of a call, and a fresh TCP
+//! connection per call adds a round trip. Timeouts are the ones the component asks for.
+//!
+//! A connection returns to the pool when its response body has been read to the end; one whose
+//! body was abandoned is closed. A request that a pooled connection could not send (the server
+//! had closed it) is sent again on a new connection: hyper hands such a request back unsent.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::client::conn::http1::SendRequest;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// Idle connections kept per origin.
+const MAX_IDLE_PER_ORIGIN: usize = 32;
+/// Servers close idle connections after a while (often 60 s or more); not reusing ours beyond
+/// this avoids most sends on an already-closed connection.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// What wasmtime uses when the component sets no timeout.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
+
+/// `https` or not, and `host:port`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Origin {
+    tls: bool,
+    authority: String,
+}
+
+struct Idle {
+    sender: SendRequest<WasiBody>,
+    since: Instant,
+}
+
+/// The connections of one host process, shared by every instance it runs.
+#[derive(Default)]
+pub struct ConnectionPool {
+    idle: Mutex<HashMap<Origin, Vec<Idle>>>,
+    tls: OnceLock<tokio_rustls::TlsConnector>,
+}
+
+/// The `wasi:http` hooks of one store: every outgoing request goes through the pool.
+#[derive(Clone)]
+pub struct Egress {
+    pool: Arc<ConnectionPool>,
+}
+
+impl Egress {
+    pub fn new(pool: Arc<ConnectionPool>) -> Self {
+        Self { pool }
+    }
+}
+
+impl WasiHttpHooks for Egress {
+    fn send_request(
+        &mut self,
+        request: Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _response_errors: IoFuture,
+    ) -> Box<dyn Future<Output = Result<(Response<WasiBody>, IoFuture), Error>> + Send> {
+        let pool = self.pool.clone();
+        Box::new(async move {
+            let response = pool.send(request, options).await?;
+            Ok((response, Box::new(async { Ok(()) }) as IoFuture))
+        })
+    }
+}
+
+struct Timeouts {
+    connect: Duration,
+    first_byte: Duration,
+    between_bytes: Duration,
+}
+
+impl Timeouts {
+    fn from(options: Option<RequestOptions>) -> Self {
+        let or_default = |timeout: Option<Duration>| timeout.unwrap_or(DEFAULT_TIMEOUT);
+        Self {
+            connect: or_default(options.and_then(|options| options.connect_timeout)),
+            first_byte: or_default(options.and_then(|options| options.first_byte_timeout)),
+            // A zero interval would make tokio panic; 1 ns is as good as zero.
+            between_bytes: or_default(options.and_then(|options| options.between_bytes_timeout))
+                .max(Duration::from_nanos(1)),
+        }
+    }
+}
+
+impl ConnectionPool {
+    async fn send(
+        self: Arc<Self>,
+        mut request: Request<WasiBody>,
+        options: Option<RequestOptions>,
+    ) -> Result<Response<WasiBody>, Error> {
+        let origin = origin(request.uri())?;
+        let timeouts = Timeouts::from(options);
+        // The request line carries only the path; scheme and authority are for proxies.
+        *request.uri_mut() = path_only(request.uri())?;
+        let mut pooled = self.checkout(&origin);
+        loop {
+            let reused = pooled.is_some();
+            let mut sender = match pooled.take() {
+                Some(sender) => sender,
+                None => self.connect(&origin, timeouts.connect).await?,
+            };
+            let sent = tokio::time::timeout(timeouts.first_byte, sender.try_send_request(request))
+                .await
+                .map_err(|_| Error::ConnectionReadTimeout)?;
+            match sent {
+                Ok(response) => {
+                    let mut between_bytes = tokio::time::interval(timeouts.between_bytes);
+                    between_bytes.reset();
+                    let (parts, incoming) = response.into_parts();
+                    let body = PooledBody {
+                        incoming,
+                        between_bytes,
+                        sender: Some(sender),
+                        pool: self.clone(),
+                        origin,
+                    };
+                    return Ok(Response::from_parts(parts, body.boxed_unsync()));
+                }
+                Err(mut failed) => match failed.take_message() {
+                    // Never written: the pooled connection was closed under us. Try a new one.
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(Error::from(failed.into_error())),
+                },
+            }
+        }
+    }
+
+    fn checkout(&self, origin: &Origin) -> Option<SendRequest<WasiBody>> {
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let connections = idle.get_mut(origin)?;
+        while let Some(Idle { sender, since }) = connections.pop() {
+            if since.elapsed() < IDLE_TIMEOUT && sender.is_ready() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    fn checkin(&self, origin: Origin, sender: SendRequest<WasiBody>) {
+        if !sender.is_ready() {
+            return;
+        }
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let connections = idle.entry(origin).or_default();
+        connections.retain(|idle| idle.since.elapsed() < IDLE_TIMEOUT && !idle.sender.is_closed());
+        if connections.len() < MAX_IDLE_PER_ORIGIN {
+            connections.push(Idle {
+                sender,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    async fn connect(
+        &self,
+        origin: &Origin,
+        timeout: Duration,
+    ) -> Result<SendRequest<WasiBody>, Error> {
+        let connecting = async {
+            let tcp = TcpStream::connect(&origin.authority)
+                .await
+                .map_err(Error::Connect)?;
+            // Requests are written whole; Nagle's delay would only hold back their last segment.
+            let _ = tcp.set_nodelay(true);
+            let stream: Box<dyn Stream> = if origin.tls {
+                let name = server_name(&origin.authority)?;
+                Box::new(self.tls().connect(name, tcp).await.map_err(Error::Tls)?)
+            } else {
+                Box::new(tcp)
+            };
+            let (sender, connection) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+            tokio::spawn(async move {
+                // The connection ends when the server or the pool drops it; either is fine.
+                let _ = connection.await;
+            });
+            Ok(sender)
+        };
+        tokio::time::timeout(timeout, connecting)
+            .await
+            .map_err(|_| Error::ConnectionTimeout)?
+    }
+
+    fn tls(&self) -> &tokio_rustls::TlsConnector {
+        self.tls.get_or_init(|| {
+            let roots = rustls::RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+            };
+            let config = rustls::ClientConfig::builder()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            tokio_rustls::TlsConnector::from(Arc::new(config))
+        })
+    }
+}
+
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
+
+fn origin(uri: &hyper::Uri) -> Result<Origin, Error> {
+    let authority = uri.authority().ok_or(Error::HttpRequestUriInvalid)?;
+    let tls = uri.scheme() == Some(&hyper::http::uri::Scheme::HTTPS);
+    let authority = match authority.port() {
+        Some(_) => authority.to_string(),
+        None => format!("{authority}:{}", if tls { 443 } else { 80 }),
+    };
+    Ok(Origin { tls, authority })
+}
+
+fn path_only(uri: &hyper::Uri) -> Result<hyper::Uri, Error> {
+    let path = uri.path_and_query().map_or("/", |path| path.as_str());
+    hyper::Uri::builder()
+        .path_and_query(path)
+        .build()
+        .map_err(|_| Error::HttpRequestUriInvalid)
+}
+
+fn server_name(authority: &str) -> Result<rustls::pki_types::ServerName<'static>, Error> {
+    use rustls::pki_types::ServerName;
+    if let Ok(address) = authority.parse::<std::net::SocketAddr>() {
+        return Ok(ServerName::from(address.ip()));
+    }
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _port)| host);
+    ServerName::try_from(host)
+        .map(|name| name.to_owned())
+        .map_err(|_| Error::HttpRequestUriInvalid)
+}
+
+/// A response body that gives its connection back to the pool once read to the end, and fails
+/// when the server goes quiet for longer than the between-bytes timeout.
+struct PooledBody {
+    incoming: Incoming,
+    between_bytes: tokio::time::Interval,
+    sender: Option<SendRequest<WasiBody>>,
+    pool: Arc<ConnectionPool>,
+    origin: Origin,
+}
+
+impl Body for PooledBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        match Pin::new(&mut self.incoming).poll_frame(cx) {
+            Poll::Ready(None) => {
+                if let Some(sender) = self.sender.take() {
+                    self.pool.checkin(self.origin.clone(), sender);
+                }
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Err(error))) => {
+                self.sender = None;
+                Poll::Ready(Some(Err(if error.is_timeout() {
+                    Error::HttpResponseTimeout
+                } else {
+                    Error::from(error)
+                })))
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                self.between_bytes.reset();
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Pending => {
+                ready!(self.between_bytes.poll_tick(cx));
+                self.sender = None;
+                Poll::Ready(Some(Err(Error::ConnectionReadTimeout)))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.incoming.size_hint()
+    }
+}
