@@ -39,10 +39,39 @@ fn instance(name: &str, which: &str) -> Value {
     fixtures()[name][which].clone()
 }
 
+/// `schema` with a fresh `$comment`, so the instance's cache of compiled schemas cannot answer.
+fn uncached(schema: &Value) -> Value {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut schema = schema.clone();
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    schema["$comment"] = json!(format!("benchmark {n}"));
+    schema
+}
+
+/// Compiling a schema met for the first time, with the meta-schema check (inline schemas).
 #[divan::bench(args = SCHEMAS)]
 fn schema_compile(bencher: divan::Bencher, name: &str) {
     let schema = bundled(name);
-    bencher.bench(|| CompiledSchema::compile(divan::black_box(&schema)).unwrap());
+    bencher
+        .with_inputs(|| uncached(&schema))
+        .bench_values(|schema| CompiledSchema::compile(&schema).unwrap());
+}
+
+/// Compiling a stored schema met for the first time (registry, builder cache).
+#[divan::bench(args = SCHEMAS)]
+fn schema_compile_checked(bencher: divan::Bencher, name: &str) {
+    let schema = bundled(name);
+    bencher
+        .with_inputs(|| uncached(&schema))
+        .bench_values(|schema| CompiledSchema::compile_checked(&schema).unwrap());
+}
+
+/// A schema compiled before, from the instance's cache.
+#[divan::bench(args = SCHEMAS)]
+fn schema_compile_cached(bencher: divan::Bencher, name: &str) {
+    let schema = bundled(name);
+    CompiledSchema::compile(&schema).unwrap();
+    bencher.bench_local(|| CompiledSchema::compile(divan::black_box(&schema)).unwrap());
 }
 
 #[divan::bench(args = SCHEMAS)]

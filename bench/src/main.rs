@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p structure-bench -- [--calls 500] [--warmup 20] [--json FILE] [--cli PATH]
-//! valgrind --tool=callgrind --toggle-collect='*measured_call*' target/release/structure-bench --callgrind
+//! valgrind --tool=callgrind target/release/structure-bench --callgrind --calls N   (instructions, see bench/run)
 //! target/release/structure-bench --wasm-validation target/wasm32-wasip2/release/validation-bench.wasm
 //! ```
 //!
@@ -203,13 +203,14 @@ fn main() -> anyhow::Result<()> {
     };
 
     if args.callgrind {
-        // STRUCTURE_BENCH_REUSE=1 measures a call in a kept instance instead of a fresh one.
-        let client = client(std::env::var_os("STRUCTURE_BENCH_REUSE").is_some())?;
-        for _ in 0..3 {
+        // Valgrind counts the whole process: bench/run runs this twice with different --calls
+        // and takes the difference per call, so start-up and warm-up cancel out.
+        // STRUCTURE_BENCH_REUSE=1 keeps one instance instead of a fresh one per call.
+        let client =
+            client(std::env::var("STRUCTURE_BENCH_REUSE").is_ok_and(|reuse| !reuse.is_empty()))?;
+        for _ in 0..3 + args.calls {
             runtime.block_on(call(&client, &mock, Scenario::Valid))?;
         }
-        measured_call(&runtime, &client, &mock)?;
-        println!("one valid call measured (see callgrind.out.*)");
         return Ok(());
     }
 
@@ -260,16 +261,6 @@ async fn call(client: &Structure, mock: &MockLlm, scenario: Scenario) -> anyhow:
         outcome.status
     );
     Ok(())
-}
-
-/// One valid call, alone in its own function so callgrind can count exactly its instructions.
-#[inline(never)]
-fn measured_call(
-    runtime: &tokio::runtime::Runtime,
-    client: &Structure,
-    mock: &MockLlm,
-) -> anyhow::Result<()> {
-    runtime.block_on(call(client, mock, Scenario::Valid))
 }
 
 async fn run(
@@ -332,7 +323,12 @@ fn traffic(mock: &MockLlm, calls: usize) -> (f64, f64) {
 }
 
 /// The same request as the valid scenario's, sent by a raw HTTP client.
-async fn floor(mock: &MockLlm, settings: &Settings, calls: usize, warmup: usize) -> anyhow::Result<Row> {
+async fn floor(
+    mock: &MockLlm,
+    settings: &Settings,
+    calls: usize,
+    warmup: usize,
+) -> anyhow::Result<Row> {
     let probe = Structure::builder().settings(settings.clone()).build()?;
     call(&probe, mock, Scenario::Valid).await?;
     let sent = mock
