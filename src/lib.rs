@@ -61,6 +61,7 @@ pub mod answer;
 pub mod content;
 pub mod error;
 pub mod http_api;
+pub mod limits;
 pub mod outcome;
 pub mod ports;
 pub mod provider;
@@ -97,22 +98,25 @@ pub fn structure(
     scope: &Scope,
     ports: &Ports<'_>,
 ) -> Result<Outcome, StructureError> {
+    let started = ports.clock.now_unix_millis();
     let layers = settings::stored_layers(scope, ports.key_value)?;
     let cascade = Cascade::new(ports.config).with_layer(&request.settings, "settings")?;
     let cascade = layers.into_iter().try_fold(cascade, |cascade, layer| {
         cascade.with_layer(&layer, "settings")
     })?;
+    let settings = Settings::load(&cascade)?;
+    settings.limits.check_prompt(&request.prompt)?;
+    let retry = provider::retry::RetryPolicy::from_settings(&settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
-            let settings = Settings::load(&cascade)?;
             let builder_provider = provider::connect(&settings, &settings.schema_builder_model)?;
             let built = builder::build(
                 description,
                 scope,
                 builder_provider.as_ref(),
                 ports,
-                settings.confidence_threshold,
-                provider::retry::RetryPolicy::from_settings(&settings),
+                &settings,
+                retry,
             )?;
             match built {
                 Built::Finished(outcome) => return Ok(outcome),
@@ -120,11 +124,14 @@ pub fn structure(
             }
         }
         input => (
-            schema::resolve(input, &Registry::new(ports.key_value, scope))?,
+            schema::resolve(
+                input,
+                &Registry::new(ports.key_value, scope),
+                &settings.limits,
+            )?,
             None,
         ),
     };
-    let settings = Settings::load(&cascade)?;
     let spent_building = builder_trace
         .as_ref()
         .map(|trace| trace.usage)
@@ -139,7 +146,7 @@ pub fn structure(
     })?;
     let limits = content::Limits {
         max_loops: request.max_loops.unwrap_or(settings.max_loops),
-        retry: provider::retry::RetryPolicy::from_settings(&settings),
+        retry,
         token_budget: settings.token_budget,
     };
     match content::run(&request.prompt, &target, limits, provider.as_ref(), ports) {
@@ -185,7 +192,8 @@ pub fn register_schema(
     registration: Registration,
     ports: &Ports<'_>,
 ) -> Result<SchemaInfo, StructureError> {
-    Registry::new(ports.key_value, scope).register(registration)
+    let limits = Settings::load(&Cascade::new(ports.config))?.limits;
+    Registry::new(ports.key_value, scope).register(registration, &limits)
 }
 
 /// Registers the output schema a skill's `SKILL.md` declares, with its body as the manual.

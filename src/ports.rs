@@ -12,6 +12,8 @@ pub struct HttpRequest {
     pub body: Vec<u8>,
     /// The longest the whole exchange may take.
     pub timeout: Duration,
+    /// The most response bytes to read; a longer response is an error.
+    pub max_response_bytes: usize,
 }
 
 /// The pieces of an `http(s)://authority/path?query` URL a request line needs.
@@ -125,6 +127,11 @@ pub struct MemoryKeyValue {
 }
 
 impl MemoryKeyValue {
+    /// A copy of every entry, to compare before and after.
+    pub fn snapshot(&self) -> std::collections::BTreeMap<String, Vec<u8>> {
+        self.entries().clone()
+    }
+
     fn entries(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, Vec<u8>>> {
         self.entries
             .lock()

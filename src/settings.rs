@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
+use crate::limits::{self, CallLimits};
 use crate::ports::{Config, KeyValue, Ports};
 use crate::scope::Scope;
 
@@ -41,6 +42,20 @@ pub mod keys {
     pub const CONFIDENCE_THRESHOLD: &str = "structure_confidence_threshold";
     /// Content-stage iterations when a call does not say (default 3).
     pub const MAX_LOOPS: &str = "structure_max_loops";
+    /// Limits of one call (see [`crate::limits`]): prompt bytes (default 256 KiB).
+    pub const MAX_PROMPT_BYTES: &str = "structure_max_prompt_bytes";
+    /// Bytes of a schema as compact JSON (default 256 KiB).
+    pub const MAX_SCHEMA_BYTES: &str = "structure_max_schema_bytes";
+    /// Nesting of a schema's objects and arrays (default 32).
+    pub const MAX_SCHEMA_DEPTH: &str = "structure_max_schema_depth";
+    /// Properties declared across a schema (default 1000).
+    pub const MAX_SCHEMA_PROPERTIES: &str = "structure_max_schema_properties";
+    /// Values of one `enum` (default 1000).
+    pub const MAX_ENUM_VALUES: &str = "structure_max_enum_values";
+    /// Bytes read from one provider response (default 8 MiB).
+    pub const MAX_RESPONSE_BYTES: &str = "structure_max_response_bytes";
+    /// The whole call, every LLM request, retry and wait included, in milliseconds (default 300 000).
+    pub const CALL_TIMEOUT_MS: &str = "structure_call_timeout_ms";
     /// OpenAI's API: `chat` (Chat Completions, default) or `responses` (the Responses API).
     pub const OPENAI_API: &str = "structure_openai_api";
     /// Gemini's schema field: `json-schema` (`responseJsonSchema`, default) or `openapi`
@@ -71,6 +86,13 @@ pub mod keys {
         SCHEMA_BUILDER_MODEL,
         CONFIDENCE_THRESHOLD,
         MAX_LOOPS,
+        MAX_PROMPT_BYTES,
+        MAX_SCHEMA_BYTES,
+        MAX_SCHEMA_DEPTH,
+        MAX_SCHEMA_PROPERTIES,
+        MAX_ENUM_VALUES,
+        MAX_RESPONSE_BYTES,
+        CALL_TIMEOUT_MS,
         OPENAI_API,
         GEMINI_SCHEMA,
         OPENAI_API_KEY,
@@ -161,6 +183,7 @@ pub struct Settings {
     pub max_retries: u32,
     pub max_retry_wait: Duration,
     pub token_budget: Option<u64>,
+    pub limits: CallLimits,
     pub openai_api: String,
     pub gemini_schema: String,
     pub openai_api_key: Option<Secret>,
@@ -276,6 +299,29 @@ impl Settings {
             token_budget: read(config, keys::TOKEN_BUDGET)?
                 .map(|text| parse_number(keys::TOKEN_BUDGET, &text, 1))
                 .transpose()?,
+            limits: {
+                let size = |key: &str, default: usize| -> Result<usize, StructureError> {
+                    usize::try_from(positive(key, default as u64)?).map_err(|_| too_large(key))
+                };
+                CallLimits {
+                    prompt_bytes: size(keys::MAX_PROMPT_BYTES, limits::DEFAULT_MAX_PROMPT_BYTES)?,
+                    schema_bytes: size(keys::MAX_SCHEMA_BYTES, limits::DEFAULT_MAX_SCHEMA_BYTES)?,
+                    schema_depth: size(keys::MAX_SCHEMA_DEPTH, limits::DEFAULT_MAX_SCHEMA_DEPTH)?,
+                    schema_properties: size(
+                        keys::MAX_SCHEMA_PROPERTIES,
+                        limits::DEFAULT_MAX_SCHEMA_PROPERTIES,
+                    )?,
+                    enum_values: size(keys::MAX_ENUM_VALUES, limits::DEFAULT_MAX_ENUM_VALUES)?,
+                    response_bytes: size(
+                        keys::MAX_RESPONSE_BYTES,
+                        limits::DEFAULT_MAX_RESPONSE_BYTES,
+                    )?,
+                    call_timeout: Duration::from_millis(positive(
+                        keys::CALL_TIMEOUT_MS,
+                        limits::DEFAULT_CALL_TIMEOUT.as_millis() as u64,
+                    )?),
+                }
+            },
             openai_api: choice(keys::OPENAI_API, &["chat", "responses"])?,
             gemini_schema: choice(keys::GEMINI_SCHEMA, &["json-schema", "openapi"])?,
             openai_api_key: read(config, keys::OPENAI_API_KEY)?.map(Secret),

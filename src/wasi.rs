@@ -405,7 +405,6 @@ fn describe_store(error: &wasi::keyvalue::store::Error) -> String {
 }
 
 /// Answers above this size are refused: no real completion comes near it.
-const MAX_RESPONSE_BYTES: usize = 16 << 20;
 /// `wasi:http` output streams accept at most this much per write.
 const WRITE_CHUNK: usize = 4096;
 
@@ -465,13 +464,24 @@ impl Transport for WasiTransport {
             }
         };
         let status = response.status();
-        let headers = response
+        let headers: Vec<(String, String)> = response
             .headers()
             .entries()
             .into_iter()
             .map(|(name, value)| (name, String::from_utf8_lossy(&value).into_owned()))
             .collect();
-        let body = read_body(response)?;
+        let declared = headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, value)| value.trim().parse::<u64>().ok());
+        if declared.is_some_and(|length| length > request.max_response_bytes as u64) {
+            return Err(TransportError::new(format!(
+                "the response is longer than {} bytes ({})",
+                request.max_response_bytes,
+                crate::settings::keys::MAX_RESPONSE_BYTES
+            )));
+        }
+        let body = read_body(response, request.max_response_bytes)?;
         Ok(HttpResponse {
             status,
             headers,
@@ -517,7 +527,7 @@ fn write_body(body: &http::OutgoingBody, bytes: &[u8]) -> Result<(), TransportEr
     Ok(())
 }
 
-fn read_body(response: http::IncomingResponse) -> Result<Vec<u8>, TransportError> {
+fn read_body(response: http::IncomingResponse, limit: usize) -> Result<Vec<u8>, TransportError> {
     let body = response
         .consume()
         .map_err(|()| TransportError::new("the response body was already taken"))?;
@@ -530,10 +540,10 @@ fn read_body(response: http::IncomingResponse) -> Result<Vec<u8>, TransportError
             match stream.blocking_read(64 * 1024) {
                 Ok(chunk) => {
                     bytes.extend_from_slice(&chunk);
-                    if bytes.len() > MAX_RESPONSE_BYTES {
+                    if bytes.len() > limit {
                         return Err(TransportError::new(format!(
-                            "the response is larger than {} MiB",
-                            MAX_RESPONSE_BYTES >> 20
+                            "the response is longer than {limit} bytes ({})",
+                            crate::settings::keys::MAX_RESPONSE_BYTES
                         )));
                     }
                 }

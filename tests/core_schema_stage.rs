@@ -15,7 +15,11 @@ use support::{MapConfig, ScriptedTransport, bundled, bundled_names, ports, root}
 fn resolve(input: &SchemaInput) -> Result<TargetSchema, StructureError> {
     let store = MemoryKeyValue::default();
     let scope = structure::Scope::default();
-    structure::schema::resolve(input, &Registry::new(&store, &scope))
+    structure::schema::resolve(
+        input,
+        &Registry::new(&store, &scope),
+        &structure::limits::CallLimits::default(),
+    )
 }
 
 fn inline(schema: Value) -> Result<TargetSchema, StructureError> {

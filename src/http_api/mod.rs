@@ -253,7 +253,7 @@ fn rest(
         }
         (_, "PUT", Some(name)) => {
             let registration = registration(name, body.unwrap_or_default())?;
-            let info = Registry::new(ports.key_value, scope).register(registration)?;
+            let info = crate::register_schema(scope, registration, ports)?;
             Ok((200, serde_json::to_value(info).unwrap_or_default()))
         }
         (_, "DELETE", Some(name)) => {

@@ -36,6 +36,7 @@ pub struct Anthropic {
     api_key: Secret,
     max_output_tokens: u32,
     timeout: Duration,
+    max_response_bytes: usize,
 }
 
 impl Anthropic {
@@ -74,6 +75,7 @@ impl Anthropic {
             api_key,
             max_output_tokens: settings.max_output_tokens,
             timeout: settings.request_timeout,
+            max_response_bytes: settings.limits.response_bytes,
         })
     }
 
@@ -201,6 +203,7 @@ impl Provider for Anthropic {
             ],
             body: Value::Object(body).to_string().into_bytes(),
             timeout: self.timeout,
+            max_response_bytes: self.max_response_bytes,
         }
     }
 

@@ -33,6 +33,7 @@ pub struct OpenAiChat {
     api_key: Option<Secret>,
     max_output_tokens: u32,
     timeout: Duration,
+    max_response_bytes: usize,
 }
 
 impl OpenAiChat {
@@ -71,6 +72,7 @@ impl OpenAiChat {
             api_key: settings.openai_api_key.clone(),
             max_output_tokens: settings.max_output_tokens,
             timeout: settings.request_timeout,
+            max_response_bytes: settings.limits.response_bytes,
         })
     }
 
@@ -181,6 +183,7 @@ impl Provider for OpenAiChat {
             headers,
             body: Value::Object(body).to_string().into_bytes(),
             timeout: self.timeout,
+            max_response_bytes: self.max_response_bytes,
         }
     }
 

@@ -33,6 +33,7 @@ pub struct OpenAiResponses {
     api_key: Option<Secret>,
     max_output_tokens: u32,
     timeout: Duration,
+    max_response_bytes: usize,
 }
 
 impl OpenAiResponses {
@@ -68,6 +69,7 @@ impl OpenAiResponses {
             api_key: settings.openai_api_key.clone(),
             max_output_tokens: settings.max_output_tokens.max(MIN_OUTPUT_TOKENS),
             timeout: settings.request_timeout,
+            max_response_bytes: settings.limits.response_bytes,
         })
     }
 
@@ -169,6 +171,7 @@ impl Provider for OpenAiResponses {
             headers,
             body: Value::Object(body).to_string().into_bytes(),
             timeout: self.timeout,
+            max_response_bytes: self.max_response_bytes,
         }
     }
 

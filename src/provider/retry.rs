@@ -20,20 +20,47 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// A provider asking for a longer wait is not retried: its error comes back at once.
     pub max_wait: Duration,
+    /// When the whole call must be over (unix milliseconds): no request starts after it, and
+    /// none may run past it.
+    pub deadline_unix_millis: u64,
+    /// The call's time limit, for the message when the deadline passes.
+    pub call_timeout: Duration,
 }
 
 impl RetryPolicy {
-    pub fn from_settings(settings: &Settings) -> Self {
+    /// The policy of a call that started at `started_unix_millis`.
+    pub fn from_settings(settings: &Settings, started_unix_millis: u64) -> Self {
+        let call_timeout = settings.limits.call_timeout;
         Self {
             max_retries: settings.max_retries,
             max_wait: settings.max_retry_wait,
+            deadline_unix_millis: started_unix_millis
+                .saturating_add(u64::try_from(call_timeout.as_millis()).unwrap_or(u64::MAX)),
+            call_timeout,
+        }
+    }
+
+    /// The time left at `now`, or the error saying the call is out of time.
+    fn remaining(&self, now_unix_millis: u64, usage: Usage) -> Result<Duration, StructureError> {
+        match self.deadline_unix_millis.checked_sub(now_unix_millis) {
+            Some(left) if left > 0 => Ok(Duration::from_millis(left)),
+            _ => Err(StructureError::new(
+                crate::error::ErrorKind::BudgetExhausted,
+                format!(
+                    "the call ran out of time: it may take {} ms in all ({})",
+                    self.call_timeout.as_millis(),
+                    crate::settings::keys::CALL_TIMEOUT_MS
+                ),
+            )
+            .with_usage(usage)),
         }
     }
 }
 
 /// Sends `request`, retrying what may pass. Every attempt counts in `usage.llm_calls`; retries
 /// are also counted in `retries`. A response with an error status that is not retried (or no
-/// longer) is returned for the provider to turn into its typed error.
+/// longer) is returned for the provider to turn into its typed error. No attempt starts after
+/// the call's deadline or runs past it; a wait that would reach it is not taken.
 pub fn send(
     request: &HttpRequest,
     provider: &dyn Provider,
@@ -44,19 +71,37 @@ pub fn send(
 ) -> Result<HttpResponse, StructureError> {
     let mut attempt = 0;
     loop {
+        let left = policy.remaining(ports.clock.now_unix_millis(), *usage)?;
+        let clamped;
+        let request = if left < request.timeout {
+            clamped = HttpRequest {
+                timeout: left,
+                ..request.clone()
+            };
+            &clamped
+        } else {
+            request
+        };
         usage.llm_calls += 1;
-        let wait = match ports.transport.send(request) {
+        let sent = ports.transport.send(request);
+        let now = ports.clock.now_unix_millis();
+        let left = policy.remaining(now, *usage)?;
+        let wait = match sent {
             Ok(response) if !wire::retryable(&response) => return Ok(response),
             Ok(response) => {
-                let wait = requested_wait(&response, provider, ports.clock.now_unix_millis())
-                    .unwrap_or_else(|| backoff(attempt, ports.clock.now_unix_millis()));
-                if attempt >= policy.max_retries || wait > policy.max_wait {
+                let wait = requested_wait(&response, provider, now)
+                    .unwrap_or_else(|| backoff(attempt, now));
+                if attempt >= policy.max_retries || wait > policy.max_wait || wait >= left {
                     return Ok(response);
                 }
                 wait
             }
-            Err(error) if error.retryable && attempt < policy.max_retries => {
-                backoff(attempt, ports.clock.now_unix_millis())
+            Err(error)
+                if error.retryable
+                    && attempt < policy.max_retries
+                    && backoff(attempt, now) < left =>
+            {
+                backoff(attempt, now)
             }
             Err(error) => {
                 let after = if attempt > 0 {

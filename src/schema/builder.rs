@@ -17,6 +17,7 @@ use crate::answer::format::AnswerFormat;
 use crate::answer::lenient;
 use crate::content::reason;
 use crate::error::StructureError;
+use crate::limits::CallLimits;
 use crate::outcome::{Answer, BuilderTrace, Outcome, Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::{self, RetryPolicy};
@@ -26,6 +27,7 @@ use crate::schema::registry::META_SCHEMA;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::violation::Violation;
 use crate::scope::Scope;
+use crate::settings::Settings;
 use crate::store;
 
 /// Builder calls before giving up (spec §3.3).
@@ -156,9 +158,10 @@ pub fn build(
     scope: &Scope,
     provider: &dyn Provider,
     ports: &Ports<'_>,
-    confidence_threshold: f64,
+    settings: &Settings,
     retry_policy: RetryPolicy,
 ) -> Result<Built, StructureError> {
+    let confidence_threshold = settings.confidence_threshold;
     let key = cache_key(scope, description, provider.model());
     let now = ports.clock.now_unix_millis();
     let mut trace = BuilderTrace {
@@ -212,7 +215,7 @@ pub fn build(
             Ok(parsed) => {
                 outer.repairs.extend(parsed.repairs);
                 let answer = subset::restore(&format.source, parsed.value, format.encoded);
-                match accept(&answer, &validator) {
+                match accept(&answer, &validator, &settings.limits) {
                     Ok(accepted) => {
                         return Ok(finish(
                             accepted,
@@ -253,12 +256,22 @@ pub fn build(
 
 /// A builder answer that satisfies the answer schema (and so the meta-schema), and whose schema
 /// compiles as a target.
-fn accept(answer: &Value, validator: &CompiledSchema) -> Result<TargetSchema, Vec<Violation>> {
+fn accept(
+    answer: &Value,
+    validator: &CompiledSchema,
+    limits: &CallLimits,
+) -> Result<TargetSchema, Vec<Violation>> {
     let violations = validator.violations(answer);
     if !violations.is_empty() {
         return Err(violations);
     }
-    TargetSchema::new(answer["schema"].clone(), None, "inferred".to_owned()).map_err(|error| {
+    TargetSchema::new(
+        answer["schema"].clone(),
+        None,
+        "inferred".to_owned(),
+        limits,
+    )
+    .map_err(|error| {
         vec![Violation {
             pointer: "/schema".to_owned(),
             constraint: error.message,

@@ -182,3 +182,175 @@ fn pointer_or_root(pointer: &str) -> String {
         pointer.to_owned()
     }
 }
+
+/// Every keyword of JSON Schema drafts 4 to 2020-12 (core, applicators, validation, meta-data,
+/// format, content). Others are not an error in JSON Schema — they are ignored — which is why a
+/// misspelt `requierd` or an OpenAPI `nullable` would silently validate nothing.
+const KNOWN_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "id",
+    "$ref",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    "definitions",
+    "prefixItems",
+    "items",
+    "additionalItems",
+    "contains",
+    "additionalProperties",
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "dependencies",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "type",
+    "const",
+    "enum",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// What to write instead of a keyword from another schema language.
+const FOREIGN_KEYWORDS: &[(&str, &str)] = &[
+    (
+        "nullable",
+        "OpenAPI's nullable: write \"type\": [\"string\", \"null\"] instead",
+    ),
+    (
+        "example",
+        "OpenAPI's example: JSON Schema writes \"examples\": [...]",
+    ),
+    (
+        "discriminator",
+        "OpenAPI's discriminator: use oneOf with a const property in each branch",
+    ),
+    (
+        "optional",
+        "write the required properties in \"required\" instead",
+    ),
+];
+
+/// Rejects keywords no JSON Schema draft defines (extensions written `x-...` aside), naming the
+/// closest real keyword: they would be ignored, and what they meant would not be checked.
+pub fn reject_unknown_keywords(schema: &Value) -> Result<(), StructureError> {
+    let mut found = None;
+    find_unknown_keyword(schema, "", &mut found);
+    match found {
+        None => Ok(()),
+        Some((location, keyword)) => {
+            let hint = FOREIGN_KEYWORDS
+                .iter()
+                .find(|(foreign, _)| *foreign == keyword)
+                .map(|(_, hint)| (*hint).to_owned())
+                .or_else(|| {
+                    KNOWN_KEYWORDS
+                        .iter()
+                        .map(|known| (strsim::jaro_winkler(known, &keyword), *known))
+                        .filter(|(similarity, _)| *similarity > 0.85)
+                        .max_by(|a, b| a.0.total_cmp(&b.0))
+                        .map(|(_, known)| format!("did you mean \"{known}\"?"))
+                })
+                .unwrap_or_else(|| "extensions must start with \"x-\"".to_owned());
+            Err(StructureError::invalid_schema(format!(
+                "unknown keyword \"{keyword}\" at {}: JSON Schema would ignore it; {hint}",
+                if location.is_empty() { "/" } else { &location }
+            )))
+        }
+    }
+}
+
+fn find_unknown_keyword(node: &Value, location: &str, found: &mut Option<(String, String)>) {
+    let Value::Object(map) = node else {
+        return;
+    };
+    for (key, child) in map {
+        if found.is_some() {
+            return;
+        }
+        if !KNOWN_KEYWORDS.contains(&key.as_str()) && !key.starts_with("x-") {
+            *found = Some((location.to_owned(), key.clone()));
+            return;
+        }
+        let at = format!("{location}/{}", key.replace('~', "~0").replace('/', "~1"));
+        match key.as_str() {
+            // Maps from names to schemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            | "dependencies" => {
+                if let Value::Object(children) = child {
+                    for (name, schema) in children {
+                        let at = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
+                        find_unknown_keyword(schema, &at, found);
+                    }
+                }
+            }
+            // Lists of schemas.
+            "prefixItems" | "allOf" | "anyOf" | "oneOf" | "items" | "additionalItems" => {
+                match child {
+                    Value::Array(schemas) => {
+                        for (index, schema) in schemas.iter().enumerate() {
+                            find_unknown_keyword(schema, &format!("{at}/{index}"), found);
+                        }
+                    }
+                    schema => find_unknown_keyword(schema, &at, found),
+                }
+            }
+            // One schema.
+            "additionalProperties"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "not"
+            | "contentSchema" => {
+                find_unknown_keyword(child, &at, found);
+            }
+            // Values, not schemas (`const`, `enum`, `default`, `examples`, ...).
+            _ => {}
+        }
+    }
+}

@@ -17,6 +17,7 @@ pub mod violation;
 use serde_json::Value;
 
 use crate::error::StructureError;
+use crate::limits::CallLimits;
 use crate::request::SchemaInput;
 use registry::Registry;
 use validator::CompiledSchema;
@@ -33,13 +34,15 @@ pub struct TargetSchema {
 }
 
 impl TargetSchema {
-    /// A checked target: no external reference, compiles, root describes an object.
+    /// A checked target: within the limits, no external reference, compiles, root describes an
+    /// object.
     pub fn new(
         schema: Value,
         manual: Option<String>,
         origin: String,
+        limits: &CallLimits,
     ) -> Result<Self, StructureError> {
-        let compiled = check(&schema)?;
+        let compiled = check(&schema, limits)?;
         Ok(Self {
             schema,
             manual,
@@ -66,7 +69,9 @@ impl TargetSchema {
 }
 
 /// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing).
-pub fn check(schema: &Value) -> Result<CompiledSchema, StructureError> {
+pub fn check(schema: &Value, limits: &CallLimits) -> Result<CompiledSchema, StructureError> {
+    limits.check_schema(schema)?;
+    checks::reject_unknown_keywords(schema)?;
     checks::reject_external_refs(schema)?;
     let compiled = CompiledSchema::compile(schema)?;
     checks::check_object_root(schema)?;
@@ -77,9 +82,12 @@ pub fn check(schema: &Value) -> Result<CompiledSchema, StructureError> {
 pub fn resolve(
     input: &SchemaInput,
     registry: &Registry<'_>,
+    limits: &CallLimits,
 ) -> Result<TargetSchema, StructureError> {
     match input {
-        SchemaInput::Inline(schema) => TargetSchema::new(schema.clone(), None, "inline".to_owned()),
+        SchemaInput::Inline(schema) => {
+            TargetSchema::new(schema.clone(), None, "inline".to_owned(), limits)
+        }
         SchemaInput::Named(name) => {
             let found = registry.find(name)?;
             TargetSchema::stored(
@@ -88,9 +96,12 @@ pub fn resolve(
                 format!("registry:{}", found.origin),
             )
         }
-        SchemaInput::Examples(examples) => {
-            TargetSchema::new(examples::infer(examples), None, "inferred".to_owned())
-        }
+        SchemaInput::Examples(examples) => TargetSchema::new(
+            examples::infer(examples),
+            None,
+            "inferred".to_owned(),
+            limits,
+        ),
         SchemaInput::Described(_) => Err(StructureError::new(
             crate::error::ErrorKind::Unsupported,
             "a described schema is built by the schema builder, not resolved",

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, StructureError};
+use crate::limits::CallLimits;
 use crate::ports::KeyValue;
 use crate::schema::versioning::{self, Version};
 use crate::scope::Scope;
@@ -235,7 +236,11 @@ impl<'a> Registry<'a> {
     /// Registers a schema at this scope's own level (its project's, else its tenant's). The
     /// schema must be usable as a target (it compiles, its root is an object, it has no external
     /// reference), and an update of an existing name must follow the versioning rules.
-    pub fn register(&self, registration: Registration) -> Result<SchemaInfo, StructureError> {
+    pub fn register(
+        &self,
+        registration: Registration,
+        limits: &CallLimits,
+    ) -> Result<SchemaInfo, StructureError> {
         check_name(&registration.name)?;
         let version = Version::parse(registration.version.as_deref().unwrap_or("1.0"))?;
         if !registration.schema.is_object() {
@@ -244,7 +249,7 @@ impl<'a> Registry<'a> {
                 "the schema to register must be a JSON object",
             ));
         }
-        super::check(&registration.schema)?;
+        super::check(&registration.schema, limits)?;
         let prefix = format!("{}schemas/", self.scope.own_prefix());
         let key = format!("{prefix}{}", registration.name);
         let manual = registration

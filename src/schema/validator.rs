@@ -75,11 +75,24 @@ impl CompiledSchema {
 
 type Built = Result<Validator, jsonschema::ValidationError<'static>>;
 
-fn build_with_meta_check(schema: &Value) -> Built {
+/// How far `fancy-regex` may backtrack in one match (patterns with look-around or
+/// back-references; the others run on the linear-time `regex` engine). A match that would go
+/// further is a violation, never a pass: a crafted pattern costs at most a few milliseconds.
+pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
+
+fn options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::options()
         .should_validate_formats(true)
+        // A misspelt format would otherwise check nothing.
+        .should_ignore_unknown_formats(false)
         .offline()
-        .build(schema)
+        .with_pattern_options(
+            jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
+        )
+}
+
+fn build_with_meta_check(schema: &Value) -> Built {
+    options().build(schema)
 }
 
 /// The schema is compiled as a resource of its own draft, referenced from a draft-04 root:

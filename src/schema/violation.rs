@@ -150,6 +150,12 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
         }
         // Everything else (content encoding, regex engine limits, references): the
         // validator's own sentence says it best.
+        ValidationErrorKind::BacktrackLimitExceeded { .. } => one(
+            "value could not be checked against the pattern: matching it backtracks too much \
+             (simplify the pattern: avoid nested quantifiers with back-references or look-around)"
+                .to_owned(),
+            shown,
+        ),
         _ => one(error.to_string(), None),
     }
 }

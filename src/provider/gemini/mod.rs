@@ -51,6 +51,7 @@ pub struct Gemini {
     api_key: Secret,
     max_output_tokens: u32,
     timeout: Duration,
+    max_response_bytes: usize,
 }
 
 impl Gemini {
@@ -99,6 +100,7 @@ impl Gemini {
             api_key,
             max_output_tokens: settings.max_output_tokens,
             timeout: settings.request_timeout,
+            max_response_bytes: settings.limits.response_bytes,
         })
     }
 
@@ -200,6 +202,7 @@ impl Provider for Gemini {
             ],
             body: Value::Object(body).to_string().into_bytes(),
             timeout: self.timeout,
+            max_response_bytes: self.max_response_bytes,
         }
     }
 
