@@ -413,6 +413,7 @@ struct WasiTransport;
 
 impl Transport for WasiTransport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let started = std::time::Instant::now();
         let parts = request.url_parts().map_err(TransportError::new)?;
         let headers = http::Fields::new();
         for (name, value) in &request.headers {
@@ -481,7 +482,10 @@ impl Transport for WasiTransport {
                 crate::settings::keys::MAX_RESPONSE_BYTES
             )));
         }
-        let body = read_body(response, request.max_response_bytes)?;
+        // A body that drips in just fast enough for the between-bytes timeout still has to
+        // arrive within the request's time.
+        let deadline = started + request.timeout;
+        let body = read_body(response, request.max_response_bytes, deadline)?;
         Ok(HttpResponse {
             status,
             headers,
@@ -527,7 +531,11 @@ fn write_body(body: &http::OutgoingBody, bytes: &[u8]) -> Result<(), TransportEr
     Ok(())
 }
 
-fn read_body(response: http::IncomingResponse, limit: usize) -> Result<Vec<u8>, TransportError> {
+fn read_body(
+    response: http::IncomingResponse,
+    limit: usize,
+    deadline: std::time::Instant,
+) -> Result<Vec<u8>, TransportError> {
     let body = response
         .consume()
         .map_err(|()| TransportError::new("the response body was already taken"))?;
@@ -539,6 +547,11 @@ fn read_body(response: http::IncomingResponse, limit: usize) -> Result<Vec<u8>, 
         loop {
             match stream.blocking_read(64 * 1024) {
                 Ok(chunk) => {
+                    if std::time::Instant::now() > deadline {
+                        return Err(TransportError::new(
+                            "the response did not arrive within the request timeout (structure_request_timeout_ms)",
+                        ));
+                    }
                     bytes.extend_from_slice(&chunk);
                     if bytes.len() > limit {
                         return Err(TransportError::new(format!(

@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Frame;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -50,6 +51,28 @@ pub struct Reply {
     /// How long to wait before answering.
     #[serde(default)]
     pub delay_ms: u64,
+    /// Bytes sent instead of `body` (for bodies that are not UTF-8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<Vec<u8>>,
+    /// How the body goes wrong on the wire, if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+}
+
+/// A fault in sending a reply's body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Fault {
+    /// Announces the whole body's length, sends its first `after_bytes`, then drops the
+    /// connection.
+    #[serde(rename_all = "camelCase")]
+    Reset { after_bytes: usize },
+    /// Sends the body `chunk_bytes` at a time, `every_ms` apart.
+    #[serde(rename_all = "camelCase")]
+    Drip { chunk_bytes: usize, every_ms: u64 },
+    /// Sends the body in chunks without announcing its length (chunked transfer encoding).
+    #[serde(rename_all = "camelCase")]
+    Chunked { chunk_bytes: usize },
 }
 
 impl Reply {
@@ -120,7 +143,22 @@ impl Reply {
             headers: vec![("content-type".to_owned(), "application/json".to_owned())],
             body: body.to_owned(),
             delay_ms: 0,
+            body_bytes: None,
+            fault: None,
         }
+    }
+
+    /// Any status and body bytes (not necessarily UTF-8).
+    pub fn bytes(status: u16, body: Vec<u8>) -> Reply {
+        Reply {
+            body_bytes: Some(body),
+            ..Reply::raw(status, "")
+        }
+    }
+
+    pub fn with_fault(mut self, fault: Fault) -> Reply {
+        self.fault = Some(fault);
+        self
     }
 
     pub fn with_delay(mut self, delay: Duration) -> Reply {
@@ -316,7 +354,7 @@ async fn serve(
 async fn handle(
     request: Request<Incoming>,
     script: Arc<Mutex<Script>>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<ReplyBody>, Infallible> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let headers: Vec<(String, String)> = request
@@ -340,10 +378,8 @@ async fn handle(
     };
     if method == Method::OPTIONS {
         return Ok(respond(&Reply {
-            status: 204,
             headers: Vec::new(),
-            body: String::new(),
-            delay_ms: 0,
+            ..Reply::raw(204, "")
         }));
     }
     match (method.as_str(), path.as_str()) {
@@ -398,7 +434,9 @@ async fn handle(
     Ok(respond(&reply))
 }
 
-fn respond(reply: &Reply) -> Response<Full<Bytes>> {
+type ReplyBody = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
+
+fn respond(reply: &Reply) -> Response<ReplyBody> {
     let mut response = Response::builder().status(reply.status);
     for (name, value) in &reply.headers {
         response = response.header(name, value);
@@ -408,7 +446,80 @@ fn respond(reply: &Reply) -> Response<Full<Bytes>> {
         .header("access-control-allow-origin", "*")
         .header("access-control-allow-headers", "*")
         .header("access-control-allow-methods", "GET, POST, OPTIONS");
-    response
-        .body(Full::new(Bytes::from(reply.body.clone())))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::from_static(b"invalid scripted reply"))))
+    let body = Bytes::from(
+        reply
+            .body_bytes
+            .clone()
+            .unwrap_or_else(|| reply.body.clone().into_bytes()),
+    );
+    let body = match &reply.fault {
+        None => Full::new(body).map_err(|never| match never {}).boxed(),
+        Some(fault) => {
+            if !matches!(fault, Fault::Chunked { .. }) {
+                response = response.header("content-length", body.len().to_string());
+            }
+            faulty(body, fault.clone())
+        }
+    };
+    response.body(body).unwrap_or_else(|_| {
+        Response::new(
+            Full::new(Bytes::from_static(b"invalid scripted reply"))
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+    })
+}
+
+/// A body that a task feeds as `fault` says: in drips, in chunks, or cut off by an error (which
+/// makes the server drop the connection).
+fn faulty(body: Bytes, fault: Fault) -> ReplyBody {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, std::io::Error>>(4);
+    tokio::spawn(async move {
+        let (chunk_bytes, every, cut_at) = match fault {
+            Fault::Reset { after_bytes } => (after_bytes.max(1), Duration::ZERO, Some(after_bytes)),
+            Fault::Drip {
+                chunk_bytes,
+                every_ms,
+            } => (chunk_bytes.max(1), Duration::from_millis(every_ms), None),
+            Fault::Chunked { chunk_bytes } => (chunk_bytes.max(1), Duration::ZERO, None),
+        };
+        let end = cut_at.unwrap_or(body.len()).min(body.len());
+        let mut sent = 0;
+        while sent < end {
+            let next = (sent + chunk_bytes).min(end);
+            if sender
+                .send(Ok(Frame::data(body.slice(sent..next))))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            sent = next;
+            if !every.is_zero() {
+                tokio::time::sleep(every).await;
+            }
+        }
+        if cut_at.is_some() {
+            let _ = sender
+                .send(Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "scripted reset",
+                )))
+                .await;
+        }
+    });
+    http_body_util::StreamBody::new(ChannelStream(receiver)).boxed()
+}
+
+struct ChannelStream(tokio::sync::mpsc::Receiver<Result<Frame<Bytes>, std::io::Error>>);
+
+impl futures_core::Stream for ChannelStream {
+    type Item = Result<Frame<Bytes>, std::io::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
 }
