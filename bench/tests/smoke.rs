@@ -39,3 +39,18 @@ fn the_benchmark_runs_and_counts_llm_calls_exactly() {
 fn tempfile_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("{}-{name}", std::process::id()))
 }
+
+#[test]
+fn the_load_test_runs_without_errors() {
+    let out = tempfile_path("structure-load.json");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_structure-load"))
+        .args(["--requests", "40", "--clients", "8", "--json"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the load test reports failed requests");
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(report["errors"], 0);
+    assert_eq!(report["llmRequestsAtTheMock"], 40);
+    let _ = std::fs::remove_file(out);
+}

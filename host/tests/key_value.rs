@@ -98,3 +98,66 @@ fn the_component_sees_one_store_named_default_with_paged_keys() {
     assert_eq!(backend.get("key-0000").unwrap(), None);
     HostBucket::drop(&mut state, bucket).unwrap();
 }
+
+/// The child half of the crash test: writes entries until killed, saying each one it committed.
+/// It runs only when the parent starts it (see below).
+#[test]
+fn crash_test_writer() {
+    let Ok(path) = std::env::var("STRUCTURE_CRASH_TEST_DB") else {
+        return;
+    };
+    let store = RedbStore::new(path);
+    let value = vec![b'v'; 4096];
+    for n in 0.. {
+        store.set(&format!("key-{n:08}"), &value).unwrap();
+        // Only after `set` returned is the entry committed.
+        println!("committed {n}");
+    }
+}
+
+#[test]
+fn the_redb_store_survives_kill_9_during_writes() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crash.redb");
+    for round in 0..3 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "crash_test_writer",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("STRUCTURE_CRASH_TEST_DB", &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut last = None;
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // Let it write for a while, then kill it in the middle of whatever it is doing.
+        while let Some(Ok(line)) = lines.next() {
+            if let Some(n) = line.strip_prefix("committed ") {
+                last = Some(n.parse::<u64>().unwrap());
+                if last >= Some(200 * (round + 1)) {
+                    break;
+                }
+            }
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let last = last.expect("the writer committed something");
+
+        let store = RedbStore::new(&path);
+        for n in 0..=last {
+            let value = store
+                .get(&format!("key-{n:08}"))
+                .unwrap_or_else(|error| panic!("round {round}: reading entry {n}: {error}"))
+                .unwrap_or_else(|| panic!("round {round}: committed entry {n} is lost"));
+            assert_eq!(value.len(), 4096, "round {round}: entry {n} is intact");
+        }
+        drop(store);
+    }
+}
