@@ -104,6 +104,12 @@ impl StructureError {
         self
     }
 
+    /// The same error with every secret of `settings` cut out of its message.
+    pub fn redacted(mut self, settings: &crate::settings::Settings) -> Self {
+        self.message = settings.redact(&self.message);
+        self
+    }
+
     /// The error as the JSON object the tool form returns: `{"error": {...}}`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({ "error": self })

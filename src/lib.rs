@@ -105,17 +105,29 @@ pub fn structure(
         cascade.with_layer(&layer, "settings")
     })?;
     let settings = Settings::load(&cascade)?;
+    // Providers quote requests in their errors; a key must not travel on in a message.
+    structure_with(request, scope, ports, &settings, started)
+        .map_err(|error| error.redacted(&settings))
+}
+
+fn structure_with(
+    request: &StructureRequest,
+    scope: &Scope,
+    ports: &Ports<'_>,
+    settings: &Settings,
+    started: u64,
+) -> Result<Outcome, StructureError> {
     settings.limits.check_prompt(&request.prompt)?;
-    let retry = provider::retry::RetryPolicy::from_settings(&settings, started);
+    let retry = provider::retry::RetryPolicy::from_settings(settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
-            let builder_provider = provider::connect(&settings, &settings.schema_builder_model)?;
+            let builder_provider = provider::connect(settings, &settings.schema_builder_model)?;
             let built = builder::build(
                 description,
                 scope,
                 builder_provider.as_ref(),
                 ports,
-                &settings,
+                settings,
                 retry,
             )?;
             match built {
@@ -140,7 +152,7 @@ pub fn structure(
         usage.add(spent_building);
         usage
     };
-    let provider = provider::connect(&settings, &settings.model).map_err(|error| {
+    let provider = provider::connect(settings, &settings.model).map_err(|error| {
         let usage = add_building(error.usage);
         error.with_usage(usage)
     })?;

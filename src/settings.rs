@@ -334,6 +334,24 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// `text` with each configured secret replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        [
+            &self.openai_api_key,
+            &self.anthropic_api_key,
+            &self.gemini_api_key,
+        ]
+        .into_iter()
+        .flatten()
+        // A one-character "key" would blank out half a message and protect nothing.
+        .filter(|secret| secret.expose().len() >= 8)
+        .fold(text.to_owned(), |text, secret| {
+            text.replace(secret.expose(), "[redacted]")
+        })
+    }
+}
+
 /// The model setting `key`, with a `default:<name>` alias replaced by `structure_model_<name>`
 /// (or the built-in default for `fast` and `analyze`).
 fn resolve_model(config: &dyn Config, key: &str) -> Result<String, StructureError> {

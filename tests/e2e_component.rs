@@ -505,3 +505,31 @@ async fn a_reused_instance_serves_call_after_call_and_calls_made_together() {
     );
     assert_eq!(mock.requests().len(), 5);
 }
+
+#[tokio::test]
+async fn a_ref_to_a_live_server_is_refused_and_never_fetched() {
+    let mock = MockLlm::start();
+    let client = client(&mock);
+    for reference in [
+        format!("{}/schemas/contact.json", mock.base_url()),
+        format!("{}/schemas/contact.json#/properties/name", mock.base_url()),
+        "file:///etc/passwd".to_owned(),
+    ] {
+        let request = Request {
+            prompt: "Ada".into(),
+            schema: SchemaInput::Inline(
+                json!({ "type": "object", "properties": { "who": { "$ref": reference } } })
+                    .to_string(),
+            ),
+            max_loops: None,
+            settings: None,
+        };
+        match client.structure(&Scope::default(), &request).await {
+            Err(CallError::Structure(error)) => {
+                assert_eq!(error.kind, ErrorKind::InvalidSchema, "{reference}")
+            }
+            other => panic!("{reference}: {:?}", other.map(|outcome| outcome.status)),
+        }
+    }
+    assert!(mock.requests().is_empty(), "nothing was fetched");
+}

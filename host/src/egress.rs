@@ -23,6 +23,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use crate::config::Settings;
+
 /// Idle connections kept per origin.
 const MAX_IDLE_PER_ORIGIN: usize = 32;
 /// Servers close idle connections after a while (often 60 s or more); not reusing ours beyond
@@ -52,15 +54,39 @@ pub struct ConnectionPool {
     tls: OnceLock<tokio_rustls::TlsConnector>,
 }
 
-/// The `wasi:http` hooks of one store: every outgoing request goes through the pool.
+/// The `wasi:http` hooks of one store: requests go only to the configured providers, through
+/// the pool.
 #[derive(Clone)]
 pub struct Egress {
     pool: Arc<ConnectionPool>,
+    allowed: Arc<[Origin]>,
 }
 
+/// Where the component may send requests when nothing is configured: the providers' own APIs
+/// and the default addresses of the local servers it has profiles for.
+const DEFAULT_ENDPOINTS: &[&str] = &[
+    "https://api.openai.com",
+    "https://api.anthropic.com",
+    "https://generativelanguage.googleapis.com",
+    "http://localhost:11434",
+    "http://localhost:8080",
+    "http://localhost:8000",
+];
+
+/// The settings that name an endpoint.
+const ENDPOINT_KEYS: &[&str] = &["openai_base_url", "anthropic_base_url", "gemini_base_url"];
+
 impl Egress {
-    pub fn new(pool: Arc<ConnectionPool>) -> Self {
-        Self { pool }
+    /// Hooks allowing the endpoints `settings` configure, and the defaults.
+    pub fn new(pool: Arc<ConnectionPool>, settings: &Settings) -> Self {
+        let allowed = DEFAULT_ENDPOINTS
+            .iter()
+            .copied()
+            .chain(ENDPOINT_KEYS.iter().filter_map(|key| settings.get(key)))
+            .filter_map(|url| url.parse::<hyper::Uri>().ok())
+            .filter_map(|uri| origin(&uri).ok())
+            .collect();
+        Self { pool, allowed }
     }
 }
 
@@ -72,7 +98,13 @@ impl WasiHttpHooks for Egress {
         _response_errors: IoFuture,
     ) -> Box<dyn Future<Output = Result<(Response<WasiBody>, IoFuture), Error>> + Send> {
         let pool = self.pool.clone();
+        // Defence in depth: the component only calls its configured providers; a request
+        // anywhere else is refused here too, as Spin's allowed_outbound_hosts would.
+        let allowed = origin(request.uri()).is_ok_and(|to| self.allowed.contains(&to));
         Box::new(async move {
+            if !allowed {
+                return Err(Error::HttpRequestDenied);
+            }
             let response = pool.send(request, options).await?;
             Ok((response, Box::new(async { Ok(()) }) as IoFuture))
         })
@@ -301,5 +333,45 @@ impl Body for PooledBody {
 
     fn size_hint(&self) -> SizeHint {
         self.incoming.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::{BodyExt, Empty};
+
+    fn request(url: &str) -> Request<WasiBody> {
+        let body = Empty::<Bytes>::new()
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        Request::post(url).body(body).unwrap()
+    }
+
+    #[tokio::test]
+    async fn requests_go_only_to_configured_or_default_endpoints() {
+        let settings = Settings::new().set("openai_base_url", "http://127.0.0.1:9/v1");
+        let mut egress = Egress::new(Arc::default(), &settings);
+        let send = |egress: &mut Egress, url: &str| {
+            Box::into_pin(egress.send_request(request(url), None, Box::new(async { Ok(()) })))
+        };
+        for elsewhere in [
+            "http://127.0.0.1:10/v1/chat",
+            "https://evil.example/v1",
+            "http://localhost:9/x",
+        ] {
+            assert!(
+                matches!(
+                    send(&mut egress, elsewhere).await,
+                    Err(Error::HttpRequestDenied)
+                ),
+                "{elsewhere}"
+            );
+        }
+        // Allowed: the request goes out (and fails to connect, nothing listens there).
+        assert!(matches!(
+            send(&mut egress, "http://127.0.0.1:9/v1/chat/completions").await,
+            Err(Error::Connect(_) | Error::ConnectionTimeout)
+        ));
     }
 }

@@ -31,7 +31,7 @@ impl HostState {
             // through its declared imports.
             wasi: WasiCtx::builder().build(),
             http: WasiHttpCtx::new(),
-            egress: Egress::new(connections),
+            egress: Egress::new(connections, &settings),
             settings,
             key_value,
         }

@@ -108,10 +108,12 @@ fn crash_test_writer() {
     };
     let store = RedbStore::new(path);
     let value = vec![b'v'; 4096];
-    for n in 0.. {
+    let mut n = 0u64;
+    loop {
         store.set(&format!("key-{n:08}"), &value).unwrap();
         // Only after `set` returned is the entry committed.
         println!("committed {n}");
+        n += 1;
     }
 }
 

@@ -330,6 +330,81 @@ async fn the_scope_comes_from_the_token_never_from_the_body() {
         200,
         "b still has it"
     );
+    // Through MCP, tenant A neither lists, reads nor uses B's schema.
+    let mcp = |body: Value| {
+        let served = &served;
+        async move {
+            let response = send(
+                served,
+                "POST",
+                "/mcp",
+                &[
+                    ("authorization", "Bearer user-a"),
+                    ("content-type", "application/json"),
+                    ("mcp-protocol-version", "2025-06-18"),
+                ],
+                body.to_string().as_bytes(),
+            )
+            .await;
+            response.json()
+        }
+    };
+    let listed = mcp(rpc(1, "resources/list", json!({}))).await;
+    assert!(listed["result"]["resources"].is_array(), "{listed}");
+    assert!(!listed.to_string().contains("payroll"), "{listed}");
+    let read = mcp(rpc(
+        2,
+        "resources/read",
+        json!({ "uri": "structure://schemas/payroll" }),
+    ))
+    .await;
+    assert!(
+        read["error"].is_object() || read["result"]["isError"] == true,
+        "{read}"
+    );
+    assert!(!read.to_string().contains("salary"), "{read}");
+    let used = mcp(rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "payroll", "schemaMode": "named" } }))).await;
+    assert_eq!(used["result"]["isError"], true, "{used}");
+    assert!(used.to_string().contains("schema-not-found"), "{used}");
+    // A's own `payroll` shadows nothing of B's.
+    let mine =
+        json!({ "schema": { "type": "object", "properties": { "bonus": { "type": "number" } } } });
+    assert_eq!(
+        call(
+            &served,
+            "PUT",
+            "/v1/schemas/payroll",
+            Some("admin-a"),
+            Some(mine)
+        )
+        .await
+        .status,
+        200
+    );
+    let theirs = call(&served, "GET", "/v1/schemas/payroll", Some("admin-b"), None).await;
+    assert!(
+        theirs.json()["schema"]["properties"]["salary"].is_object(),
+        "B's schema is unchanged"
+    );
+    assert_eq!(
+        call(
+            &served,
+            "DELETE",
+            "/v1/schemas/payroll",
+            Some("admin-a"),
+            None
+        )
+        .await
+        .status,
+        204
+    );
+    assert_eq!(
+        call(&served, "GET", "/v1/schemas/payroll", Some("admin-b"), None)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(mock.requests().len(), 0, "no LLM call on the way");
     // The project token sees its tenant's schemas; registrations by the tenant admin reach it.
     let lead = json!({ "schema": { "type": "object" } });
     call(
