@@ -1,0 +1,26 @@
+//! The schema stage and every provider's schema transform on any JSON: checking, the subset
+//! rewrite, the answer envelope and the way back — never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use structure::answer::format::AnswerFormat;
+use structure::limits::CallLimits;
+use structure::provider::subset::{ANTHROPIC, FULL, GEMINI, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, restore, to_subset};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(schema) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    // Within the limits a caller could send (the limits themselves are checked first).
+    if CallLimits::default().check_schema(&schema).is_err() {
+        return;
+    }
+    let _ = structure::schema::check(&schema, &CallLimits::default());
+    for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI, &GRAMMAR_WITHOUT_PATTERNS, &FULL] {
+        let _ = to_subset(&schema, subset, "", &mut Vec::new());
+        let format = AnswerFormat::build(&schema, subset);
+        let _ = restore(&format.source, schema.clone(), format.encoded);
+        let _ = AnswerFormat::plain(&schema, subset);
+    }
+});

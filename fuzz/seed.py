@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Seeds each fuzz target's corpus from the repository's real inputs (recorded provider
+bodies, bundled schemas, benchmark fixtures, HTTP API and MCP requests)."""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = Path(sys.argv[1])
+
+# provider_response: [provider index, status index] + body (indices as in the target).
+PROVIDER = {"chat-completions": 0, "openai": 0, "responses": 1, "anthropic": 2, "google": 3, "gemini": 3}
+STATUS_200, STATUS_400 = 0, 1
+
+
+def put(target, data: bytes):
+    folder = OUT / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+bodies = sorted((ROOT / "tests/provider-api").glob("**/*.json"))
+for path in bodies:
+    parts = set(path.parts)
+    provider = next((index for name, index in PROVIDER.items() if name in parts), None)
+    if provider is None:
+        continue
+    body = path.read_bytes()
+    status = STATUS_400 if "error" in path.name else STATUS_200
+    put("provider_response", bytes([provider, status]) + body)
+    put("lenient_parse", body)
+
+schemas = [json.loads(p.read_text()) for p in sorted((ROOT / "schemas").glob("*.json"))]
+fixtures = json.loads((ROOT / "benches/fixtures.json").read_text())
+for schema in schemas:
+    put("schema_transforms", json.dumps(schema).encode())
+for name, cases in fixtures.items():
+    schema = json.loads((ROOT / f"schemas/{name}.json").read_text())
+    for instance in cases.values():
+        put("reason_formatting", json.dumps([schema, instance]).encode())
+        answer = json.dumps({"answer": instance})
+        put("lenient_parse", f"Here you go:\n```json\n{answer}\n```".encode())
+
+call = json.dumps({"prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named"})
+mcp = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "structure", "arguments": json.loads(call)}})
+for method, head, body in [
+    (1, "/v1/structure\ncontent-type: application/json", call),
+    (0, "/v1/schemas", ""),
+    (0, "/v1/schemas/contact", ""),
+    (2, "/v1/schemas/lead\ncontent-type: application/json", json.dumps({"schema": {"type": "object"}})),
+    (1, "/mcp\ncontent-type: application/json\nmcp-protocol-version: 2025-06-18", mcp),
+    (0, "/healthz", ""),
+]:
+    put("http_request", bytes([method]) + f"{head}\n\n{body}".encode())
