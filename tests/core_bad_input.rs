@@ -235,6 +235,36 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
     ]
 }
 
+/// Ports over a store of the test's own, to compare before and after.
+struct Fixture {
+    transport: ScriptedTransport,
+    config: MapConfig,
+    key_value: MemoryKeyValue,
+    clock: FixedClock,
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Self {
+            transport: ScriptedTransport::default(),
+            config: config(),
+            key_value: MemoryKeyValue::default(),
+            clock: FixedClock::default(),
+        }
+    }
+}
+
+impl Fixture {
+    fn ports(&self) -> Ports<'_> {
+        Ports {
+            transport: &self.transport,
+            config: &self.config,
+            key_value: &self.key_value,
+            clock: &self.clock,
+        }
+    }
+}
+
 fn config() -> MapConfig {
     MapConfig::with(&[
         ("structure_model", "openai/test-model"),
@@ -268,16 +298,8 @@ fn seeded(ports: &Ports<'_>, scope: &Scope) {
 
 #[test]
 fn every_kind_of_bad_input_gets_its_typed_error_and_changes_nothing() {
-    let transport = ScriptedTransport::default();
-    let config = config();
-    let key_value = MemoryKeyValue::default();
-    let clock = FixedClock::default();
-    let ports = Ports {
-        transport: &transport,
-        config: &config,
-        key_value: &key_value,
-        clock: &clock,
-    };
+    let fixture = Fixture::default();
+    let (ports, transport, key_value) = (fixture.ports(), &fixture.transport, &fixture.key_value);
     let scope = Scope::new("acme", Some("crm")).unwrap();
     seeded(&ports, &scope);
     let before = key_value.snapshot();
@@ -299,16 +321,8 @@ fn every_kind_of_bad_input_gets_its_typed_error_and_changes_nothing() {
 
 #[test]
 fn bad_registrations_and_settings_change_nothing() {
-    let transport = ScriptedTransport::default();
-    let config = config();
-    let key_value = MemoryKeyValue::default();
-    let clock = FixedClock::default();
-    let ports = Ports {
-        transport: &transport,
-        config: &config,
-        key_value: &key_value,
-        clock: &clock,
-    };
+    let fixture = Fixture::default();
+    let (ports, transport, key_value) = (fixture.ports(), &fixture.transport, &fixture.key_value);
     let scope = Scope::new("acme", None).unwrap();
     seeded(&ports, &scope);
     let before = key_value.snapshot();

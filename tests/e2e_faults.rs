@@ -13,7 +13,15 @@ use structure_host::{
     Settings, Status, Structure,
 };
 
-fn client(mock: &MockLlm, extra: &[(&str, &str)], store: Arc<dyn KeyValueStore>) -> Structure {
+fn client(mock: &MockLlm, extra: &[(&str, &str)]) -> Structure {
+    client_with_store(mock, extra, Arc::new(MemoryStore::default()))
+}
+
+fn client_with_store(
+    mock: &MockLlm,
+    extra: &[(&str, &str)],
+    store: Arc<dyn KeyValueStore>,
+) -> Structure {
     let mut settings = Settings::new()
         .set("structure_model", "openai/gpt-4.1-mini")
         .set("openai_base_url", mock.base_url())
@@ -70,11 +78,7 @@ fn invalid_response(kind: &ErrorKind) -> bool {
 #[tokio::test]
 async fn an_answer_later_than_the_timeout_is_a_transport_error() {
     let mock = MockLlm::start();
-    let client = client(
-        &mock,
-        &[("structure_request_timeout_ms", "300")],
-        Arc::new(MemoryStore::default()),
-    );
+    let client = client(&mock, &[("structure_request_timeout_ms", "300")]);
     mock.push(Reply::answer(valid()).with_delay(Duration::from_secs(3)));
     let started = Instant::now();
     let message = fails_with(&client, transport).await;
@@ -87,7 +91,7 @@ async fn an_answer_later_than_the_timeout_is_a_transport_error() {
 #[tokio::test]
 async fn a_connection_reset_mid_body_is_a_transport_error() {
     let mock = MockLlm::start();
-    let client = client(&mock, &[], Arc::new(MemoryStore::default()));
+    let client = client(&mock, &[]);
     mock.push(Reply::answer(valid()).with_fault(Fault::Reset { after_bytes: 40 }));
     fails_with(&client, transport).await;
 }
@@ -95,7 +99,7 @@ async fn a_connection_reset_mid_body_is_a_transport_error() {
 #[tokio::test]
 async fn garbage_and_invalid_utf8_are_invalid_responses() {
     let mock = MockLlm::start();
-    let client = client(&mock, &[], Arc::new(MemoryStore::default()));
+    let client = client(&mock, &[]);
     mock.push(Reply::bytes(200, b"\x00\x01garbage{{{".to_vec()));
     let message = fails_with(&client, invalid_response).await;
     assert!(message.contains("not JSON"), "{message}");
@@ -109,7 +113,7 @@ async fn garbage_and_invalid_utf8_are_invalid_responses() {
 #[tokio::test]
 async fn a_50_mb_body_is_refused_by_its_length_or_while_reading() {
     let mock = MockLlm::start();
-    let client = client(&mock, &[], Arc::new(MemoryStore::default()));
+    let client = client(&mock, &[]);
     let huge = format!("{{\"padding\": \"{}\"}}", "x".repeat(50 << 20));
     // Announced with a content-length: refused before reading.
     mock.push(Reply::raw(200, &huge));
@@ -132,11 +136,7 @@ async fn a_50_mb_body_is_refused_by_its_length_or_while_reading() {
 #[tokio::test]
 async fn a_slow_drip_is_cut_off_at_the_request_timeout() {
     let mock = MockLlm::start();
-    let client = client(
-        &mock,
-        &[("structure_request_timeout_ms", "1000")],
-        Arc::new(MemoryStore::default()),
-    );
+    let client = client(&mock, &[("structure_request_timeout_ms", "1000")]);
     // Each byte in time for the between-bytes timeout, the whole far too late.
     mock.push(Reply::answer(valid()).with_fault(Fault::Drip {
         chunk_bytes: 1,
@@ -150,11 +150,7 @@ async fn a_slow_drip_is_cut_off_at_the_request_timeout() {
 #[tokio::test]
 async fn a_burst_of_5xx_is_retried_and_a_longer_one_reported() {
     let mock = MockLlm::start();
-    let client = client(
-        &mock,
-        &[("structure_max_retries", "3")],
-        Arc::new(MemoryStore::default()),
-    );
+    let client = client(&mock, &[("structure_max_retries", "3")]);
     let unavailable =
         || Reply::error(503, "overloaded", "try later").with_header("retry-after-ms", "10");
     for _ in 0..3 {
@@ -245,7 +241,7 @@ fn described() -> Request {
 async fn a_failing_store_is_a_cache_miss_for_the_builder_and_an_error_for_the_registry() {
     let mock = MockLlm::start();
     let store = Arc::new(FlakyStore::default());
-    let client = client(&mock, &[], store.clone());
+    let client = client_with_store(&mock, &[], store.clone());
     let schema = json!({ "type": "object", "properties": { "name": { "type": "string" }, "email": { "type": "string" } }, "required": ["name", "email"], "additionalProperties": false });
     let person = json!({ "name": "Ada", "email": "ada@example.org" });
 

@@ -30,46 +30,30 @@ use structure_host::{
 const PROMPT: &str = "mike_42 broke the build on 30 November 2026 at 14:30 UTC (tags: ci, build).";
 const DESCRIPTION: &str = "An audit record of one user action: the user id, the action, when it happened and whether it succeeded.";
 
+/// The host end to end against the mock LLM (see the crate docs and BENCHMARKS.md).
+#[derive(clap::Parser)]
 struct Args {
+    /// Measured calls per scenario.
+    #[arg(long, default_value_t = 500)]
     calls: usize,
+    /// Unmeasured calls first.
+    #[arg(long, default_value_t = 20)]
     warmup: usize,
+    /// Also write the figures here, as JSON.
+    #[arg(long)]
     json: Option<PathBuf>,
+    /// The `structure` command, to time its start to its first request.
+    #[arg(long)]
     cli: Option<PathBuf>,
+    /// Only make --calls valid calls, for valgrind to count instructions.
+    #[arg(long)]
     callgrind: bool,
+    /// Run validation-bench built for wasm32-wasip2 (this file) instead.
+    #[arg(long)]
     wasm_validation: Option<PathBuf>,
+    /// Another build of the component instead of the embedded one.
+    #[arg(long)]
     component: Option<PathBuf>,
-}
-
-fn args() -> anyhow::Result<Args> {
-    let mut parsed = Args {
-        calls: 500,
-        warmup: 20,
-        json: None,
-        cli: None,
-        callgrind: false,
-        wasm_validation: None,
-        component: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next()
-                .ok_or_else(|| anyhow::anyhow!("{arg} needs a value"))
-        };
-        match arg.as_str() {
-            "--calls" => parsed.calls = value()?.parse()?,
-            "--warmup" => parsed.warmup = value()?.parse()?,
-            "--json" => parsed.json = Some(value()?.into()),
-            "--cli" => parsed.cli = Some(value()?.into()),
-            "--callgrind" => parsed.callgrind = true,
-            "--wasm-validation" => parsed.wasm_validation = Some(value()?.into()),
-            "--component" => parsed.component = Some(value()?.into()),
-            _ => anyhow::bail!(
-                "unknown argument {arg:?}; usage: structure-bench [--calls N] [--warmup N] [--json FILE] [--cli PATH] [--callgrind] [--wasm-validation FILE] [--component FILE]"
-            ),
-        }
-    }
-    Ok(parsed)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -170,7 +154,7 @@ struct Row {
 }
 
 fn main() -> anyhow::Result<()> {
-    let args = args()?;
+    let args = <Args as clap::Parser>::parse();
     if let Some(wasm) = &args.wasm_validation {
         return wasm_validation::run(wasm, &(args.calls * 40).to_string());
     }

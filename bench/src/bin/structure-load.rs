@@ -20,38 +20,21 @@ use mock_llm::{MockLlm, Reply};
 use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 
+/// `structure serve` under load (see the crate docs and BENCHMARKS.md).
+#[derive(clap::Parser)]
 struct Args {
+    /// Requests in all.
+    #[arg(long, default_value_t = 10_000)]
     requests: usize,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 50)]
     clients: usize,
-    cli: PathBuf,
+    /// The `structure` command (default: the one beside this program).
+    #[arg(long)]
+    cli: Option<PathBuf>,
+    /// Also write the figures here, as JSON.
+    #[arg(long)]
     json: Option<PathBuf>,
-}
-
-fn args() -> anyhow::Result<Args> {
-    let sibling = std::env::current_exe()?.with_file_name("structure");
-    let mut parsed = Args {
-        requests: 10_000,
-        clients: 50,
-        cli: sibling,
-        json: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next()
-                .ok_or_else(|| anyhow::anyhow!("{arg} needs a value"))
-        };
-        match arg.as_str() {
-            "--requests" => parsed.requests = value()?.parse()?,
-            "--clients" => parsed.clients = value()?.parse()?,
-            "--cli" => parsed.cli = value()?.into(),
-            "--json" => parsed.json = Some(value()?.into()),
-            _ => anyhow::bail!(
-                "unknown argument {arg:?}; usage: structure-load [--requests N] [--clients C] [--cli PATH] [--json FILE]"
-            ),
-        }
-    }
-    Ok(parsed)
 }
 
 /// The server process; killed when dropped.
@@ -74,12 +57,16 @@ fn rss(pid: u32) -> Option<u64> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let args = args()?;
+    let args = <Args as clap::Parser>::parse();
+    let cli = match args.cli.clone() {
+        Some(cli) => cli,
+        None => std::env::current_exe()?.with_file_name("structure"),
+    };
     let mock = MockLlm::start();
     mock.always(Some(Reply::answer(json!({
         "userId": "mike_42", "action": "broke_build", "timestamp": "2026-11-30T14:30:00Z", "status": "failure"
     }))));
-    let mut child = Command::new(&args.cli)
+    let mut child = Command::new(&cli)
         .args(["serve", "--listen", "127.0.0.1:0"])
         .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
         .env("OPENAI_BASE_URL", mock.base_url())
@@ -88,7 +75,7 @@ async fn main() -> anyhow::Result<()> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|error| anyhow::anyhow!("cannot start {}: {error}", args.cli.display()))?;
+        .map_err(|error| anyhow::anyhow!("cannot start {}: {error}", cli.display()))?;
     let stderr = child.stderr.take().expect("piped");
     let pid = child.id();
     let _server = Server(child);
