@@ -109,10 +109,21 @@ fn provider_transform(bencher: divan::Bencher, provider: &str) {
     bencher.bench(|| to_subset(divan::black_box(&schema), subset, "", &mut Vec::new()));
 }
 
+/// The answer envelope for a schema met for the first time.
 #[divan::bench]
 fn answer_format(bencher: divan::Bencher) {
     let schema = bundled("support-ticket");
-    bencher.bench(|| AnswerFormat::build(divan::black_box(&schema), &OPENAI_STRICT));
+    bencher
+        .with_inputs(|| uncached(&schema))
+        .bench_values(|schema| AnswerFormat::build(&schema, &OPENAI_STRICT));
+}
+
+/// The envelope of a schema used before, from the instance's cache.
+#[divan::bench]
+fn answer_format_cached(bencher: divan::Bencher) {
+    let schema = bundled("support-ticket");
+    AnswerFormat::build(&schema, &OPENAI_STRICT);
+    bencher.bench_local(|| AnswerFormat::build(divan::black_box(&schema), &OPENAI_STRICT));
 }
 
 #[divan::bench]

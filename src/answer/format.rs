@@ -24,6 +24,15 @@ pub enum SchemaDialect {
     OpenApi,
 }
 
+/// Envelopes kept per instance, most recently used last, by subset and target schema text.
+const KEPT_FORMATS: usize = 16;
+
+type BuiltFormats = Vec<((Subset, String), AnswerFormat)>;
+
+thread_local! {
+    static BUILT: std::cell::RefCell<BuiltFormats> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The schema a provider is sent, and what decoding an answer needs to know about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnswerFormat {
@@ -44,7 +53,29 @@ pub struct AnswerFormat {
 
 impl AnswerFormat {
     /// The envelope for `target` (the content stage): the object, or what the text lacks.
+    /// Kept per instance for the schemas used last: building it is a good part of a call.
     pub fn build(target: &Value, subset: &Subset) -> Self {
+        let key = (*subset, target.to_string());
+        if let Some(format) = BUILT.with_borrow_mut(|built| {
+            let position = built.iter().position(|(seen, _)| *seen == key)?;
+            let entry = built.remove(position);
+            let format = entry.1.clone();
+            built.push(entry);
+            Some(format)
+        }) {
+            return format;
+        }
+        let format = Self::envelope(target, subset);
+        BUILT.with_borrow_mut(|built| {
+            if built.len() == KEPT_FORMATS {
+                built.remove(0);
+            }
+            built.push((key, format.clone()));
+        });
+        format
+    }
+
+    fn envelope(target: &Value, subset: &Subset) -> Self {
         let need = json!({
             "type": "object",
             "properties": {
@@ -294,5 +325,33 @@ fn rewrite_refs(node: &mut Value, rewrite: &mut impl FnMut(&str) -> String) {
             .iter_mut()
             .for_each(|item| rewrite_refs(item, rewrite)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::subset::{ANTHROPIC, OPENAI_STRICT};
+
+    #[test]
+    fn kept_envelopes_are_per_subset_and_schema() {
+        let schema = json!({ "type": "object", "properties": { "a": { "type": "string", "minLength": 2 } } });
+        let openai = AnswerFormat::build(&schema, &OPENAI_STRICT);
+        let anthropic = AnswerFormat::build(&schema, &ANTHROPIC);
+        assert_ne!(
+            openai.schema, anthropic.schema,
+            "one subset's envelope never answers for another"
+        );
+        assert_eq!(AnswerFormat::build(&schema, &OPENAI_STRICT), openai);
+        let other = json!({ "type": "object", "properties": { "b": { "type": "integer" } } });
+        assert_ne!(
+            AnswerFormat::build(&other, &OPENAI_STRICT).schema,
+            openai.schema
+        );
+        assert_eq!(
+            AnswerFormat::envelope(&schema, &ANTHROPIC),
+            anthropic,
+            "kept as built"
+        );
     }
 }
