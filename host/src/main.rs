@@ -428,7 +428,10 @@ fn tool_arguments(
         }
     };
     let path = PathBuf::from(schema);
-    let looks_like_a_path = schema.ends_with(".json") || schema.contains(std::path::MAIN_SEPARATOR);
+    // Inline JSON may hold a `/` (a URL, a pattern) and is never a path.
+    let inline_json = schema.trim_start().starts_with(['{', '[']);
+    let looks_like_a_path =
+        !inline_json && (schema.ends_with(".json") || schema.contains(std::path::MAIN_SEPARATOR));
     let reads_a_file = matches!(
         mode,
         None | Some(SchemaMode::Json) | Some(SchemaMode::Examples)

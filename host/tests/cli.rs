@@ -436,3 +436,161 @@ fn the_registry_settings_and_text_mode_from_the_command_line() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("lead is not registered at tenant acme"));
 }
+
+#[test]
+fn bad_input_on_the_command_line_is_a_usage_error_naming_what_is_wrong() {
+    let mock = MockLlm::start();
+    let object = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+    let deep = (0..40).fold(r#"{"type":"string"}"#.to_owned(), |inner, _| {
+        format!(r#"{{"type":"object","properties":{{"a":{inner}}}}}"#)
+    });
+    let cases: Vec<(Vec<String>, u8, &str)> = vec![
+        (
+            vec!["run".into(), "--schema".into(), object.into(), "  ".into()],
+            2,
+            "prompt",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                object.into(),
+                "--max-loops".into(),
+                "0".into(),
+                "p".into(),
+            ],
+            2,
+            "maxLoops",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                object.into(),
+                "--max-loops".into(),
+                "300".into(),
+                "p".into(),
+            ],
+            2,
+            "300",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                object.into(),
+                "--max-loops".into(),
+                "-1".into(),
+                "p".into(),
+            ],
+            2,
+            "-1",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                "contact".into(),
+                "--schema-mode".into(),
+                "yaml".into(),
+                "p".into(),
+            ],
+            2,
+            "yaml",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                "../etc/passwd".into(),
+                "--schema-mode".into(),
+                "named".into(),
+                "p".into(),
+            ],
+            2,
+            "not a valid schema name",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                r#"{"type":"string"}"#.into(),
+                "p".into(),
+            ],
+            1,
+            "root",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                r#"{"type":"object","requird":["a"]}"#.into(),
+                "p".into(),
+            ],
+            1,
+            "required",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                r#"{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}"#
+                    .into(),
+                "p".into(),
+            ],
+            1,
+            "external reference",
+        ),
+        (
+            vec!["run".into(), "--schema".into(), deep, "p".into()],
+            1,
+            "structure_max_schema_depth",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                object.into(),
+                "--with".into(),
+                "openaiApiKey=sk-x".into(),
+                "p".into(),
+            ],
+            2,
+            "openaiApiKey",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--schema".into(),
+                object.into(),
+                "--set".into(),
+                "nokey".into(),
+                "p".into(),
+            ],
+            2,
+            "key=value",
+        ),
+        (vec!["run".into(), "p".into()], 2, "--schema"),
+        (
+            vec!["schemas".into(), "show".into(), "contakt".into()],
+            1,
+            "contact",
+        ),
+    ];
+    for (args, code, says) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = structure(Some(&mock), &args, None);
+        assert_eq!(
+            output.status.code(),
+            Some(i32::from(code)),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(says),
+            "{args:?}: {:?} does not say {says:?}",
+            stderr(&output)
+        );
+    }
+    assert!(mock.requests().is_empty(), "no LLM call for bad input");
+}
