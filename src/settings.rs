@@ -26,6 +26,12 @@ pub mod keys {
     pub const DELIVERY: &str = "structure_delivery";
     /// `true` (default): only provider-enforced output (native or strict tool), never `prompt`.
     pub const REQUIRE_PROVIDER_STRICT_OUTPUT: &str = "structure_require_provider_strict_output";
+    /// `true`: plain strings and numbers are offered as the spans and numbers the text writes
+    /// (for small local models; see [`crate::content::grounding`]). Default `false`.
+    pub const EXTRACTIVE: &str = "structure_extractive";
+    /// The instant relative dates in the text are resolved against, RFC 3339 (default: now),
+    /// e.g. the date an email was sent; also makes runs reproducible.
+    pub const REFERENCE_TIME: &str = "structure_reference_time";
     /// The most tokens one answer may take.
     pub const MAX_OUTPUT_TOKENS: &str = "structure_max_output_tokens";
     /// The longest one LLM request may take, in milliseconds.
@@ -78,6 +84,8 @@ pub mod keys {
         PROVIDER_PROFILE,
         DELIVERY,
         REQUIRE_PROVIDER_STRICT_OUTPUT,
+        EXTRACTIVE,
+        REFERENCE_TIME,
         MAX_OUTPUT_TOKENS,
         REQUEST_TIMEOUT_MS,
         MAX_RETRIES,
@@ -131,6 +139,8 @@ pub const OVERRIDABLE: &[(&str, &str)] = &[
         keys::REQUIRE_PROVIDER_STRICT_OUTPUT,
     ),
     ("maxLoops", keys::MAX_LOOPS),
+    ("extractive", keys::EXTRACTIVE),
+    ("referenceTime", keys::REFERENCE_TIME),
     ("delivery", keys::DELIVERY),
     ("maxOutputTokens", keys::MAX_OUTPUT_TOKENS),
     ("tokenBudget", keys::TOKEN_BUDGET),
@@ -178,6 +188,9 @@ pub struct Settings {
     pub provider_profile: Option<String>,
     pub delivery: DeliveryChoice,
     pub require_provider_strict_output: bool,
+    pub extractive: bool,
+    /// Milliseconds since the Unix epoch; `None`: the clock's now.
+    pub reference_time: Option<u64>,
     pub max_output_tokens: u32,
     pub request_timeout: Duration,
     pub max_retries: u32,
@@ -217,20 +230,18 @@ impl Settings {
                 ));
             }
         };
-        let require_provider_strict_output =
-            match read(config, keys::REQUIRE_PROVIDER_STRICT_OUTPUT)?.as_deref() {
-                None | Some("true" | "1" | "yes") => true,
-                Some("false" | "0" | "no") => false,
-                Some(other) => {
-                    return Err(StructureError::configuration(
-                        keys::REQUIRE_PROVIDER_STRICT_OUTPUT,
-                        format!(
-                            "setting {} must be true or false, not {other:?}",
-                            keys::REQUIRE_PROVIDER_STRICT_OUTPUT
-                        ),
-                    ));
-                }
-            };
+        let boolean = |key: &str, default: bool| -> Result<bool, StructureError> {
+            match read(config, key)?.as_deref() {
+                None => Ok(default),
+                Some("true" | "1" | "yes") => Ok(true),
+                Some("false" | "0" | "no") => Ok(false),
+                Some(other) => Err(StructureError::configuration(
+                    key,
+                    format!("setting {key} must be true or false, not {other:?}"),
+                )),
+            }
+        };
+        let require_provider_strict_output = boolean(keys::REQUIRE_PROVIDER_STRICT_OUTPUT, true)?;
         let choice = |key: &str, allowed: &[&str]| -> Result<String, StructureError> {
             match read(config, key)? {
                 None => Ok(allowed[0].to_owned()),
@@ -281,6 +292,19 @@ impl Settings {
             provider_profile: read(config, keys::PROVIDER_PROFILE)?,
             delivery,
             require_provider_strict_output,
+            extractive: boolean(keys::EXTRACTIVE, false)?,
+            reference_time: match read(config, keys::REFERENCE_TIME)? {
+                None => None,
+                Some(text) => Some(crate::content::prompt::parse_rfc3339(&text).ok_or_else(|| {
+                    StructureError::configuration(
+                        keys::REFERENCE_TIME,
+                        format!(
+                            "setting {} must be an RFC 3339 instant such as 2025-06-01T12:00:00Z, not {text:?}",
+                            keys::REFERENCE_TIME
+                        ),
+                    )
+                })?),
+            },
             max_output_tokens: u32::try_from(positive(
                 keys::MAX_OUTPUT_TOKENS,
                 DEFAULT_MAX_OUTPUT_TOKENS.into(),
@@ -537,6 +561,8 @@ pub fn describe(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureErro
             "confidenceThreshold": settings.confidence_threshold,
             "requireProviderStrictOutput": settings.require_provider_strict_output,
             "maxLoops": settings.max_loops,
+            "extractive": settings.extractive,
+            "referenceTime": settings.reference_time.map(crate::content::prompt::rfc3339),
             "delivery": format!("{:?}", settings.delivery).to_lowercase(),
             "maxOutputTokens": settings.max_output_tokens,
             "tokenBudget": settings.token_budget,

@@ -29,6 +29,9 @@ fn user_action() -> Value {
     json!({ "userId": "mike", "action": "broke_build", "timestamp": "2026-05-06T14:30:00Z", "status": "failure" })
 }
 
+/// A text that holds a contact's email, so grounding lets the call reach the model.
+const CONTACT_TEXT: &str = "Ada Lovelace, ada@example.com";
+
 fn named(prompt: &str, name: &str) -> Request {
     Request {
         prompt: prompt.into(),
@@ -156,7 +159,7 @@ async fn refusal_and_truncation_are_typed_errors() {
     mock.push(Reply::refusal("I can't help with that."));
     let error = structure_error(
         client
-            .structure(&Scope::default(), &named("x", "contact"))
+            .structure(&Scope::default(), &named(CONTACT_TEXT, "contact"))
             .await,
     );
     assert_eq!(error.kind, ErrorKind::Refusal);
@@ -169,7 +172,7 @@ async fn refusal_and_truncation_are_typed_errors() {
     mock.push(Reply::truncated("{\"answer\": {\"name\": \"Ad"));
     let error = structure_error(
         client
-            .structure(&Scope::default(), &named("x", "contact"))
+            .structure(&Scope::default(), &named(CONTACT_TEXT, "contact"))
             .await,
     );
     assert_eq!(error.kind, ErrorKind::Truncated);
@@ -189,7 +192,7 @@ async fn provider_errors_keep_status_message_and_retryability() {
         mock.push(Reply::error(status, kind, &format!("mock says {status}")));
         let error = structure_error(
             client
-                .structure(&Scope::default(), &named("x", "contact"))
+                .structure(&Scope::default(), &named(CONTACT_TEXT, "contact"))
                 .await,
         );
         match error.kind {
@@ -299,7 +302,7 @@ async fn schema_errors_come_back_before_any_http_request() {
             .structure(
                 &Scope::default(),
                 &Request {
-                    prompt: "x".into(),
+                    prompt: CONTACT_TEXT.into(),
                     schema: SchemaInput::Named("contact".into()),
                     max_loops: Some(0),
                     settings: None,
@@ -353,7 +356,7 @@ async fn transport_faults_are_typed_errors() {
             .settings(settings)
             .build()
             .unwrap()
-            .structure(&Scope::default(), &named("x", "contact"))
+            .structure(&Scope::default(), &named(CONTACT_TEXT, "contact"))
             .await,
     );
     assert_eq!(error.kind, ErrorKind::Transport);
@@ -374,7 +377,7 @@ async fn a_missing_key_says_what_to_set() {
             .settings(settings)
             .build()
             .unwrap()
-            .structure(&Scope::default(), &named("x", "contact"))
+            .structure(&Scope::default(), &named(CONTACT_TEXT, "contact"))
             .await,
     );
     assert_eq!(

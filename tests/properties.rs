@@ -209,7 +209,8 @@ proptest! {
                 wire.answer(Form::Text, second.clone()),
             ]);
             let request = StructureRequest::from_tool_arguments(
-                &json!({ "prompt": "p", "schema": schema, "maxLoops": 2 }),
+                // The answer's own text as the prompt: grounding finds every copied value in it.
+                &json!({ "prompt": first.to_string(), "schema": schema, "maxLoops": 2 }),
             )
             .unwrap();
             if let Ok(outcome) = structure::structure(&request, &Scope::default(), &ports(&transport, &config))
@@ -237,7 +238,10 @@ proptest! {
             ("structure_provider_profile", "openai-compatible"),
         ]);
         let transport = ScriptedTransport::new([Wire::OpenAiChat.answer(Form::Text, answer.clone())]);
-        let request = StructureRequest::from_tool_arguments(&json!({ "prompt": "p", "schema": schema })).unwrap();
+        let request = StructureRequest::from_tool_arguments(
+            &json!({ "prompt": answer.to_string(), "schema": schema }),
+        )
+        .unwrap();
         let outcome = structure::structure(&request, &Scope::default(), &ports(&transport, &config)).unwrap();
         prop_assert_eq!(outcome.answer, Answer::Ok(answer));
         prop_assert_eq!(outcome.usage.llm_calls, 1);

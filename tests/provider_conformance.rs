@@ -9,8 +9,8 @@ use mock_llm::wire::{Form, Wire};
 use serde_json::{Value, json};
 use structure::{Answer, SchemaInput, StructureRequest};
 use support::{
-    MapConfig, ScriptedTransport, bundled, bundled_names, errors, ports, provider_api,
-    strict_violations, validator,
+    MapConfig, ScriptedTransport, TEXT_WITH_COPIED_VALUES, bundled, bundled_names, errors, ports,
+    provider_api, strict_violations, validator,
 };
 
 struct Provider {
@@ -145,7 +145,7 @@ fn two_requests(provider: &Provider, mode: &str, form: Form, schema: &Value) -> 
     ]);
     let config = config(provider, mode);
     let request = StructureRequest::new(
-        "Order 17: three ABC-1234.",
+        TEXT_WITH_COPIED_VALUES,
         SchemaInput::Inline(schema.clone()),
         Some(2),
     )

@@ -11,8 +11,8 @@ use structure::provider::{Provider, connect};
 use structure::settings::Settings;
 use structure::{Answer, ErrorKind, SchemaInput, StructureRequest};
 use support::{
-    MapConfig, ScriptedTransport, bundled, bundled_names, errors, ports, provider_api,
-    strict_violations, validator,
+    MapConfig, ScriptedTransport, TEXT_WITH_COPIED_VALUES, bundled, bundled_names, errors, ports,
+    provider_api, strict_violations, validator,
 };
 
 /// Schemas that exercise every transform: optional fields, nested and free-form objects, maps,
@@ -85,7 +85,7 @@ fn two_requests(schema: &Value, config: &MapConfig) -> Vec<Value> {
         Reply::need("everything"),
     ]);
     let request = StructureRequest::new(
-        "Order 17: three ABC-1234.",
+        TEXT_WITH_COPIED_VALUES,
         SchemaInput::Inline(schema.clone()),
         Some(2),
     )
@@ -183,12 +183,12 @@ fn requests_carry_the_conversation_the_key_and_the_token_limit() {
         messages[0]["content"]
             .as_str()
             .unwrap()
-            .contains("{\"answer\": {\"_need\""),
+            .contains("the single field _need"),
         "the need convention"
     );
     assert_eq!(
         messages[1],
-        json!({ "role": "user", "content": "Order 17: three ABC-1234." })
+        json!({ "role": "user", "content": TEXT_WITH_COPIED_VALUES })
     );
     let second = bodies[1]["messages"].as_array().unwrap();
     assert_eq!(second.len(), 4);
@@ -212,7 +212,12 @@ fn requests_carry_the_conversation_the_key_and_the_token_limit() {
     );
 
     let transport = ScriptedTransport::new([Reply::need("x")]);
-    let request = StructureRequest::new("x", SchemaInput::Named("contact".into()), None).unwrap();
+    let request = StructureRequest::new(
+        TEXT_WITH_COPIED_VALUES,
+        SchemaInput::Named("contact".into()),
+        None,
+    )
+    .unwrap();
     structure::structure(
         &request,
         &structure::Scope::default(),
@@ -272,8 +277,12 @@ fn local_server_profiles_shape_the_request_for_their_server() {
                 .insert("openai_base_url".into(), base_url.into());
         }
         let transport = ScriptedTransport::new([Reply::need("x")]);
-        let request =
-            StructureRequest::new("x", SchemaInput::Inline(schema.clone()), None).unwrap();
+        let request = StructureRequest::new(
+            TEXT_WITH_COPIED_VALUES,
+            SchemaInput::Inline(schema.clone()),
+            None,
+        )
+        .unwrap();
         let outcome = structure::structure(
             &request,
             &structure::Scope::default(),

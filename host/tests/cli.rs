@@ -189,7 +189,11 @@ fn other_errors_exit_1_and_print_the_typed_error() {
     assert_eq!(stdout_json(&output)["error"]["field"], "tenant");
 
     mock.push(Reply::error(401, "invalid_api_key", "bad key"));
-    let output = structure(Some(&mock), &["run", "--schema", "contact", "x"], None);
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", "contact", "Ada, ada@example.com"],
+        None,
+    );
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_json(&output)["error"]["status"], 401);
 }

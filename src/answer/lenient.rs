@@ -1,5 +1,6 @@
 //! Reads a model's answer as JSON, repairing what models commonly wrap around it or get
-//! slightly wrong: markdown fences, prose around the object, trailing commas, comments. Each
+//! slightly wrong: markdown fences, prose around the object, trailing commas, comments, raw
+//! line breaks and other control characters inside strings. Each
 //! repair is recorded; well-formed JSON takes the fast path and is never touched.
 
 use serde_json::Value;
@@ -39,12 +40,20 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
     if let Ok(value) = serde_json::from_str(candidate) {
         return Ok(Parsed { value, repairs });
     }
-    let (cleaned, removed_comments, removed_commas) = clean(candidate);
+    let Cleaned {
+        text: cleaned,
+        removed_comments,
+        removed_commas,
+        escaped_controls,
+    } = clean(candidate);
     if removed_comments {
         repairs.push("removed comments".to_owned());
     }
     if removed_commas {
         repairs.push("removed trailing commas".to_owned());
+    }
+    if escaped_controls {
+        repairs.push("escaped control characters inside strings".to_owned());
     }
     serde_json::from_str(&cleaned)
         .map(|value| Parsed { value, repairs })
@@ -92,17 +101,37 @@ fn object_span(text: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// Removes `//` and `/* */` comments and commas directly before `}` or `]`, outside strings.
-fn clean(text: &str) -> (String, bool, bool) {
+/// What [`clean`] made of a text, and which repairs it needed.
+struct Cleaned {
+    text: String,
+    removed_comments: bool,
+    removed_commas: bool,
+    escaped_controls: bool,
+}
+
+/// Removes `//` and `/* */` comments and commas directly before `}` or `]`, outside strings;
+/// escapes control characters (a raw line break, a tab) inside strings.
+fn clean(text: &str) -> Cleaned {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    let (mut removed_comments, mut removed_commas) = (false, false);
+    let (mut removed_comments, mut removed_commas, mut escaped_controls) = (false, false, false);
     let mut in_string = false;
     let mut escaped = false;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         if in_string {
+            if c.is_control() && !escaped {
+                escaped_controls = true;
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    _ => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+                }
+                i += 1;
+                continue;
+            }
             out.push(c);
             match c {
                 _ if escaped => escaped = false,
@@ -148,7 +177,12 @@ fn clean(text: &str) -> (String, bool, bool) {
             }
         }
     }
-    (out, removed_comments, removed_commas)
+    Cleaned {
+        text: out,
+        removed_comments,
+        removed_commas,
+        escaped_controls,
+    }
 }
 
 #[cfg(test)]
@@ -190,6 +224,21 @@ mod tests {
             parsed.repairs,
             vec!["removed comments", "removed trailing commas"]
         );
+    }
+
+    #[test]
+    fn control_characters_inside_strings_are_escaped() {
+        let parsed = parse("{\"note\": \"two\nlines\tand\u{1}\", \"b\": 1}").unwrap();
+        assert_eq!(
+            parsed.value,
+            json!({"note": "two\nlines\tand\u{1}", "b": 1})
+        );
+        assert_eq!(
+            parsed.repairs,
+            vec!["escaped control characters inside strings"]
+        );
+        // Outside strings a line break is whitespace and stays.
+        assert!(parse("{\n\"a\": \"x\ny\",\n}").is_ok());
     }
 
     #[test]

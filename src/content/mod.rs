@@ -1,10 +1,12 @@
 //! The content stage (spec §4): ask the model, read its answer, validate it against the full
 //! target schema, and feed the violations back, up to `maxLoops` times.
 
+pub mod grounding;
 pub mod prompt;
 pub mod reason;
 
 use crate::answer::{Decoded, decode};
+use crate::content::grounding::{Grounded, ground};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Trace, Usage};
 use crate::ports::Ports;
@@ -23,6 +25,11 @@ pub struct Limits {
     pub retry: RetryPolicy,
     /// Tokens (prompt + completion) the whole call may spend.
     pub token_budget: Option<u64>,
+    /// Ground plain strings and numbers in the text too (see [`grounding`]).
+    pub extractive: bool,
+    /// The instant relative dates are resolved against (milliseconds since the epoch); `None`:
+    /// the clock's now.
+    pub reference_time: Option<u64>,
 }
 
 /// Runs the loop for `prompt` against `target`.
@@ -33,12 +40,40 @@ pub fn run(
     provider: &dyn Provider,
     ports: &Ports<'_>,
 ) -> Result<Outcome, StructureError> {
-    let format = provider.answer_format(&target.schema);
     let delivery = provider.delivery();
+    let mut trace = Trace {
+        model: provider.model().to_owned(),
+        provider_profile: provider.profile_name().to_owned(),
+        delivery: delivery.to_string(),
+        ..Trace::default()
+    };
+    let sent = match ground(&target.schema, prompt, limits.extractive) {
+        // An answer would have to make these values up: no call can do better than asking.
+        Grounded::Missing(missing) => {
+            let need = Grounded::need(&missing);
+            return Ok(finish(
+                Answer::NeedMoreInput(need),
+                target,
+                0,
+                Usage::default(),
+                trace,
+            ));
+        }
+        Grounded::Narrowed { schema, notes } => {
+            trace.schema_transforms = notes;
+            schema
+        }
+    };
+    let format = provider.answer_format(&sent);
+    trace
+        .schema_transforms
+        .extend(format.transforms.iter().cloned());
     let shown_schema = provider.schema_in_prompt().then_some(&target.schema);
     let mut conversation = Conversation {
         system: prompt::system_prompt(
-            ports.clock.now_unix_millis(),
+            limits
+                .reference_time
+                .unwrap_or_else(|| ports.clock.now_unix_millis()),
             delivery,
             shown_schema,
             target.manual.as_deref(),
@@ -46,13 +81,7 @@ pub fn run(
         turns: vec![Turn::User(prompt.to_owned())],
     };
     let mut usage = Usage::default();
-    let mut trace = Trace {
-        model: provider.model().to_owned(),
-        provider_profile: provider.profile_name().to_owned(),
-        delivery: delivery.to_string(),
-        schema_transforms: format.transforms.clone(),
-        ..Trace::default()
-    };
+    let mut last_answer: Option<String> = None;
     let mut iteration = 0u32;
     let mut reminders = 0u32;
     let mut last_call_tokens = 0u64;
@@ -128,7 +157,12 @@ pub fn run(
                 violations
             }
         };
-        if iteration >= u32::from(limits.max_loops) {
+        // At temperature 0 a model that repeats an invalid answer after the reason message
+        // repeats it again: another call would only cost.
+        let answer = completion.delivered.text().trim().to_owned();
+        let repeated = last_answer.as_ref() == Some(&answer);
+        last_answer = Some(answer);
+        if repeated || iteration >= u32::from(limits.max_loops) {
             let errors = violations.iter().map(Violation::to_string).collect();
             return Ok(finish(
                 Answer::Stale(errors),

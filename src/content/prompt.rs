@@ -29,9 +29,9 @@ pub fn system_prompt(
          - Use only information the text states or directly implies. Never invent a value.\n\
          - Leave out optional fields the text does not mention (write null for them when the \
            schema requires the key).\n\
-         - If, and only if, the text lacks a value that a required field needs, answer with \
-           {{\"{ANSWER_KEY}\": {{\"{NEED_KEY}\": \"<short description of what is missing>\"}}}} \
-           and nothing else. Do not invent values to satisfy the schema.\n\
+         - If, and only if, the text lacks a value that a required field needs, give instead \
+           of the object an object with the single field {NEED_KEY}: a short description of \
+           what is missing. Do not invent values to satisfy the schema.\n\
          - Resolve relative dates such as \"today\" or \"yesterday at 3 pm\" against the current \
            date and time given below.\n"
     );
@@ -69,6 +69,81 @@ pub fn rfc3339(unix_millis: u64) -> String {
     )
 }
 
+/// Milliseconds since the Unix epoch of an RFC 3339 instant (`2025-06-01T12:00:00Z`,
+/// `2025-06-01T14:00:00.5+02:00`); `None` when `text` is not one or precedes 1970.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let bytes = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    if bytes.len() < 20
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || !matches!(bytes[10], b'T' | b't' | b' ')
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    let mut rest = &text[19..];
+    let mut millis = 0i64;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let length = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if length == 0 {
+            return None;
+        }
+        let padded = format!("{:0<3}", &fraction[..length.min(3)]);
+        millis = padded.parse().ok()?;
+        rest = &fraction[length..];
+    }
+    let offset_minutes = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
+            let sign = match rest.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let hours: i64 = rest[1..3].parse().ok()?;
+            let minutes: i64 = rest[4..6].parse().ok()?;
+            sign * (hours * 60 + minutes)
+        }
+        _ => return None,
+    };
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let seconds = days_from_civil(year, month as u32, day as u32) * 86_400
+        + hour * 3600
+        + minute * 60
+        + second
+        - offset_minutes * 60;
+    u64::try_from(seconds * 1000 + millis).ok()
+}
+
+/// (year, month, day) → days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let month_index = i64::from((month + 9) % 12);
+    let day_of_year = (153 * month_index + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar
 /// (Howard Hinnant's `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -102,6 +177,33 @@ mod tests {
     }
 
     #[test]
+    fn rfc3339_parses_what_it_formats_and_offsets() {
+        for millis in [0, 951_782_400_000, 1_778_077_800_000, 4_102_444_799_000] {
+            assert_eq!(parse_rfc3339(&rfc3339(millis)), Some(millis));
+        }
+        assert_eq!(
+            parse_rfc3339("2026-05-06T16:30:00.999+02:00"),
+            Some(1_778_077_800_999)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-05-06t14:30:00.5z"),
+            Some(1_778_077_800_500)
+        );
+        for bad in [
+            "2026-05-06",
+            "2026-02-30T00:00:00Z",
+            "2026-05-06T24:00:00Z",
+            "2026-05-06T14:30:00",
+            "2026-05-06T14:30:00+0200",
+            "1969-12-31T23:59:59Z",
+            "2026-05-06T14:30:00.Z",
+            "２０２６-05-06T14:30:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn the_prompt_carries_the_need_convention_time_schema_and_manual() {
         let schema = serde_json::json!({"type": "object"});
         let prompt = system_prompt(
@@ -117,8 +219,8 @@ mod tests {
         );
         let prompt = prompt.text();
         assert!(
-            prompt
-                .contains("{\"answer\": {\"_need\": \"<short description of what is missing>\"}}")
+            prompt.contains("an object with the single field _need"),
+            "the need convention, in words: a small model copies a literal example"
         );
         assert!(prompt.contains("2026-05-06T14:30:00Z"));
         assert!(prompt.contains("{\"type\":\"object\"}"));

@@ -137,6 +137,12 @@ pub fn ports_with_clock<'a>(
     }
 }
 
+/// A prompt holding a value of each copied format the test schemas use (see
+/// `structure::content::grounding`), so that every call reaches the model and grounded enums
+/// travel in the requests.
+pub const TEXT_WITH_COPIED_VALUES: &str = "Order 17: three ABC-1234. Ada, ada@example.com, \
+     https://example.com/ada, 123e4567-e89b-12d3-a456-426614174000.";
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -1,0 +1,1 @@
+"""The extraction-quality eval of `structure` (see eval/README.md and EVAL.md)."""

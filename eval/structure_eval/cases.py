@@ -1,0 +1,99 @@
+"""Case files and their schemas: loading, and the checks a development set must pass.
+
+A case file is JSON Lines, one case per line:
+
+    {"id": "person-01", "schema": "person", "prompt": "...", "expected": {...}}
+    {"id": "person-05-absent", "schema": "person", "prompt": "...", "expected": null, "absent": "age"}
+
+`schema` names `<schemas dir>/<name>.json`, or else a schema in `structure`'s registry (the
+bundled ones live in the repository's `schemas/`). A case with `absent` lacks the value of that
+required field (a property name or a JSON pointer): the right outcome is `need-more-input`.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections import Counter
+from typing import Any, Callable
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EVAL = REPO / "eval"
+DEFAULT_CASES = EVAL / "cases" / "dev.jsonl"
+DEFAULT_SCHEMAS = EVAL / "schemas"
+BUNDLED = REPO / "schemas"
+
+
+def load_cases(path: pathlib.Path) -> list[dict]:
+    cases = []
+    for number, line in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: not JSON: {error}") from None
+    return cases
+
+
+def schema_file(name: str, schemas_dir: pathlib.Path) -> pathlib.Path | None:
+    """The file holding schema `name`: the case set's own, else a bundled one."""
+    for candidate in (pathlib.Path(schemas_dir) / f"{name}.json", BUNDLED / f"{name}.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_schema(name: str, schemas_dir: pathlib.Path, lookup: Callable[[str], Any] | None = None) -> Any:
+    """Schema `name` as JSON; `lookup` asks `structure`'s registry for names without a file."""
+    path = schema_file(name, schemas_dir)
+    if path is not None:
+        return json.loads(path.read_text())
+    if lookup is not None:
+        return lookup(name)
+    raise FileNotFoundError(f"schema {name!r}: no {name}.json in {schemas_dir} or {BUNDLED}")
+
+
+def required_path(schema: dict, pointer: str) -> bool:
+    """Whether every step of `pointer` names a required property (so its absence means the text
+    cannot be turned into a valid object)."""
+    sub = schema
+    for part in filter(None, pointer.split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if part not in sub.get("properties", {}) or part not in sub.get("required", []):
+            return False
+        sub = sub["properties"][part]
+    return True
+
+
+def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[Any, Any], list[str]] | None = None) -> list[str]:
+    """Problems of a case set (empty when it is fine). `validate(schema, instance)` returns the
+    violations of an instance; without it expected objects are not validated."""
+    from .scoring import absent_pointer
+
+    problems = []
+    ids = Counter(c.get("id") for c in cases)
+    problems += [f"duplicate id {i!r}" for i, n in ids.items() if n > 1]
+    prompts = Counter(c.get("prompt") for c in cases)
+    problems += [f"duplicate prompt {p!r}" for p, n in prompts.items() if n > 1]
+    for case in cases:
+        cid = case.get("id", "<no id>")
+        allowed = {"id", "schema", "prompt", "expected", "absent", "note"}
+        if set(case) - allowed:
+            problems.append(f"{cid}: unknown keys {sorted(set(case) - allowed)}")
+        schema = schemas.get(case.get("schema"))
+        if schema is None:
+            problems.append(f"{cid}: unknown schema {case.get('schema')!r}")
+            continue
+        if not isinstance(case.get("prompt"), str) or not case["prompt"].strip():
+            problems.append(f"{cid}: empty prompt")
+        if "absent" in case:
+            if case.get("expected") is not None:
+                problems.append(f"{cid}: a case with 'absent' has expected null")
+            if not required_path(schema, absent_pointer(case["absent"])):
+                problems.append(f"{cid}: absent {case['absent']!r} is not a required field")
+        elif not isinstance(case.get("expected"), dict):
+            problems.append(f"{cid}: a complete case needs an expected object")
+        elif validate is not None:
+            problems += [f"{cid}: expected is invalid: {v}" for v in validate(schema, case["expected"])]
+    return problems

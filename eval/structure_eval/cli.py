@@ -1,0 +1,199 @@
+"""`eval/run`: the extraction-quality eval, end to end (see eval/README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+
+from . import report, setup
+from .cases import DEFAULT_CASES, DEFAULT_SCHEMAS, EVAL, check_cases, load_cases, load_schema, schema_file
+from .runner import Endpoint, run_baseline, run_structure
+from .scoring import CaseScore, Outcome, score_case, summarise
+
+# `structure` with its defaults, and with the extractive mode meant for small local models.
+SYSTEMS = ("baseline", "structure", "structure-extractive")
+SYSTEM_SETTINGS = {"structure": [], "structure-extractive": ["structure_extractive=true"]}
+# Relative dates are resolved against this instant (structure_reference_time): the prompt then
+# stays the same from run to run, and so do a temperature-0 model's answers.
+REFERENCE_TIME = "2025-06-01T12:00:00Z"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="eval/run",
+        description="Score `structure` and a one-call json_schema baseline on a case set, against the local "
+        "SmolLM2-135M model (started here) or any OpenAI-compatible endpoint.",
+    )
+    p.add_argument("--cases", type=pathlib.Path, default=DEFAULT_CASES, help="JSON Lines case file (default: %(default)s)")
+    p.add_argument("--schemas", type=pathlib.Path, default=DEFAULT_SCHEMAS, help="directory of <name>.json schemas")
+    p.add_argument("--base-url", help="an OpenAI-compatible endpoint (…/v1); default: start the local model server")
+    p.add_argument("--model", default=setup.MODEL_ALIAS, help="the model name the endpoint knows (default: %(default)s)")
+    p.add_argument("--profile", default="llamacpp",
+                   choices=["llamacpp", "ollama", "vllm", "openai-compatible", "openai"],
+                   help="structure's provider profile for the endpoint (default: %(default)s)")
+    p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key (e.g. OPENAI_API_KEY)")
+    p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: baseline, structure, structure-extractive (default: all)")
+    p.add_argument("--reference-time", default=REFERENCE_TIME,
+                   help="structure_reference_time for structure (default: %(default)s; 'now' for the clock)")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra structure setting (repeatable), e.g. structure_max_loops=2")
+    p.add_argument("--max-tokens", type=int, default=1024, help="output token limit per call, both systems")
+    p.add_argument("--timeout", type=float, default=300, help="seconds per LLM request")
+    p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this (repeatable)")
+    p.add_argument("--structure-bin", help="a built `structure` command (default: cargo build it)")
+    p.add_argument("--port", type=int, help="port for the local model server (default: a free one)")
+    p.add_argument("--label", default="", help="a name for this run, kept in the results file")
+    p.add_argument("--out", type=pathlib.Path, help="results file (default: eval/results/<time>-<label>.json)")
+    p.add_argument("--report", nargs="+", type=pathlib.Path, metavar="RESULTS",
+                   help="print the table of earlier results files and exit")
+    p.add_argument("--check-cases", action="store_true", help="check the case set and exit")
+    return p.parse_args(argv)
+
+
+def validator_for(schema):
+    """A function instance → bool that validates against the full schema, formats asserted."""
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema)
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return lambda instance: validator.is_valid(instance)
+
+
+def violations(schema, instance) -> list[str]:
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema)
+    return [e.message for e in cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(instance)]
+
+
+def registry_lookup(binary: str | None):
+    """Looks a schema name up in `structure`'s registry (bundled or registered)."""
+
+    def lookup(name: str):
+        if binary is None:
+            raise FileNotFoundError(f"schema {name!r} has no file and no structure command to ask")
+        out = subprocess.run([binary, "schemas", "show", name], capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)["schema"]
+
+    return lookup
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    if args.report:
+        for path in args.report:
+            run = json.loads(path.read_text())
+            print(f"\n{path.name} ({run.get('label') or 'no label'}, {run['config']['model']})\n")
+            print(report.table(run["systems"]))
+        return 0
+    local = args.base_url is None and not args.check_cases
+    if not setup.in_venv():
+        # Everything below runs in the eval's venv (jsonschema, and the model server's packages).
+        setup.ensure_venv(local_model=local)
+        python = str(setup.venv_python())
+        os.execv(python, [python, str(EVAL / "run"), *argv])
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = set(systems) - set(SYSTEMS)
+    if unknown:
+        sys.exit(f"eval/run: unknown systems {sorted(unknown)}; use {', '.join(SYSTEMS)}")
+
+    cases = load_cases(args.cases)
+    if args.only:
+        cases = [c for c in cases if any(part in c["id"] for part in args.only)]
+    binary = None
+    if any(s.startswith("structure") for s in systems) and not args.check_cases:
+        binary = args.structure_bin or str(setup.structure_binary())
+    names = sorted({c["schema"] for c in cases})
+    schemas = {name: load_schema(name, args.schemas, registry_lookup(binary)) for name in names}
+    problems = check_cases(cases, schemas, violations)
+    if problems:
+        print("The case set has problems:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    if args.check_cases:
+        absent = sum("absent" in c for c in cases)
+        print(f"{len(cases)} cases ({len(cases) - absent} complete, {absent} lacking a required value), "
+              f"{len(schemas)} schemas: OK")
+        return 0
+    validators = {name: validator_for(schema) for name, schema in schemas.items()}
+    # A file of the case set is passed as a file; a registry name as the name (with its manual).
+    schema_args = {}
+    for name in names:
+        path = schema_file(name, args.schemas)
+        own = path is not None and path.parent.resolve() == args.schemas.resolve()
+        schema_args[name] = str(path) if own else name
+
+    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    if args.api_key_env and not api_key:
+        sys.exit(f"eval/run: {args.api_key_env} is not set")
+    started = dt.datetime.now(dt.timezone.utc)
+    results_dir = EVAL / "results"
+    out = args.out or results_dir / f"{started:%Y%m%d-%H%M%S}{'-' + args.label if args.label else ''}.json"
+    server = setup.local_server(args.port) if local else None
+    base_url = args.base_url
+    records = {s: [] for s in systems}
+    with (server if server else _nothing()) as running:
+        if running:
+            base_url, _ = running
+        endpoint = Endpoint(base_url=base_url, model=args.model, profile=args.profile, api_key=api_key,
+                            max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=args.settings)
+        for index, case in enumerate(cases, 1):
+            line = [f"{index:>3}/{len(cases)} {case['id']:<28}"]
+            for system in systems:
+                if system == "baseline":
+                    outcome = run_baseline(case["prompt"], schemas[case["schema"]], endpoint, validators[case["schema"]])
+                else:
+                    settings = list(SYSTEM_SETTINGS[system])
+                    if args.reference_time != "now":
+                        settings.append(f"structure_reference_time={args.reference_time}")
+                    outcome = run_structure(case["prompt"], schema_args[case["schema"]], binary, endpoint,
+                                            validators[case["schema"]], settings)
+                score = score_case(case, schemas[case["schema"]], outcome)
+                records[system].append({"case": case["id"], "outcome": asdict(outcome), "score": asdict(score)})
+                verdict = ("exact" if score.exact else "wrong") if not score.absent else (
+                    "abstained" if score.abstained else "INVENTED" if score.invented else "-")
+                line.append(f"{system} {outcome.status:<15} {verdict:<9} {outcome.llm_calls} call(s)")
+            print(" | ".join(line), file=sys.stderr, flush=True)
+    run = {
+        "label": args.label,
+        "started": started.isoformat(),
+        "config": {
+            "cases": str(args.cases), "model": args.model, "profile": args.profile,
+            "base_url": args.base_url or "local SmolLM2-135M-Instruct (llama-cpp-python)",
+            "settings": args.settings, "max_tokens": args.max_tokens, "reference_time": args.reference_time,
+            "commit": _git_commit(),
+        },
+        "systems": {},
+    }
+    for system in systems:
+        outcomes = [Outcome(**r["outcome"]) for r in records[system]]
+        scores = [CaseScore(**r["score"]) for r in records[system]]
+        run["systems"][system] = {"summary": summarise(scores, outcomes), "cases": records[system]}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(run, indent=1))
+    print(report.table(run["systems"]))
+    print(f"\nresults: {out}", file=sys.stderr)
+    return 0
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=EVAL)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], capture_output=True, text=True, cwd=EVAL)
+        return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except OSError:
+        return None

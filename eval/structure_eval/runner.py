@@ -1,0 +1,159 @@
+"""The two systems under test, each turning one case into a scoring.Outcome:
+
+* `baseline`: one plain chat-completions call with `response_format` `json_schema` (the case's
+  schema, unchanged) and the schema in the system prompt; the answer is whatever JSON comes back.
+  No loop, no need path, no repair.
+* `structure`: the `structure` command (`structure run --schema ...`), with its own prompt,
+  envelope, grounding, validation and feedback loop; `structure-extractive` the same with
+  `structure_extractive=true` (plain strings and numbers offered as the text writes them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .scoring import Outcome
+
+BASELINE_SYSTEM = (
+    "Extract the information in the user's text as one JSON object that conforms to this JSON "
+    "Schema:\n{schema}\nAnswer with the JSON object only."
+)
+
+
+@dataclass
+class Endpoint:
+    """An OpenAI-compatible server and how `structure` should talk to it."""
+
+    base_url: str
+    model: str
+    profile: str = "llamacpp"
+    api_key: str | None = None
+    max_tokens: int = 1024
+    timeout: float = 300.0
+    structure_settings: list[str] = field(default_factory=list)
+
+    def structure_model(self) -> str:
+        # `structure` picks its profile from the provider prefix; openai-compatible servers go
+        # through `openai/` with a base URL (the profile is forced below in any case).
+        prefix = {"llamacpp": "llamacpp", "ollama": "ollama", "vllm": "vllm"}.get(self.profile, "openai")
+        return f"{prefix}/{self.model}"
+
+    def temperature(self) -> float | None:
+        # As `structure`'s profiles do: 0 for local servers, the provider default elsewhere.
+        return 0.0 if self.profile in ("llamacpp", "ollama", "vllm") else None
+
+
+def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callable[[Any], bool] | None) -> Outcome:
+    body: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": [
+            {"role": "system", "content": BASELINE_SYSTEM.format(schema=json.dumps(schema))},
+            {"role": "user", "content": prompt},
+        ],
+        # strict: false, since a case schema need not be in OpenAI's strict subset.
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "extraction", "schema": schema, "strict": False},
+        },
+        "max_tokens": endpoint.max_tokens,
+    }
+    if endpoint.temperature() is not None:
+        body["temperature"] = endpoint.temperature()
+    headers = {"content-type": "application/json"}
+    if endpoint.api_key:
+        headers["authorization"] = f"Bearer {endpoint.api_key}"
+    request = urllib.request.Request(
+        f"{endpoint.base_url.rstrip('/')}/chat/completions", data=json.dumps(body).encode(), headers=headers
+    )
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=endpoint.timeout) as response:
+            reply = json.load(response)
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode(errors="replace")[:500]
+        return Outcome("error", llm_calls=1, wall_seconds=time.monotonic() - start, detail=f"HTTP {error.code}: {detail}")
+    except (OSError, ValueError) as error:
+        return Outcome("error", llm_calls=1, wall_seconds=time.monotonic() - start, detail=str(error))
+    wall = time.monotonic() - start
+    usage = reply.get("usage") or {}
+    outcome = Outcome(
+        "error",
+        llm_calls=1,
+        prompt_tokens=usage.get("prompt_tokens", 0),
+        completion_tokens=usage.get("completion_tokens", 0),
+        wall_seconds=wall,
+    )
+    try:
+        content = reply["choices"][0]["message"]["content"]
+        data = json.loads(content)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        outcome.detail = f"no JSON answer: {error}"
+        return outcome
+    outcome.detail = {"content": content}
+    if not isinstance(data, dict):
+        outcome.detail["error"] = "not an object"
+        return outcome
+    outcome.status, outcome.data = "ok", data
+    outcome.valid = validate(data) if validate else None
+    return outcome
+
+
+def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = ()) -> list[str]:
+    command = [
+        binary,
+        "--store", "memory",
+        "--model", endpoint.structure_model(),
+        "--base-url", endpoint.base_url,
+        "--set", f"structure_provider_profile={endpoint.profile}",
+        "--set", f"structure_max_output_tokens={endpoint.max_tokens}",
+        "--set", f"structure_request_timeout_ms={int(endpoint.timeout * 1000)}",
+    ]
+    for setting in [*settings, *endpoint.structure_settings]:
+        command += ["--set", setting]
+    return command + ["run", "--schema", schema_arg]
+
+
+def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
+                  validate: Callable[[Any], bool] | None, settings: list[str] = ()) -> Outcome:
+    env = dict(os.environ)
+    env.pop("OPENAI_API_KEY", None)
+    if endpoint.api_key:
+        env["OPENAI_API_KEY"] = endpoint.api_key
+    start = time.monotonic()
+    process = subprocess.run(
+        structure_command(binary, schema_arg, endpoint, settings), input=prompt, capture_output=True, text=True, env=env,
+        timeout=endpoint.timeout * 10,
+    )
+    wall = time.monotonic() - start
+    try:
+        result = json.loads(process.stdout)
+    except ValueError:
+        return Outcome("error", wall_seconds=wall, detail=f"exit {process.returncode}: {process.stderr.strip()[:500]}")
+    if "error" in result:
+        usage = result["error"].get("usage") or {}
+        status, detail = "error", result["error"]
+    else:
+        usage = result.get("usage") or {}
+        status = result.get("status", "error")
+        detail = {k: result.get(k) for k in ("need", "errors", "iterations")}
+        trace = result.get("trace") or {}
+        detail.update(feedback=trace.get("feedback"), repairs=trace.get("repairs"))
+    outcome = Outcome(
+        status,
+        llm_calls=usage.get("llmCalls", 0),
+        prompt_tokens=usage.get("promptTokens", 0),
+        completion_tokens=usage.get("completionTokens", 0),
+        wall_seconds=wall,
+        detail=detail,
+    )
+    if status == "ok":
+        outcome.data = result.get("data")
+        outcome.valid = validate(outcome.data) if validate else None
+    return outcome
