@@ -120,9 +120,10 @@ fn extractive_mode_offers_spans_and_numbers_and_needs_a_date_in_the_text() {
         sent["properties"]["age"]["anyOf"][0]["enum"],
         json!([36, 10, 1851])
     );
-    assert!(
-        sent["properties"]["met"].get("enum").is_none(),
-        "a date is worked out by the model, not copied"
+    assert_eq!(
+        sent["properties"]["met"]["anyOf"][0]["enum"],
+        json!(["1851-12-10"]),
+        "a date written out in full is offered as the date"
     );
 
     let mut dated = contact_schema();

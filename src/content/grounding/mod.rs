@@ -21,9 +21,12 @@
 //! Always grounded: strings of a format whose values are copied, never derived (email, URI,
 //! hostname, IP address, UUID). With `extractive` (setting `structure_extractive`, for small
 //! local models): also plain strings, as word spans of the text, and integers, as the numbers
-//! it writes; and a `date` or `date-time` field needs the text to mention a date at all (see
-//! [`mentions_a_date`]), though its value is left to the model (it may be relative). A candidate is offered only when the field's own schema accepts it (pattern,
-//! lengths, bounds); a required field without any candidate means the text lacks its value.
+//! it writes; `date` and `date-time` fields as the dates the text writes out in full (see
+//! `dates::written_dates`), unless it also points at a day only a reader can resolve ("next
+//! Friday"): then the model works the date out, provided the text mentions one at all
+//! ([`mentions_a_date`]). A candidate is offered only when the field's own schema accepts it
+//! (pattern, lengths, bounds); a required field without any candidate means the text lacks
+//! its value.
 //! Fields under `$ref`, combinators or `enum` are left alone, and so is a field with more than
 //! [`MAX_CANDIDATES`] candidates. The narrowed schema only ever accepts less than the target,
 //! and local validation still uses the target.
@@ -31,6 +34,13 @@
 use serde_json::{Map, Value, json};
 
 use crate::schema::validator::CompiledSchema;
+
+mod dates;
+mod words;
+
+pub use dates::mentions_a_date;
+pub use words::MAX_SPAN_WORDS;
+use words::{copied_tokens, numbers, spans};
 
 /// Formats whose values are written out, never worked out: a value not in the text is made up.
 pub const COPIED_FORMATS: &[&str] = &[
@@ -47,15 +57,6 @@ pub const COPIED_FORMATS: &[&str] = &[
 
 /// A field with more candidates is sent unnarrowed (long texts; the schema stays small).
 pub const MAX_CANDIDATES: usize = 512;
-
-/// The longest word span offered for a plain string in extractive mode.
-pub const MAX_SPAN_WORDS: usize = 8;
-
-/// Characters that end a span: markup, key-value syntax and clause punctuation.
-const SPAN_BREAKS: &[char] = &[
-    '"', '=', ';', ':', '(', ')', '[', ']', '{', '}', '<', '>', '|', '!', '?', ',', '\\', '\n',
-    '\r', '\t',
-];
 
 /// What grounding made of a target schema for one text.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,8 +114,10 @@ enum Kind {
     Number {
         integer: bool,
     },
-    /// Not narrowed: only whether the text mentions a date.
-    Date,
+    /// `date` (or `date-time`, `with_time`).
+    Date {
+        with_time: bool,
+    },
 }
 
 impl Walk<'_> {
@@ -144,14 +147,15 @@ impl Walk<'_> {
                 grounded.insert(name.clone(), field.clone());
                 continue;
             };
-            let candidates = match kind {
-                Kind::Date if mentions_a_date(self.text) => {
-                    grounded.insert(name.clone(), field.clone());
-                    continue;
-                }
-                Kind::Date => Vec::new(),
-                _ => candidates(kind, self.text, field),
-            };
+            let candidates = candidates(kind, self.text, field);
+            if candidates.is_empty()
+                && matches!(kind, Kind::Date { .. })
+                && mentions_a_date(self.text)
+            {
+                // A date the model has to work out (relative, partial, another language).
+                grounded.insert(name.clone(), field.clone());
+                continue;
+            }
             if candidates.len() > MAX_CANDIDATES {
                 grounded.insert(name.clone(), field.clone());
             } else if candidates.is_empty() {
@@ -192,7 +196,9 @@ impl Walk<'_> {
             }
             "string" if self.extractive && format.is_none() => Some(Kind::Span),
             "string" if self.extractive && matches!(format, Some("date" | "date-time")) => {
-                Some(Kind::Date)
+                Some(Kind::Date {
+                    with_time: format == Some("date-time"),
+                })
             }
             "integer" if self.extractive => Some(Kind::Number { integer: true }),
             "number" if self.extractive => Some(Kind::Number { integer: false }),
@@ -213,7 +219,11 @@ fn candidates(kind: Kind, text: &str, field: &Value) -> Vec<Value> {
         Kind::Copied => copied_tokens(text).into_iter().map(Value::from).collect(),
         Kind::Span => spans(text).into_iter().map(Value::from).collect(),
         Kind::Number { integer } => numbers(text, integer),
-        Kind::Date => Vec::new(),
+        Kind::Date { with_time } => dates::written_dates(text, with_time)
+            .unwrap_or_default()
+            .into_iter()
+            .map(Value::from)
+            .collect(),
     };
     let mut unique: Vec<Value> = Vec::new();
     for value in found {
@@ -229,381 +239,6 @@ fn candidates(kind: Kind, text: &str, field: &Value) -> Vec<Value> {
     };
     unique.retain(|value| check.is_valid(value));
     unique
-}
-
-const TRIM: &[char] = &[
-    '.', ',', ';', ':', '!', '?', '"', '\'', '(', ')', '[', ']', '{', '}', '<', '>', '`',
-];
-
-/// Whitespace-separated words, and their parts between key-value or markup characters, with
-/// surrounding punctuation trimmed (`email=ada@x.org,` → `email=ada@x.org`, `ada@x.org`).
-fn copied_tokens(text: &str) -> Vec<&str> {
-    let mut tokens = Vec::new();
-    for word in text.split_whitespace() {
-        let word = word.trim_matches(TRIM);
-        if !word.is_empty() {
-            tokens.push(word);
-        }
-        for part in word.split(['=', '|', ',', ';', '"', '\'', '<', '>', '(', ')']) {
-            let part = part.trim_matches(TRIM);
-            if !part.is_empty() && part != word {
-                tokens.push(part);
-            }
-        }
-    }
-    tokens
-}
-
-/// Runs of up to [`MAX_SPAN_WORDS`] words that do not cross a [`SPAN_BREAKS`] character, as
-/// written (inner spacing and punctuation kept, outer punctuation trimmed). A word holding an
-/// email address or a URL ends a span too: those belong to fields of their format, and a small
-/// model readily puts them anywhere.
-fn spans(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    for segment in segments(text) {
-        let words: Vec<(usize, usize)> = word_bounds(segment);
-        for first in 0..words.len() {
-            for last in first..words.len().min(first + MAX_SPAN_WORDS) {
-                let word = &segment[words[last].0..words[last].1];
-                if word.contains('@') || word.contains("://") {
-                    break;
-                }
-                out.push(&segment[words[first].0..words[last].1]);
-            }
-        }
-    }
-    out
-}
-
-/// `text` split at [`SPAN_BREAKS`], except a `:` or `,` between two digits (`09:15`, `1,200`):
-/// a time or a number is one word.
-fn segments(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (index, c) in text.char_indices() {
-        let within_number = matches!(c, ':' | ',')
-            && index > 0
-            && bytes[index - 1].is_ascii_digit()
-            && bytes.get(index + 1).is_some_and(u8::is_ascii_digit);
-        if SPAN_BREAKS.contains(&c) && !within_number {
-            out.push(&text[start..index]);
-            start = index + c.len_utf8();
-        }
-    }
-    out.push(&text[start..]);
-    out
-}
-
-/// Byte ranges of the words of `segment`, trailing dots and quotes trimmed (`Nair.` → `Nair`).
-fn word_bounds(segment: &str) -> Vec<(usize, usize)> {
-    let mut words = Vec::new();
-    let mut start = None;
-    for (index, c) in segment.char_indices().chain([(segment.len(), ' ')]) {
-        match (c.is_whitespace(), start) {
-            (false, None) => start = Some(index),
-            (true, Some(begin)) => {
-                let word = segment[begin..index].trim_end_matches(TRIM);
-                let word_start = begin + (word.len() - word.trim_start_matches(TRIM).len());
-                if word_start < begin + word.len() {
-                    words.push((word_start, begin + word.len()));
-                }
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    words
-}
-
-/// Words that name or point to a day, in English, German, French, Spanish, Italian,
-/// Portuguese and Dutch (month and weekday names by their common stems, relative days).
-const DATE_WORDS: &[&str] = &[
-    // Months (stems shared across the languages where they can be).
-    "jan",
-    "feb",
-    "febr",
-    "fév",
-    "mär",
-    "mar",
-    "apr",
-    "abr",
-    "avr",
-    "mai",
-    "may",
-    "mei",
-    "mag",
-    "jun",
-    "juin",
-    "giu",
-    "jul",
-    "juil",
-    "lug",
-    "aug",
-    "ago",
-    "aoû",
-    "sep",
-    "set",
-    "okt",
-    "oct",
-    "ott",
-    "out",
-    "nov",
-    "dec",
-    "dez",
-    "déc",
-    "dic",
-    "january",
-    "february",
-    "march",
-    "april",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "januar",
-    "februar",
-    "märz",
-    "juni",
-    "juli",
-    "oktober",
-    "dezember",
-    "janvier",
-    "février",
-    "mars",
-    "avril",
-    "juillet",
-    "août",
-    "septembre",
-    "octobre",
-    "novembre",
-    "décembre",
-    "enero",
-    "febrero",
-    "marzo",
-    "abril",
-    "mayo",
-    "junio",
-    "julio",
-    "agosto",
-    "septiembre",
-    "octubre",
-    "noviembre",
-    "diciembre",
-    "gennaio",
-    "febbraio",
-    "aprile",
-    "maggio",
-    "giugno",
-    "luglio",
-    "settembre",
-    "ottobre",
-    "dicembre",
-    "janeiro",
-    "fevereiro",
-    "março",
-    "maio",
-    "junho",
-    "julho",
-    "setembro",
-    "outubro",
-    "novembro",
-    "dezembro",
-    "januari",
-    "februari",
-    "maart",
-    "augustus",
-    // Weekdays.
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "mon",
-    "tue",
-    "tues",
-    "wed",
-    "thu",
-    "thur",
-    "thurs",
-    "fri",
-    "sat",
-    "sun",
-    "montag",
-    "dienstag",
-    "mittwoch",
-    "donnerstag",
-    "freitag",
-    "samstag",
-    "sonntag",
-    "lundi",
-    "mardi",
-    "mercredi",
-    "jeudi",
-    "vendredi",
-    "samedi",
-    "dimanche",
-    "lunes",
-    "martes",
-    "miércoles",
-    "jueves",
-    "viernes",
-    "sábado",
-    "domingo",
-    "lunedì",
-    "martedì",
-    "mercoledì",
-    "giovedì",
-    "venerdì",
-    "sabato",
-    "segunda",
-    "terça",
-    "quarta",
-    "quinta",
-    "sexta",
-    "maandag",
-    "dinsdag",
-    "woensdag",
-    "donderdag",
-    "vrijdag",
-    "zaterdag",
-    "zondag",
-    // Relative days and times.
-    "today",
-    "tonight",
-    "tomorrow",
-    "yesterday",
-    "now",
-    "ago",
-    "noon",
-    "midnight",
-    "heute",
-    "morgen",
-    "gestern",
-    "übermorgen",
-    "vorgestern",
-    "jetzt",
-    "aujourd'hui",
-    "demain",
-    "hier",
-    "maintenant",
-    "hoy",
-    "mañana",
-    "ayer",
-    "ahora",
-    "oggi",
-    "domani",
-    "ieri",
-    "adesso",
-    "hoje",
-    "amanhã",
-    "ontem",
-    "agora",
-    "vandaag",
-    "gisteren",
-    "nu",
-];
-
-/// Whether `text` mentions a date in any form a model could read one from: a year (`1999`),
-/// numbers joined by date separators (`2025-06-03`, `3/4/25`, `3.4.`), a month or weekday
-/// name, or a relative day ([`DATE_WORDS`]). A text with none of these cannot give a date.
-pub fn mentions_a_date(text: &str) -> bool {
-    let words = text
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|word| !word.is_empty());
-    for word in words {
-        let lower = word.to_lowercase();
-        if DATE_WORDS.contains(&lower.as_str()) {
-            return true;
-        }
-        if word.len() == 4
-            && word.bytes().all(|b| b.is_ascii_digit())
-            && matches!(word.as_bytes()[0], b'1' | b'2')
-        {
-            return true;
-        }
-    }
-    let bytes = text.as_bytes();
-    bytes.windows(3).any(|window| {
-        window[0].is_ascii_digit()
-            && matches!(window[1], b'-' | b'/' | b'.')
-            && window[2].is_ascii_digit()
-    }) && !numbers_only_decimal(text)
-}
-
-/// Whether every digit-separator-digit run in `text` is a decimal number (`3.5 kg`), which
-/// is no date.
-fn numbers_only_decimal(text: &str) -> bool {
-    text.split_whitespace().all(|word| {
-        let word = word.trim_matches(TRIM);
-        let separators = word
-            .bytes()
-            .filter(|b| matches!(b, b'-' | b'/' | b'.'))
-            .count();
-        let digits_and_separators = word
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'/' | b'.' | b','));
-        !(digits_and_separators && separators >= 1) || (separators == 1 && word.contains('.'))
-    })
-}
-
-/// The numbers written in `text` with digits (`34-year-old` → 34, `1,200` → 1200, `-3.5`);
-/// with `integer`, whole numbers only.
-fn numbers(text: &str, integer: bool) -> Vec<Value> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut index = 0;
-    while index < bytes.len() {
-        if !bytes[index].is_ascii_digit() {
-            index += 1;
-            continue;
-        }
-        let mut end = index;
-        let mut digits = String::new();
-        let mut fraction = false;
-        while end < bytes.len() {
-            let c = bytes[end];
-            let next_is_digit = bytes.get(end + 1).is_some_and(u8::is_ascii_digit);
-            if c.is_ascii_digit() {
-                digits.push(c as char);
-            } else if c == b','
-                && bytes.len() >= end + 4
-                && bytes[end + 1..end + 4].iter().all(u8::is_ascii_digit)
-                && !bytes.get(end + 4).is_some_and(u8::is_ascii_digit)
-            {
-                // A thousands separator.
-            } else if c == b'.' && next_is_digit && !fraction {
-                fraction = true;
-                digits.push('.');
-            } else {
-                break;
-            }
-            end += 1;
-        }
-        let signed = index > 0
-            && bytes[index - 1] == b'-'
-            && (index == 1 || !bytes[index - 2].is_ascii_alphanumeric());
-        if signed {
-            digits.insert(0, '-');
-        }
-        let value = if fraction {
-            digits
-                .parse::<f64>()
-                .ok()
-                .filter(|_| !integer)
-                .and_then(|n| serde_json::Number::from_f64(n).map(Value::Number))
-        } else {
-            digits.parse::<i64>().ok().map(Value::from)
-        };
-        out.extend(value);
-        index = end;
-    }
-    out
 }
 
 #[cfg(test)]
@@ -709,22 +344,28 @@ mod tests {
             "summary": {"type": "string"},
         }, "required": ["status", "when", "who", "either", "summary"],
            "$defs": {"name": {"type": "string"}}});
-        let long_text: String = (0..200)
-            .map(|i| format!("w{i} on 2025-06-0{} ", i % 9 + 1))
-            .collect();
+        let long_text: String = (0..200).map(|i| format!("w{i} tomorrow ")).collect();
         let sent = narrowed(&schema, &long_text, true);
         assert_eq!(sent, schema, "{} spans are too many", 200 * MAX_SPAN_WORDS);
     }
 
     #[test]
-    fn a_required_date_needs_a_text_that_mentions_one_in_extractive_mode() {
+    fn dates_are_offered_as_written_or_left_to_the_model_in_extractive_mode() {
         let schema = json!({"type": "object", "properties": {
             "name": {"type": "string"},
             "date": {"type": "string", "format": "date"},
         }, "required": ["name", "date"]});
-        for dated in [
-            "Fair on 14 April 2025",
-            "Fair, 2025-06-03",
+        for (text, offered) in [
+            ("Fair on 14 April 2025", json!(["2025-04-14"])),
+            (
+                "Fair, 2025-06-03 or June 4, 2025",
+                json!(["2025-06-03", "2025-06-04"]),
+            ),
+        ] {
+            let sent = narrowed(&schema, text, true);
+            assert_eq!(sent["properties"]["date"]["enum"], offered, "{text}");
+        }
+        for relative in [
             "Fair on 3/4/25",
             "Fair next Friday",
             "Fair tomorrow",
@@ -732,10 +373,10 @@ mod tests {
             "Fête demain",
             "Fair in 1999",
         ] {
-            let sent = narrowed(&schema, dated, true);
+            let sent = narrowed(&schema, relative, true);
             assert_eq!(
                 sent["properties"]["date"], schema["properties"]["date"],
-                "{dated}"
+                "{relative}"
             );
         }
         for undated in [
@@ -753,46 +394,5 @@ mod tests {
                 Grounded::Narrowed { .. }
             ));
         }
-    }
-
-    #[test]
-    fn numbers_and_spans_are_read_as_written() {
-        assert_eq!(
-            numbers(
-                "34-year-old bob-7 owes -3.5 on 2025-06-03, 1,200 or 1,20",
-                false
-            ),
-            vec![
-                json!(34),
-                json!(7),
-                json!(-3.5),
-                json!(2025),
-                json!(6),
-                json!(3),
-                json!(1200),
-                json!(1),
-                json!(20)
-            ]
-        );
-        assert_eq!(numbers("3.5 and 4", true), vec![json!(4)]);
-        let found = spans("J. R. R. Tolkien wrote \"The Hobbit\".");
-        assert!(found.contains(&"J. R. R. Tolkien"), "{found:?}");
-        assert!(found.contains(&"The Hobbit"), "{found:?}");
-        assert!(
-            !found
-                .iter()
-                .any(|span| span.contains('"') || span.ends_with('.'))
-        );
-        assert_eq!(
-            spans("Zürich — Genève"),
-            vec![
-                "Zürich",
-                "Zürich —",
-                "Zürich — Genève",
-                "—",
-                "— Genève",
-                "Genève"
-            ]
-        );
     }
 }

@@ -1,0 +1,469 @@
+//! Dates in a text: whether it mentions one at all, and the dates it writes out in full.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::words::TRIM;
+
+/// Month names and their common abbreviations in English, German, French, Spanish, Italian,
+/// Portuguese and Dutch.
+const MONTH_WORDS: &[&str] = &[
+    "jan",
+    "feb",
+    "febr",
+    "fév",
+    "mär",
+    "mar",
+    "apr",
+    "abr",
+    "avr",
+    "mai",
+    "may",
+    "mei",
+    "mag",
+    "jun",
+    "juin",
+    "giu",
+    "jul",
+    "juil",
+    "lug",
+    "aug",
+    "ago",
+    "aoû",
+    "sep",
+    "sept",
+    "set",
+    "okt",
+    "oct",
+    "ott",
+    "out",
+    "nov",
+    "dec",
+    "dez",
+    "déc",
+    "dic",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "januar",
+    "februar",
+    "märz",
+    "juni",
+    "juli",
+    "oktober",
+    "dezember",
+    "janvier",
+    "février",
+    "mars",
+    "avril",
+    "juillet",
+    "août",
+    "septembre",
+    "octobre",
+    "novembre",
+    "décembre",
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+    "gennaio",
+    "febbraio",
+    "aprile",
+    "maggio",
+    "giugno",
+    "luglio",
+    "settembre",
+    "ottobre",
+    "dicembre",
+    "janeiro",
+    "fevereiro",
+    "março",
+    "maio",
+    "junho",
+    "julho",
+    "setembro",
+    "outubro",
+    "novembro",
+    "dezembro",
+    "januari",
+    "februari",
+    "maart",
+    "augustus",
+];
+
+/// Weekday names in the same languages.
+const WEEKDAY_WORDS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "thu",
+    "thur",
+    "thurs",
+    "fri",
+    "sat",
+    "sun",
+    "montag",
+    "dienstag",
+    "mittwoch",
+    "donnerstag",
+    "freitag",
+    "samstag",
+    "sonntag",
+    "lundi",
+    "mardi",
+    "mercredi",
+    "jeudi",
+    "vendredi",
+    "samedi",
+    "dimanche",
+    "lunes",
+    "martes",
+    "miércoles",
+    "jueves",
+    "viernes",
+    "sábado",
+    "domingo",
+    "lunedì",
+    "martedì",
+    "mercoledì",
+    "giovedì",
+    "venerdì",
+    "sabato",
+    "segunda",
+    "terça",
+    "quarta",
+    "quinta",
+    "sexta",
+    "maandag",
+    "dinsdag",
+    "woensdag",
+    "donderdag",
+    "vrijdag",
+    "zaterdag",
+    "zondag",
+];
+
+/// Days and times given relative to now, in the same languages.
+const RELATIVE_WORDS: &[&str] = &[
+    "today",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "now",
+    "ago",
+    "noon",
+    "midnight",
+    "next",
+    "last",
+    "heute",
+    "morgen",
+    "gestern",
+    "übermorgen",
+    "vorgestern",
+    "jetzt",
+    "aujourd'hui",
+    "demain",
+    "hier",
+    "maintenant",
+    "hoy",
+    "mañana",
+    "ayer",
+    "ahora",
+    "oggi",
+    "domani",
+    "ieri",
+    "adesso",
+    "hoje",
+    "amanhã",
+    "ontem",
+    "agora",
+    "vandaag",
+    "gisteren",
+    "nu",
+];
+
+/// The English months a date is read from, by number.
+const ENGLISH_MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Whether `text` mentions a date in any form a model could read one from: a year (`1999`),
+/// numbers joined by date separators (`2025-06-03`, `3/4/25`, `3.4.`), a month or weekday
+/// name, or a relative day. A text with none of these cannot give a date.
+pub fn mentions_a_date(text: &str) -> bool {
+    let named = words(text).any(|word| {
+        [MONTH_WORDS, WEEKDAY_WORDS, RELATIVE_WORDS]
+            .iter()
+            .any(|list| list.contains(&word.as_str()))
+            || (word.len() == 4
+                && word.bytes().all(|b| b.is_ascii_digit())
+                && matches!(word.as_bytes()[0], b'1' | b'2'))
+    });
+    let bytes = text.as_bytes();
+    named
+        || bytes.windows(3).any(|window| {
+            window[0].is_ascii_digit()
+                && matches!(window[1], b'-' | b'/' | b'.')
+                && window[2].is_ascii_digit()
+        }) && !numbers_only_decimal(text)
+}
+
+/// Whether every digit-separator-digit run in `text` is a decimal number (`3.5 kg`), which
+/// is no date.
+fn numbers_only_decimal(text: &str) -> bool {
+    text.split_whitespace().all(|word| {
+        let word = word.trim_matches(TRIM);
+        let separators = word
+            .bytes()
+            .filter(|b| matches!(b, b'-' | b'/' | b'.'))
+            .count();
+        let digits_and_separators = word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'/' | b'.' | b','));
+        !(digits_and_separators && separators >= 1) || (separators == 1 && word.contains('.'))
+    })
+}
+
+/// The dates `text` writes out in full, as `date` (`2025-04-14`) or, with `with_time`, as
+/// `date-time` values (`2025-01-05T09:15:00Z`): ISO dates and instants as written, and English
+/// `14 April 2025` / `April 14, 2025`, with a following `at 09:15 UTC` for instants.
+///
+/// `None` when the text also points at a day in a way only a reader can resolve — a relative
+/// day, a weekday, a month and day without a year, `3/4/25`, a month in another language, or,
+/// for instants, a date without a time and zone: the model then works it out unaided.
+pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> {
+    let lower = text.to_lowercase();
+    let unreadable = words(&lower).any(|word| {
+        WEEKDAY_WORDS[..7].contains(&word.as_str())
+            || RELATIVE_WORDS.contains(&word.as_str())
+            || (MONTH_WORDS.contains(&word.as_str())
+                && word.len() > 4
+                && !ENGLISH_MONTHS.contains(&word.as_str()))
+    });
+    if unreadable || patterns().ambiguous.is_match(&lower) {
+        return None;
+    }
+    let mut dates = Vec::new();
+    let mut covered = Vec::new();
+    for found in patterns().iso.captures_iter(&lower) {
+        covered.push(found.get(0)?.range());
+        let date = format!("{}-{}-{}", &found["year"], &found["month"], &found["day"]);
+        dates.push(if with_time {
+            instant(&date, &found)?
+        } else {
+            date
+        });
+    }
+    for found in patterns().written.captures_iter(&lower) {
+        let month_name = found
+            .name("month_a")
+            .or_else(|| found.name("month_b"))?
+            .as_str();
+        let day = found
+            .name("day_a")
+            .or_else(|| found.name("day_b"))?
+            .as_str();
+        let month = ENGLISH_MONTHS
+            .iter()
+            .position(|name| name.starts_with(month_name.trim_end_matches('.')))?
+            + 1;
+        let date = format!("{}-{month:02}-{:0>2}", &found["year"], day);
+        covered.push(found.get(0)?.range());
+        dates.push(if with_time {
+            instant(&date, &found)?
+        } else {
+            date
+        });
+    }
+    // A month named without a full date around it (`in March`, `March 8`) leaves the day or
+    // year to be worked out.
+    let month_alone = patterns()
+        .english_month
+        .find_iter(&lower)
+        .any(|month| !covered.iter().any(|range| range.contains(&month.start())));
+    if month_alone {
+        return None;
+    }
+    Some(dates)
+}
+
+/// `date` with the time and zone `found` holds, or `None` when it holds no zone.
+fn instant(date: &str, found: &regex::Captures<'_>) -> Option<String> {
+    let hour = found.name("hour")?.as_str();
+    let minute = &found["minute"];
+    let second = found.name("second").map_or("00", |second| second.as_str());
+    let fraction = found
+        .name("fraction")
+        .map_or("", |fraction| fraction.as_str());
+    let zone = match found.name("zone")?.as_str() {
+        "z" | "utc" | "gmt" => "Z".to_owned(),
+        offset if offset.len() == 5 => format!("{}:{}", &offset[..3], &offset[3..]),
+        offset => offset.to_owned(),
+    };
+    Some(format!(
+        "{date}T{hour:0>2}:{minute}:{second}{}{zone}",
+        fraction.to_uppercase()
+    ))
+}
+
+struct Patterns {
+    iso: Regex,
+    written: Regex,
+    ambiguous: Regex,
+    english_month: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let month = "(?:january|february|march|april|may|june|july|august|september|october|\
+                     november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
+        let time = "(?:[t ]|,?\\s+(?:at\\s+)?)(?P<hour>\\d{1,2}):(?P<minute>\\d{2})\
+                    (?::(?P<second>\\d{2})(?P<fraction>\\.\\d+)?)?\
+                    \\s*(?P<zone>z|utc|gmt|[+-]\\d{2}:?\\d{2})?";
+        let compile = |pattern: String| Regex::new(&pattern).expect("a valid date pattern");
+        Patterns {
+            iso: compile(format!(
+                "\\b(?P<year>\\d{{4}})-(?P<month>\\d{{2}})-(?P<day>\\d{{2}})(?:{time})?\\b"
+            )),
+            written: compile(format!(
+                "\\b(?:(?P<day_a>\\d{{1,2}})(?:st|nd|rd|th)?\\.?\\s+(?:of\\s+)?(?P<month_a>{month})\
+                 |(?P<month_b>{month})\\s+(?P<day_b>\\d{{1,2}})(?:st|nd|rd|th)?)\
+                 ,?\\s+(?P<year>\\d{{4}})\\b(?:{time})?"
+            )),
+            ambiguous: compile("\\b\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}\\b".to_owned()),
+            english_month: compile(format!("\\b{month}(?:\\b|$)")),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dates(text: &str) -> Option<Vec<String>> {
+        written_dates(text, false)
+    }
+
+    fn instants(text: &str) -> Option<Vec<String>> {
+        written_dates(text, true)
+    }
+
+    #[test]
+    fn full_dates_are_read_in_iso_and_english_forms() {
+        assert_eq!(
+            dates("The Spring Book Fair takes place on 14 April 2025 at the Central Library."),
+            Some(vec!["2025-04-14".to_owned()])
+        );
+        assert_eq!(
+            dates("Gala on March 8th, 2026, and a dinner on 1st of Sept. 2026."),
+            Some(vec!["2026-03-08".to_owned(), "2026-09-01".to_owned()])
+        );
+        assert_eq!(
+            dates("Reminder: Team Offsite, 2025-06-03, in Lisbon"),
+            Some(vec!["2025-06-03".to_owned()])
+        );
+        assert_eq!(dates("No date here, 200 visitors"), Some(vec![]));
+    }
+
+    #[test]
+    fn instants_need_a_time_and_a_zone() {
+        assert_eq!(
+            instants("Audit: on 5 January 2025 at 09:15 UTC, user bob-7 deleted a file"),
+            Some(vec!["2025-01-05T09:15:00Z".to_owned()])
+        );
+        assert_eq!(
+            instants("[2025-07-21T18:02:45Z] FAILURE; at 2024-11-30T23:59:00.5+01:00 again"),
+            Some(vec![
+                "2025-07-21T18:02:45Z".to_owned(),
+                "2024-11-30T23:59:00.5+01:00".to_owned()
+            ])
+        );
+        assert_eq!(instants("on 5 January 2025 at 09:15"), None, "no zone");
+        assert_eq!(instants("on 2025-01-05"), None, "no time");
+        assert_eq!(
+            dates("[2025-07-21T18:02:45Z]"),
+            Some(vec!["2025-07-21".to_owned()])
+        );
+    }
+
+    #[test]
+    fn days_only_a_reader_can_resolve_are_left_to_the_model() {
+        for text in [
+            "Call me tomorrow at 3",
+            "See you on Friday, 2025-06-06",
+            "Due March 8",
+            "Sometime in March 2026",
+            "Payment on 3/4/25",
+            "Am 3. März 2025",
+            "Due yesterday, 2025-06-01",
+        ] {
+            assert_eq!(dates(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_date_is_mentioned_by_a_year_a_name_a_relative_day_or_joined_numbers() {
+        for dated in [
+            "Fair on 14 April 2025",
+            "Fair, 2025-06-03",
+            "Fair on 3/4/25",
+            "Fair next Friday",
+            "Fair tomorrow",
+            "Messe am 3. März",
+            "Fête demain",
+            "Fair in 1999",
+        ] {
+            assert!(mentions_a_date(dated), "{dated}");
+        }
+        for undated in [
+            "The Science Fair, with 200 visitors; the date hasn't been decided.",
+            "user=eve_12 status=success",
+            "Fair: 3.5 stars",
+        ] {
+            assert!(!mentions_a_date(undated), "{undated}");
+        }
+    }
+}

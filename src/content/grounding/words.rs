@@ -1,0 +1,198 @@
+//! The words of a text as grounding reads them: copied tokens, word spans and numbers.
+
+use serde_json::Value;
+
+/// The longest word span offered for a plain string in extractive mode.
+pub const MAX_SPAN_WORDS: usize = 8;
+
+/// Characters that end a span: markup, key-value syntax and clause punctuation.
+const SPAN_BREAKS: &[char] = &[
+    '"', '=', ';', ':', '(', ')', '[', ']', '{', '}', '<', '>', '|', '!', '?', ',', '\\', '\n',
+    '\r', '\t',
+];
+
+pub(super) const TRIM: &[char] = &[
+    '.', ',', ';', ':', '!', '?', '"', '\'', '(', ')', '[', ']', '{', '}', '<', '>', '`',
+];
+
+/// Whitespace-separated words, and their parts between key-value or markup characters, with
+/// surrounding punctuation trimmed (`email=ada@x.org,` → `email=ada@x.org`, `ada@x.org`).
+pub(super) fn copied_tokens(text: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
+    for word in text.split_whitespace() {
+        let word = word.trim_matches(TRIM);
+        if !word.is_empty() {
+            tokens.push(word);
+        }
+        for part in word.split(['=', '|', ',', ';', '"', '\'', '<', '>', '(', ')']) {
+            let part = part.trim_matches(TRIM);
+            if !part.is_empty() && part != word {
+                tokens.push(part);
+            }
+        }
+    }
+    tokens
+}
+
+/// Runs of up to [`MAX_SPAN_WORDS`] words that do not cross a [`SPAN_BREAKS`] character, as
+/// written (inner spacing and punctuation kept, outer punctuation trimmed). A word holding an
+/// email address or a URL ends a span too: those belong to fields of their format, and a small
+/// model readily puts them anywhere.
+pub(super) fn spans(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for segment in segments(text) {
+        let words: Vec<(usize, usize)> = word_bounds(segment);
+        for first in 0..words.len() {
+            for last in first..words.len().min(first + MAX_SPAN_WORDS) {
+                let word = &segment[words[last].0..words[last].1];
+                if word.contains('@') || word.contains("://") {
+                    break;
+                }
+                out.push(&segment[words[first].0..words[last].1]);
+            }
+        }
+    }
+    out
+}
+
+/// `text` split at [`SPAN_BREAKS`], except a `:` or `,` between two digits (`09:15`, `1,200`):
+/// a time or a number is one word.
+fn segments(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (index, c) in text.char_indices() {
+        let within_number = matches!(c, ':' | ',')
+            && index > 0
+            && bytes[index - 1].is_ascii_digit()
+            && bytes.get(index + 1).is_some_and(u8::is_ascii_digit);
+        if SPAN_BREAKS.contains(&c) && !within_number {
+            out.push(&text[start..index]);
+            start = index + c.len_utf8();
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// Byte ranges of the words of `segment`, trailing dots and quotes trimmed (`Nair.` → `Nair`).
+fn word_bounds(segment: &str) -> Vec<(usize, usize)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (index, c) in segment.char_indices().chain([(segment.len(), ' ')]) {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some(index),
+            (true, Some(begin)) => {
+                let word = segment[begin..index].trim_end_matches(TRIM);
+                let word_start = begin + (word.len() - word.trim_start_matches(TRIM).len());
+                if word_start < begin + word.len() {
+                    words.push((word_start, begin + word.len()));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    words
+}
+
+/// The numbers written in `text` with digits (`34-year-old` → 34, `1,200` → 1200, `-3.5`);
+/// with `integer`, whole numbers only.
+pub(super) fn numbers(text: &str, integer: bool) -> Vec<Value> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut index = 0;
+    while index < bytes.len() {
+        if !bytes[index].is_ascii_digit() {
+            index += 1;
+            continue;
+        }
+        let mut end = index;
+        let mut digits = String::new();
+        let mut fraction = false;
+        while end < bytes.len() {
+            let c = bytes[end];
+            let next_is_digit = bytes.get(end + 1).is_some_and(u8::is_ascii_digit);
+            if c.is_ascii_digit() {
+                digits.push(c as char);
+            } else if c == b','
+                && bytes.len() >= end + 4
+                && bytes[end + 1..end + 4].iter().all(u8::is_ascii_digit)
+                && !bytes.get(end + 4).is_some_and(u8::is_ascii_digit)
+            {
+                // A thousands separator.
+            } else if c == b'.' && next_is_digit && !fraction {
+                fraction = true;
+                digits.push('.');
+            } else {
+                break;
+            }
+            end += 1;
+        }
+        let signed = index > 0
+            && bytes[index - 1] == b'-'
+            && (index == 1 || !bytes[index - 2].is_ascii_alphanumeric());
+        if signed {
+            digits.insert(0, '-');
+        }
+        let value = if fraction {
+            digits
+                .parse::<f64>()
+                .ok()
+                .filter(|_| !integer)
+                .and_then(|n| serde_json::Number::from_f64(n).map(Value::Number))
+        } else {
+            digits.parse::<i64>().ok().map(Value::from)
+        };
+        out.extend(value);
+        index = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_and_spans_are_read_as_written() {
+        assert_eq!(
+            numbers(
+                "34-year-old bob-7 owes -3.5 on 2025-06-03, 1,200 or 1,20",
+                false
+            ),
+            vec![
+                json!(34),
+                json!(7),
+                json!(-3.5),
+                json!(2025),
+                json!(6),
+                json!(3),
+                json!(1200),
+                json!(1),
+                json!(20)
+            ]
+        );
+        assert_eq!(numbers("3.5 and 4", true), vec![json!(4)]);
+        let found = spans("J. R. R. Tolkien wrote \"The Hobbit\".");
+        assert!(found.contains(&"J. R. R. Tolkien"), "{found:?}");
+        assert!(found.contains(&"The Hobbit"), "{found:?}");
+        assert!(
+            !found
+                .iter()
+                .any(|span| span.contains('"') || span.ends_with('.'))
+        );
+        assert_eq!(
+            spans("Zürich — Genève"),
+            vec![
+                "Zürich",
+                "Zürich —",
+                "Zürich — Genève",
+                "—",
+                "— Genève",
+                "Genève"
+            ]
+        );
+    }
+}
