@@ -143,46 +143,99 @@ impl Walk<'_> {
                 );
                 continue;
             }
-            let Some(kind) = self.kind(field) else {
-                grounded.insert(name.clone(), field.clone());
-                continue;
-            };
-            let candidates = candidates(kind, self.text, field);
-            if candidates.is_empty()
-                && matches!(kind, Kind::Date { .. })
-                && mentions_a_date(self.text)
-            {
-                // A date the model has to work out (relative, partial, another language).
-                grounded.insert(name.clone(), field.clone());
-                continue;
-            }
-            if candidates.len() > MAX_CANDIDATES {
-                grounded.insert(name.clone(), field.clone());
-            } else if candidates.is_empty() {
-                if !is_required {
-                    self.notes
-                        .push(format!("{at}: left out, the text holds no value for it"));
-                } else if required_path {
-                    let description = field.get("description").and_then(Value::as_str);
-                    self.missing.push((at, description.map(str::to_owned)));
-                } else {
-                    grounded.insert(name.clone(), field.clone());
-                }
-            } else {
-                self.notes.push(format!(
-                    "{at}: narrowed to the {} value(s) the text holds",
-                    candidates.len()
-                ));
-                let mut narrowed = json!({ "type": field["type"], "enum": candidates });
-                if let Some(description) = field.get("description") {
-                    narrowed["description"] = description.clone();
-                }
-                grounded.insert(name.clone(), narrowed);
+            if let Some(field) = self.field(field, &at, is_required, required_path) {
+                grounded.insert(name.clone(), field);
             }
         }
         let mut node = node.clone();
         node["properties"] = Value::Object(grounded);
         node
+    }
+
+    /// `field` grounded, or `None` when the sent schema leaves it out.
+    fn field(
+        &mut self,
+        field: &Value,
+        at: &str,
+        is_required: bool,
+        required_path: bool,
+    ) -> Option<Value> {
+        if self.extractive
+            && let Some(named) = named_values(field, self.text)
+        {
+            self.notes.push(format!(
+                "{at}: narrowed to the {} of its values the text names",
+                named.len()
+            ));
+            let mut narrowed = field.clone();
+            narrowed["enum"] = Value::Array(named);
+            return Some(narrowed);
+        }
+        if field.get("type").and_then(Value::as_str) == Some("array") && !is_combined(field) {
+            let items = field.get("items")?;
+            let Some(kind) = self.kind(items) else {
+                return Some(field.clone());
+            };
+            return match self.narrow(kind, items, at) {
+                Narrowed::Unchanged => Some(field.clone()),
+                // An array may be empty: a required one is never missing.
+                Narrowed::Nothing if is_required => Some(field.clone()),
+                Narrowed::Nothing => {
+                    self.notes
+                        .push(format!("{at}: left out, the text holds no value for it"));
+                    None
+                }
+                Narrowed::To(items) => {
+                    let mut narrowed = field.clone();
+                    narrowed["items"] = items;
+                    Some(narrowed)
+                }
+            };
+        }
+        let Some(kind) = self.kind(field) else {
+            return Some(field.clone());
+        };
+        match self.narrow(kind, field, at) {
+            Narrowed::Unchanged => Some(field.clone()),
+            Narrowed::Nothing if !is_required => {
+                self.notes
+                    .push(format!("{at}: left out, the text holds no value for it"));
+                None
+            }
+            Narrowed::Nothing if required_path => {
+                let description = field.get("description").and_then(Value::as_str);
+                self.missing
+                    .push((at.to_owned(), description.map(str::to_owned)));
+                Some(field.clone())
+            }
+            Narrowed::Nothing => Some(field.clone()),
+            Narrowed::To(narrowed) => Some(narrowed),
+        }
+    }
+
+    /// `field` (of `kind`) as the values the text holds.
+    fn narrow(&mut self, kind: Kind, field: &Value, at: &str) -> Narrowed {
+        let candidates = candidates(kind, self.text, field);
+        if candidates.is_empty() && matches!(kind, Kind::Date { .. }) && mentions_a_date(self.text)
+        {
+            // A date the model has to work out (relative, partial, another language).
+            return Narrowed::Unchanged;
+        }
+        if candidates.len() > MAX_CANDIDATES {
+            return Narrowed::Unchanged;
+        }
+        if candidates.is_empty() {
+            return Narrowed::Nothing;
+        }
+        self.notes.push(format!(
+            "{at}: narrowed to the {} value(s) the text holds",
+            candidates.len()
+        ));
+        let mut narrowed = json!({ "type": field["type"], "enum": candidates });
+        if let Some(description) = field.get("description") {
+            narrowed["description"] = description.clone();
+        }
+        Narrowed::To(narrowed)
     }
 
     fn kind(&self, field: &Value) -> Option<Kind> {
@@ -205,6 +258,36 @@ impl Walk<'_> {
             _ => None,
         }
     }
+}
+
+/// What the text makes of one field.
+enum Narrowed {
+    /// Sent as it is (not groundable here, or too many candidates).
+    Unchanged,
+    /// The text holds no value for it.
+    Nothing,
+    /// The values the text holds.
+    To(Value),
+}
+
+/// The values of a string `enum` the text names (`priority high`, `FAILURE`, `it failed` for
+/// `failure`), when it names some but not all; `None` otherwise (the choice is then the
+/// model's judgement).
+fn named_values(field: &Value, text: &str) -> Option<Vec<Value>> {
+    if is_combined(field) {
+        return None;
+    }
+    let values = field.get("enum")?.as_array()?;
+    let named: Vec<Value> = values
+        .iter()
+        .filter(|value| {
+            value
+                .as_str()
+                .is_some_and(|value| words::names(text, value))
+        })
+        .cloned()
+        .collect();
+    (!named.is_empty() && named.len() < values.len()).then_some(named)
 }
 
 fn is_combined(field: &Value) -> bool {
@@ -332,6 +415,42 @@ mod tests {
             panic!("age has no candidate")
         };
         assert_eq!(missing, vec![("/age".to_owned(), None)]);
+    }
+
+    #[test]
+    fn extractive_mode_grounds_array_items_and_the_enum_values_a_text_names() {
+        let schema = json!({"type": "object", "properties": {
+            "status": {"type": "string", "enum": ["success", "failure"], "description": "Outcome"},
+            "priority": {"type": "string", "enum": ["low", "high"]},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+            "scores": {"type": "array", "items": {"type": "integer"}},
+        }, "required": ["status"]});
+        let text = "Deploy FAILED, tags prod and hotfix";
+        let sent = narrowed(&schema, text, true);
+        assert_eq!(
+            sent["properties"]["status"],
+            json!({"type": "string", "enum": ["failure"], "description": "Outcome"})
+        );
+        assert_eq!(
+            sent["properties"]["priority"], schema["properties"]["priority"],
+            "named by none: the model's judgement"
+        );
+        let tags = &sent["properties"]["tags"];
+        assert_eq!(tags["uniqueItems"], true);
+        assert!(
+            tags["items"]["enum"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("hotfix")),
+            "{tags}"
+        );
+        assert!(
+            sent["properties"].get("scores").is_none(),
+            "an optional array of numbers the text lacks is left out"
+        );
+        assert_eq!(narrowed(&schema, text, false), schema);
+        let both = narrowed(&schema, "success or failure?", true);
+        assert_eq!(both["properties"]["status"], schema["properties"]["status"]);
     }
 
     #[test]

@@ -96,6 +96,34 @@ fn word_bounds(segment: &str) -> Vec<(usize, usize)> {
     words
 }
 
+/// Whether `text` names `value` (an enum value such as `in_progress` or `failure`): each of its
+/// words appears in the text, ignoring case, as itself or as a word sharing its stem (`failed`
+/// names `failure`: a common start of four or more letters and two thirds of the shorter word).
+pub(super) fn names(text: &str, value: &str) -> bool {
+    let text_words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut value_words = value
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .peekable();
+    value_words.peek().is_some()
+        && value_words.all(|wanted| {
+            text_words.iter().any(|word| {
+                let common = word
+                    .chars()
+                    .zip(wanted.chars())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let shorter = word.chars().count().min(wanted.chars().count());
+                *word == wanted || (common >= 4 && common * 3 >= shorter * 2)
+            })
+        })
+}
+
 /// The numbers written in `text` with digits (`34-year-old` → 34, `1,200` → 1200, `-3.5`);
 /// with `integer`, whole numbers only.
 pub(super) fn numbers(text: &str, integer: bool) -> Vec<Value> {
