@@ -64,7 +64,7 @@ pub fn run(
             schema
         }
     };
-    let format = provider.answer_format(&sent);
+    let format = provider.answer_format(sent.as_ref());
     trace
         .schema_transforms
         .extend(format.transforms.iter().cloned());

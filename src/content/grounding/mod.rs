@@ -31,6 +31,8 @@
 //! [`MAX_CANDIDATES`] candidates. The narrowed schema only ever accepts less than the target,
 //! and local validation still uses the target.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use crate::schema::validator::CompiledSchema;
@@ -60,14 +62,18 @@ pub const MAX_CANDIDATES: usize = 512;
 
 /// What grounding made of a target schema for one text.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Grounded {
-    /// The schema to send, and a note per narrowed or dropped field (for the trace).
-    Narrowed { schema: Value, notes: Vec<String> },
+pub enum Grounded<'s> {
+    /// The schema to send (the target itself when nothing in it is grounded), and a note per
+    /// narrowed or dropped field (for the trace).
+    Narrowed {
+        schema: Cow<'s, Value>,
+        notes: Vec<String>,
+    },
     /// Required fields (pointer, description) that nothing in the text can fill.
     Missing(Vec<(String, Option<String>)>),
 }
 
-impl Grounded {
+impl Grounded<'_> {
     /// The need message for [`Grounded::Missing`].
     pub fn need(missing: &[(String, Option<String>)]) -> String {
         let fields: Vec<String> = missing
@@ -82,7 +88,14 @@ impl Grounded {
 }
 
 /// Grounds `target` (an object schema) in `text`.
-pub fn ground(target: &Value, text: &str, extractive: bool) -> Grounded {
+pub fn ground<'s>(target: &'s Value, text: &str, extractive: bool) -> Grounded<'s> {
+    if !extractive && !holds_copied_format(target) {
+        // The common case: nothing to ground, nothing to copy.
+        return Grounded::Narrowed {
+            schema: Cow::Borrowed(target),
+            notes: Vec::new(),
+        };
+    }
     let mut walk = Walk {
         text,
         extractive,
@@ -92,7 +105,7 @@ pub fn ground(target: &Value, text: &str, extractive: bool) -> Grounded {
     let schema = walk.object(target, "", true);
     if walk.missing.is_empty() {
         Grounded::Narrowed {
-            schema,
+            schema: Cow::Owned(schema),
             notes: walk.notes,
         }
     } else {
@@ -260,6 +273,20 @@ impl Walk<'_> {
     }
 }
 
+/// Whether a field that grounding would narrow without extractive mode is anywhere in
+/// `node`'s properties (and their objects and array items).
+fn holds_copied_format(node: &Value) -> bool {
+    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        return false;
+    };
+    properties.values().any(|field| {
+        let format = field.get("format").and_then(Value::as_str);
+        format.is_some_and(|format| COPIED_FORMATS.contains(&format))
+            || holds_copied_format(field)
+            || field.get("items").is_some_and(holds_copied_format)
+    })
+}
+
 /// What the text makes of one field.
 enum Narrowed {
     /// Sent as it is (not groundable here, or too many candidates).
@@ -330,7 +357,7 @@ mod tests {
 
     fn narrowed(schema: &Value, text: &str, extractive: bool) -> Value {
         match ground(schema, text, extractive) {
-            Grounded::Narrowed { schema, .. } => schema,
+            Grounded::Narrowed { schema, .. } => schema.into_owned(),
             Grounded::Missing(missing) => panic!("missing {missing:?}"),
         }
     }
