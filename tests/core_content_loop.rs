@@ -122,7 +122,8 @@ fn a_violation_is_fed_back_and_fixed_in_exactly_two_calls() {
          - /due: value must match format \"date\", e.g. \"2026-05-06\" (was \"Friday\")\n\
          \n\
          Please correct these and try again. Do not change fields that were valid. If the text does \
-         not contain a value a field needs, answer with {\"_need\": \"...\"} instead of inventing one."
+         not contain a value a field needs, answer with an object with the single field _need \
+         instead of inventing one."
     );
     assert_eq!(outcome.trace.feedback, vec![reason.to_owned()]);
 }

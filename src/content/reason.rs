@@ -14,8 +14,8 @@ pub fn reason_message(violations: &[Violation]) -> String {
     }
     message.push_str(&format!(
         "\nPlease correct these and try again. Do not change fields that were valid. If the text \
-         does not contain a value a field needs, answer with {{\"{NEED_KEY}\": \"...\"}} instead \
-         of inventing one."
+         does not contain a value a field needs, answer with an object with the single field \
+         {NEED_KEY} instead of inventing one."
     ));
     message
 }
