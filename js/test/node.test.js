@@ -51,11 +51,18 @@ test('ok after a violation: the reason fed back names the field', async () => {
 });
 
 test('need-more-input: no data, the need says what is missing', async () => {
-  await mock.reply(need('the email address'));
-  const outcome = await structure.structure({ prompt: 'Ada Lovelace', schema: 'contact', schemaMode: 'named' });
+  await mock.reply(need('the country'));
+  const outcome = await structure.structure({ prompt, schema: 'contact', schemaMode: 'named' });
   assert.equal(outcome.status, 'need-more-input');
-  assert.equal(outcome.need, 'the email address');
+  assert.equal(outcome.need, 'the country');
   assert.equal('data' in outcome, false);
+
+  // A required email address the text lacks is asked for before any LLM call (grounding).
+  const grounded = await structure.structure({ prompt: 'Ada Lovelace', schema: 'contact', schemaMode: 'named' });
+  assert.equal(grounded.status, 'need-more-input');
+  assert.match(grounded.need, /^the text gives no value for \/email/);
+  assert.equal(grounded.usage.llmCalls, 0);
+  assert.equal((await mock.requests()).length, 1);
 });
 
 test('stale: no valid answer within maxLoops, the last violations and no data', async () => {
