@@ -20,16 +20,20 @@
 //!
 //! Always grounded: strings of a format whose values are copied, never derived (email, URI,
 //! hostname, IP address, UUID). With `extractive` (setting `structure_extractive`, for small
-//! local models): also plain strings, as word spans of the text, and integers, as the numbers
-//! it writes; `date` and `date-time` fields as the dates the text writes out in full (see
-//! `dates::written_dates`), unless it also points at a day only a reader can resolve ("next
-//! Friday"): then the model works the date out, provided the text mentions one at all
-//! ([`mentions_a_date`]). A candidate is offered only when the field's own schema accepts it
-//! (pattern, lengths, bounds); a required field without any candidate means the text lacks
-//! its value.
-//! Fields under `$ref`, combinators or `enum` are left alone, and so is a field with more than
-//! [`MAX_CANDIDATES`] candidates. The narrowed schema only ever accepts less than the target,
-//! and local validation still uses the target.
+//! local models) also:
+//! - plain strings, as word spans of the text, and integers and numbers, as the numbers it
+//!   writes — the items of an array of them too;
+//! - `date` and `date-time` fields, as the dates the text writes out in full
+//!   (`dates::written_dates`), unless it also points at a day only a reader can resolve
+//!   ("next Friday"): then the model works the date out, provided the text mentions one at
+//!   all ([`mentions_a_date`]);
+//! - a string `enum`, narrowed to the values the text names when it names some.
+//!
+//! A candidate is offered only when the field's own schema accepts it (pattern, lengths,
+//! bounds); a required field without any candidate means the text lacks its value, an
+//! optional one is left out. Fields under `$ref` or combinators are left alone, and so is a
+//! field with more than [`MAX_CANDIDATES`] candidates. The narrowed schema only ever accepts
+//! less than the target, and local validation still uses the target.
 
 use std::borrow::Cow;
 
