@@ -177,6 +177,17 @@ fn providers() -> Vec<(&'static str, MapConfig, Wire)> {
         ),
         ("llamacpp", local("llamacpp"), Wire::OpenAiChat),
         (
+            "llamacpp, extractive",
+            {
+                let mut config = local("llamacpp");
+                config
+                    .values
+                    .insert("structure_extractive".into(), "true".into());
+                config
+            },
+            Wire::OpenAiChat,
+        ),
+        (
             "openai-compatible",
             local("openai-compatible"),
             Wire::OpenAiChat,
