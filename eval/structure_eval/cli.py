@@ -57,6 +57,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def system_settings(system: str, reference_time: str) -> list[str]:
+    """The `--set` settings a `structure` system runs with."""
+    settings = list(SYSTEM_SETTINGS[system])
+    if reference_time != "now":
+        settings.append(f"structure_reference_time={reference_time}")
+    return settings
+
+
 def validator_for(schema):
     """A function instance → bool that validates against the full schema, formats asserted."""
     import jsonschema
@@ -139,19 +147,22 @@ def main(argv: list[str]) -> int:
     base_url = args.base_url
     records = {s: [] for s in systems}
     with (server if server else _nothing()) as running:
+        process = None
         if running:
-            base_url, _ = running
+            base_url, process = running
         endpoint = Endpoint(base_url=base_url, model=args.model, profile=args.profile, api_key=api_key,
                             max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=args.settings)
         for index, case in enumerate(cases, 1):
+            if process is not None and process.poll() is not None:
+                # Every later case would score as an error: stop and say why.
+                sys.exit(f"eval/run: the model server exited ({process.returncode}) before case {case['id']}; "
+                         f"see {EVAL / 'results' / 'server.log'}")
             line = [f"{index:>3}/{len(cases)} {case['id']:<28}"]
             for system in systems:
                 if system == "baseline":
                     outcome = run_baseline(case["prompt"], schemas[case["schema"]], endpoint, validators[case["schema"]])
                 else:
-                    settings = list(SYSTEM_SETTINGS[system])
-                    if args.reference_time != "now":
-                        settings.append(f"structure_reference_time={args.reference_time}")
+                    settings = system_settings(system, args.reference_time)
                     outcome = run_structure(case["prompt"], schema_args[case["schema"]], binary, endpoint,
                                             validators[case["schema"]], settings)
                 score = score_case(case, schemas[case["schema"]], outcome)
