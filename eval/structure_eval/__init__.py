@@ -1,1 +1,1 @@
-"""The extraction-quality eval of `structure` (see eval/README.md and EVAL.md)."""
+"""The extraction-quality eval of `structure` (see EVAL.md and README, "Extraction quality")."""

@@ -1,4 +1,4 @@
-"""`eval/run`: the extraction-quality eval, end to end (see eval/README.md)."""
+"""`eval/run`: the extraction-quality eval, end to end (see EVAL.md and README, "Extraction quality")."""
 
 from __future__ import annotations
 
