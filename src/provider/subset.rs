@@ -15,6 +15,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::schema::checks::resolve_local;
+use crate::schema::violation::escape;
 
 /// Which keywords a provider takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -641,10 +642,6 @@ fn with_note(description: Option<&str>, note: &str) -> String {
 
 fn show_at(at: &str) -> &str {
     if at.is_empty() { "/" } else { at }
-}
-
-fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// Maps an answer written for a transformed schema back to the shape of the original: drops the

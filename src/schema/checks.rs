@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::error::StructureError;
+use crate::schema::violation::escape;
 
 /// The root must describe an object: `"type": "object"`, or a composition (`$ref`, `anyOf`,
 /// `oneOf`, `allOf`) whose every branch does. A root without `type` would accept strings too.
@@ -171,10 +172,6 @@ fn is_value_keyword(key: &str) -> bool {
     matches!(key, "enum" | "const" | "default" | "examples")
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 fn pointer_or_root(pointer: &str) -> String {
     if pointer.is_empty() {
         "/".to_owned()
@@ -313,14 +310,14 @@ fn find_unknown_keyword(node: &Value, location: &str, found: &mut Option<(String
             *found = Some((location.to_owned(), key.clone()));
             return;
         }
-        let at = format!("{location}/{}", key.replace('~', "~0").replace('/', "~1"));
+        let at = format!("{location}/{}", escape(key));
         match key.as_str() {
             // Maps from names to schemas.
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
             | "dependencies" => {
                 if let Value::Object(children) = child {
                     for (name, schema) in children {
-                        let at = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
+                        let at = format!("{at}/{}", escape(name));
                         find_unknown_keyword(schema, &at, found);
                     }
                 }

@@ -213,6 +213,7 @@ pub fn show(value: &Value) -> String {
     format!("{cut}…")
 }
 
-fn escape(name: &str) -> String {
+/// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub(crate) fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
