@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::words::TRIM;
+use super::words::{TRIM, lowercase_words};
 
 /// Month names and their common abbreviations in German, French, Spanish, Italian, Portuguese
 /// and Dutch, and English abbreviations (the English names are [`ENGLISH_MONTHS`]).
@@ -213,9 +213,7 @@ const ENGLISH_MONTHS: &[&str] = &[
 ];
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
+    lowercase_words(text, &['\''])
 }
 
 /// Whether `text` mentions a date in any form a model could read one from: a year (`1999`),

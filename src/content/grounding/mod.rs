@@ -40,6 +40,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::schema::validator::CompiledSchema;
+use crate::schema::violation::escape;
 
 mod dates;
 mod words;
@@ -151,7 +152,7 @@ impl Walk<'_> {
             .unwrap_or_default();
         let mut grounded = Map::new();
         for (name, field) in properties {
-            let at = format!("{pointer}/{}", name.replace('~', "~0").replace('/', "~1"));
+            let at = format!("{pointer}/{}", escape(name));
             let is_required = required.contains(&name.as_str());
             if field.get("type").and_then(Value::as_str) == Some("object") && !is_combined(field) {
                 grounded.insert(
@@ -309,12 +310,13 @@ fn named_values(field: &Value, text: &str) -> Option<Vec<Value>> {
         return None;
     }
     let values = field.get("enum")?.as_array()?;
+    let text_words: Vec<String> = words::lowercase_words(text, &[]).collect();
     let named: Vec<Value> = values
         .iter()
         .filter(|value| {
             value
                 .as_str()
-                .is_some_and(|value| words::names(text, value))
+                .is_some_and(|value| words::names(&text_words, value))
         })
         .cloned()
         .collect();

@@ -96,20 +96,23 @@ fn word_bounds(segment: &str) -> Vec<(usize, usize)> {
     words
 }
 
-/// Whether `text` names `value` (an enum value such as `in_progress` or `failure`): each of its
-/// words appears in the text, ignoring case, as itself or as a word sharing its stem (`failed`
-/// names `failure`: a common start of four or more letters and two thirds of the shorter word).
-pub(super) fn names(text: &str, value: &str) -> bool {
-    let text_words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
+/// The words of `text` in lower case: runs of letters and digits, with the `inner` characters
+/// kept inside a word (`'` keeps `aujourd'hui` whole).
+pub(super) fn lowercase_words<'t>(
+    text: &'t str,
+    inner: &'t [char],
+) -> impl Iterator<Item = String> + 't {
+    text.split(move |c: char| !c.is_alphanumeric() && !inner.contains(&c))
         .filter(|word| !word.is_empty())
         .map(str::to_lowercase)
-        .collect();
-    let mut value_words = value
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .peekable();
+}
+
+/// Whether a text, by its [`lowercase_words`], names `value` (an enum value such as
+/// `in_progress` or `failure`): each of its words appears in the text as itself or as a word
+/// sharing its stem (`failed` names `failure`: a common start of four or more letters and two
+/// thirds of the shorter word).
+pub(super) fn names(text_words: &[String], value: &str) -> bool {
+    let mut value_words = lowercase_words(value, &[]).peekable();
     value_words.peek().is_some()
         && value_words.all(|wanted| {
             text_words.iter().any(|word| {
@@ -221,6 +224,23 @@ mod tests {
                 "— Genève",
                 "Genève"
             ]
+        );
+    }
+
+    #[test]
+    fn a_text_names_an_enum_value_by_its_words_or_their_stems() {
+        let named =
+            |text: &str, value: &str| names(&lowercase_words(text, &[]).collect::<Vec<_>>(), value);
+        assert!(named("FAILURE user=dev_ops", "failure"));
+        assert!(named("and it failed.", "failure"));
+        assert!(named("the medium-priority ticket", "medium"));
+        assert!(named("work is in progress", "in_progress"));
+        assert!(!named("the login page", "low"));
+        assert!(!named("a fair", "failure"), "too short a common start");
+        assert!(!named("", "open") && !named("open", ""));
+        assert_eq!(
+            lowercase_words("Aujourd'hui, le 3.", &['\'']).collect::<Vec<_>>(),
+            vec!["aujourd'hui", "le", "3"]
         );
     }
 }
