@@ -17,6 +17,8 @@ import pathlib
 from collections import Counter
 from typing import Any, Callable
 
+from .scoring import absent_pointer, pointer_tokens
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EVAL = REPO / "eval"
 DEFAULT_CASES = EVAL / "cases" / "dev.jsonl"
@@ -54,12 +56,25 @@ def load_schema(name: str, schemas_dir: pathlib.Path, lookup: Callable[[str], An
     raise FileNotFoundError(f"schema {name!r}: no {name}.json in {schemas_dir} or {BUNDLED}")
 
 
+def schema_validator(schema: Any):
+    """A `jsonschema` validator for `schema` in its own draft, formats asserted (imported here:
+    the scorer's unit tests run without the venv)."""
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def violations(schema: Any, instance: Any) -> list[str]:
+    """The messages of every way `instance` breaks `schema`."""
+    return [error.message for error in schema_validator(schema).iter_errors(instance)]
+
+
 def required_path(schema: dict, pointer: str) -> bool:
     """Whether every step of `pointer` names a required property (so its absence means the text
     cannot be turned into a valid object)."""
     sub = schema
-    for part in filter(None, pointer.split("/")):
-        part = part.replace("~1", "/").replace("~0", "~")
+    for part in pointer_tokens(pointer):
         if part not in sub.get("properties", {}) or part not in sub.get("required", []):
             return False
         sub = sub["properties"][part]
@@ -69,8 +84,6 @@ def required_path(schema: dict, pointer: str) -> bool:
 def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[Any, Any], list[str]] | None = None) -> list[str]:
     """Problems of a case set (empty when it is fine). `validate(schema, instance)` returns the
     violations of an instance; without it expected objects are not validated."""
-    from .scoring import absent_pointer
-
     problems = []
     ids = Counter(c.get("id") for c in cases)
     problems += [f"duplicate id {i!r}" for i, n in ids.items() if n > 1]

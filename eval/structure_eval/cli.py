@@ -13,7 +13,8 @@ import time
 from dataclasses import asdict
 
 from . import report, setup
-from .cases import DEFAULT_CASES, DEFAULT_SCHEMAS, EVAL, check_cases, load_cases, load_schema, schema_file
+from .cases import (DEFAULT_CASES, DEFAULT_SCHEMAS, EVAL, check_cases, load_cases, load_schema, schema_file,
+                    schema_validator, violations)
 from .runner import Endpoint, run_baseline, run_structure
 from .scoring import CaseScore, Outcome, score_case, summarise
 
@@ -65,22 +66,6 @@ def system_settings(system: str, reference_time: str) -> list[str]:
     return settings
 
 
-def validator_for(schema):
-    """A function instance → bool that validates against the full schema, formats asserted."""
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    return lambda instance: validator.is_valid(instance)
-
-
-def violations(schema, instance) -> list[str]:
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema)
-    return [e.message for e in cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(instance)]
-
-
 def registry_lookup(binary: str | None):
     """Looks a schema name up in `structure`'s registry (bundled or registered)."""
 
@@ -129,7 +114,7 @@ def main(argv: list[str]) -> int:
         print(f"{len(cases)} cases ({len(cases) - absent} complete, {absent} lacking a required value), "
               f"{len(schemas)} schemas: OK")
         return 0
-    validators = {name: validator_for(schema) for name, schema in schemas.items()}
+    validators = {name: schema_validator(schema).is_valid for name, schema in schemas.items()}
     # A file of the case set is passed as a file; a registry name as the name (with its manual).
     schema_args = {}
     for name in names:

@@ -66,6 +66,16 @@ def _date_time(text: str) -> str | None:
     return instant.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def pointer_tokens(pointer: str) -> list[str]:
+    """The tokens of a JSON pointer, unescaped (`/a~1b/c` → `["a/b", "c"]`)."""
+    return [part.replace("~1", "/").replace("~0", "~") for part in pointer.split("/") if part]
+
+
+def escape_token(name: str) -> str:
+    """`name` as one token of a JSON pointer."""
+    return name.replace("~", "~0").replace("/", "~1")
+
+
 def resolve(schema: Any, root: Any) -> Any:
     """`schema` with a same-document `$ref` followed (one level at a time, up to 32)."""
     for _ in range(32):
@@ -75,8 +85,7 @@ def resolve(schema: Any, root: Any) -> Any:
         if not ref.startswith("#"):
             return schema
         target: Any = root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
+        for part in pointer_tokens(ref[1:]):
             target = target.get(part) if isinstance(target, dict) else None
         schema = target
     return schema
@@ -158,8 +167,7 @@ def leaves(value: Any, pointer: str = "") -> dict[str, Any]:
         for key, child in value.items():
             if child is None:
                 continue
-            escaped = key.replace("~", "~0").replace("/", "~1")
-            out.update(leaves(child, f"{pointer}/{escaped}"))
+            out.update(leaves(child, f"{pointer}/{escape_token(key)}"))
         return out
     return {pointer or "/": value}
 
@@ -168,8 +176,7 @@ def schema_at(schema: Any, pointer: str) -> Any:
     """The sub-schema describing the field at `pointer` (`{}` when the schema does not say)."""
     root = schema
     sub = resolve(schema, root)
-    for part in filter(None, pointer.split("/")):
-        part = part.replace("~1", "/").replace("~0", "~")
+    for part in pointer_tokens(pointer):
         sub = _branch(sub, {}, root) if isinstance(sub, dict) else {}
         props = sub.get("properties") if isinstance(sub, dict) else None
         sub = resolve(props.get(part, {}), root) if isinstance(props, dict) else {}
@@ -178,8 +185,7 @@ def schema_at(schema: Any, pointer: str) -> Any:
 
 def value_at(value: Any, pointer: str) -> Any:
     """The value at `pointer`, or None when there is none."""
-    for part in filter(None, pointer.split("/")):
-        part = part.replace("~1", "/").replace("~0", "~")
+    for part in pointer_tokens(pointer):
         if isinstance(value, dict):
             value = value.get(part)
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
@@ -191,7 +197,7 @@ def value_at(value: Any, pointer: str) -> Any:
 
 def absent_pointer(absent: str) -> str:
     """A case's `absent` (a property name or a JSON pointer) as a JSON pointer."""
-    return absent if absent.startswith("/") else "/" + absent.replace("~", "~0").replace("/", "~1")
+    return absent if absent.startswith("/") else "/" + escape_token(absent)
 
 
 def occurs_in(value: Any, text: str) -> bool:

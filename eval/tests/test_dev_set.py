@@ -7,17 +7,12 @@ import unittest
 
 import _path  # noqa: F401
 
-from structure_eval.cases import DEFAULT_CASES, DEFAULT_SCHEMAS, check_cases, load_cases, load_schema
+from structure_eval.cases import DEFAULT_CASES, DEFAULT_SCHEMAS, check_cases, load_cases, load_schema, violations
 
 try:
     import jsonschema
 except ImportError:  # CI runs with the standard library only
     jsonschema = None
-
-
-def violations(schema, instance):
-    cls = jsonschema.validators.validator_for(schema)
-    return [e.message for e in cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(instance)]
 
 
 class DevSet(unittest.TestCase):
