@@ -404,7 +404,6 @@ fn describe_store(error: &wasi::keyvalue::store::Error) -> String {
     }
 }
 
-/// Answers above this size are refused: no real completion comes near it.
 /// `wasi:http` output streams accept at most this much per write.
 const WRITE_CHUNK: usize = 4096;
 
