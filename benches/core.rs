@@ -9,9 +9,9 @@ use structure::ports::{
     Config, HttpRequest, HttpResponse, MemoryKeyValue, Ports, SystemClock, Transport,
     TransportError,
 };
-use structure::provider::subset::{ANTHROPIC, GEMINI, OPENAI_STRICT, Subset, to_subset};
 use structure::provider::{Conversation, SystemPrompt, Turn, connect};
 use structure::schema::registry::Registry;
+use structure::schema::subset::{ANTHROPIC, GEMINI, OPENAI_STRICT, Subset, to_subset};
 use structure::schema::validator::CompiledSchema;
 use structure::settings::{Cascade, Settings};
 use structure::{SchemaInput, Scope, StructureRequest};

@@ -5,6 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::outcome::Usage;
+use crate::secret::{Secret, redact};
 
 /// Why a `structure` call produced no outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -104,9 +105,9 @@ impl StructureError {
         self
     }
 
-    /// The same error with every secret of `settings` cut out of its message.
-    pub fn redacted(mut self, settings: &crate::settings::Settings) -> Self {
-        self.message = settings.redact(&self.message);
+    /// The same error with each of `secrets` cut out of its message.
+    pub fn redacted<'a>(mut self, secrets: impl IntoIterator<Item = &'a Secret>) -> Self {
+        self.message = redact(&self.message, secrets);
         self
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::StructureError;
-use crate::settings::keys;
+use crate::keys;
 
 pub const DEFAULT_MAX_PROMPT_BYTES: usize = 256 << 10;
 pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 256 << 10;

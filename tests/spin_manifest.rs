@@ -6,9 +6,7 @@
 
 mod support;
 
-use structure::http_api::{MAX_BODY_KEY, auth};
-use structure::provider::{anthropic, gemini, profile};
-use structure::settings::keys;
+use structure::keys;
 use support::root;
 use toml::Value;
 
@@ -59,9 +57,9 @@ fn every_setting_is_a_variable_and_secrets_are_secret() {
         .unwrap();
     let mut expected: Vec<&str> = keys::ALL.to_vec();
     expected.extend([
-        auth::TOKENS_KEY,
-        auth::AUTH_KEY,
-        MAX_BODY_KEY,
+        keys::API_TOKENS,
+        keys::API_AUTH,
+        keys::MAX_BODY_BYTES,
         "structure_model_fast",
         "structure_model_analyze",
     ]);
@@ -76,7 +74,7 @@ fn every_setting_is_a_variable_and_secrets_are_secret() {
             "{key} is not passed to the component"
         );
     }
-    for secret in keys::SECRETS.iter().chain([&auth::TOKENS_KEY]) {
+    for secret in keys::SECRETS.iter().chain([&keys::API_TOKENS]) {
         assert_eq!(
             variables[*secret]["secret"].as_bool(),
             Some(true),
@@ -103,9 +101,9 @@ fn the_providers_endpoints_and_a_self_hosted_one_are_allowed() {
         .filter_map(Value::as_str)
         .collect();
     for base in [
-        profile::OPENAI_BASE_URL,
-        anthropic::DEFAULT_BASE_URL,
-        gemini::DEFAULT_BASE_URL,
+        keys::OPENAI_DEFAULT_URL,
+        keys::ANTHROPIC_DEFAULT_URL,
+        keys::GEMINI_DEFAULT_URL,
     ] {
         let origin = base.trim_end_matches("/v1");
         assert!(

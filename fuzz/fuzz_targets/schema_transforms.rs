@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use structure::answer::format::AnswerFormat;
 use structure::limits::CallLimits;
-use structure::provider::subset::{ANTHROPIC, FULL, GEMINI, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, restore, to_subset};
+use structure::schema::subset::{ANTHROPIC, FULL, GEMINI, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, restore, to_subset};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(schema) = serde_json::from_slice::<Value>(data) else {

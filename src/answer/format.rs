@@ -6,9 +6,12 @@
 //! both (spec §4.2). The target's `$defs`/`definitions` move to the envelope's root and its
 //! references are rewritten to match.
 
+use std::cell::RefCell;
+
 use serde_json::{Map, Value, json};
 
-use crate::provider::subset::{Subset, to_subset};
+use crate::lru::Recent;
+use crate::schema::subset::{Subset, to_subset};
 
 /// The envelope's single property.
 pub const ANSWER_KEY: &str = "answer";
@@ -27,10 +30,9 @@ pub enum SchemaDialect {
 /// Envelopes kept per instance, most recently used last, by subset and target schema text.
 const KEPT_FORMATS: usize = 16;
 
-type BuiltFormats = Vec<((Subset, String), AnswerFormat)>;
-
 thread_local! {
-    static BUILT: std::cell::RefCell<BuiltFormats> = const { std::cell::RefCell::new(Vec::new()) };
+    static BUILT: RefCell<Recent<(Subset, String), AnswerFormat>> =
+        const { RefCell::new(Recent::new(KEPT_FORMATS)) };
 }
 
 /// The schema a provider is sent, and what decoding an answer needs to know about it.
@@ -56,22 +58,13 @@ impl AnswerFormat {
     /// Kept per instance for the schemas used last: building it is a good part of a call.
     pub fn build(target: &Value, subset: &Subset) -> Self {
         let key = (*subset, target.to_string());
-        if let Some(format) = BUILT.with_borrow_mut(|built| {
-            let position = built.iter().position(|(seen, _)| *seen == key)?;
-            let entry = built.remove(position);
-            let format = entry.1.clone();
-            built.push(entry);
-            Some(format)
-        }) {
+        if let Some(format) =
+            BUILT.with_borrow_mut(|built| built.find(|seen| *seen == key).cloned())
+        {
             return format;
         }
         let format = Self::envelope(target, subset);
-        BUILT.with_borrow_mut(|built| {
-            if built.len() == KEPT_FORMATS {
-                built.remove(0);
-            }
-            built.push((key, format.clone()));
-        });
+        BUILT.with_borrow_mut(|built| built.insert(key, format.clone()));
         format
     }
 
@@ -331,7 +324,7 @@ fn rewrite_refs(node: &mut Value, rewrite: &mut impl FnMut(&str) -> String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::subset::{ANTHROPIC, OPENAI_STRICT};
+    use crate::schema::subset::{ANTHROPIC, OPENAI_STRICT};
 
     #[test]
     fn kept_envelopes_are_per_subset_and_schema() {

@@ -6,7 +6,7 @@ pub mod lenient;
 
 use serde_json::Value;
 
-use crate::provider::subset;
+use crate::schema::subset;
 use format::{ANSWER_KEY, AnswerFormat, NEED_KEY};
 
 /// What one answer says.

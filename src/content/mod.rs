@@ -1,6 +1,7 @@
 //! The content stage (spec §4): ask the model, read its answer, validate it against the full
 //! target schema, and feed the violations back, up to `maxLoops` times.
 
+pub mod builder;
 pub mod grounding;
 pub mod prompt;
 pub mod reason;

@@ -5,14 +5,9 @@
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::keys::{API_AUTH, API_TOKENS};
 use crate::ports::Config;
 use crate::scope::Scope;
-
-/// The config key of the token list: a JSON array of
-/// `{"token": "...", "tenant": "acme", "project": "web", "role": "admin" | "user"}`.
-pub const TOKENS_KEY: &str = "structure_api_tokens";
-/// `tokens` (default) or `none`: every caller is an admin of the `default` tenant (local use only).
-pub const AUTH_KEY: &str = "structure_api_auth";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -56,20 +51,20 @@ pub fn authenticate(authorization: Option<&str>, config: &dyn Config) -> Result<
             .get(key)
             .map_err(|message| Denied::Misconfigured(format!("cannot read {key}: {message}")))
     };
-    if read(AUTH_KEY)?.as_deref().map(str::trim) == Some("none") {
+    if read(API_AUTH)?.as_deref().map(str::trim) == Some("none") {
         return Ok(Caller {
             scope: Scope::default(),
             role: Role::Admin,
         });
     }
-    let Some(text) = read(TOKENS_KEY)?.filter(|text| !text.trim().is_empty()) else {
+    let Some(text) = read(API_TOKENS)?.filter(|text| !text.trim().is_empty()) else {
         return Err(Denied::Unauthenticated(format!(
-            "no API tokens are configured: set {TOKENS_KEY} (STRUCTURE_API_TOKENS) to a JSON array of \
-             {{\"token\", \"tenant\", \"project\", \"role\"}}, or {AUTH_KEY}=none for local use"
+            "no API tokens are configured: set {API_TOKENS} (STRUCTURE_API_TOKENS) to a JSON array of \
+             {{\"token\", \"tenant\", \"project\", \"role\"}}, or {API_AUTH}=none for local use"
         )));
     };
     let entries: Vec<TokenEntry> = serde_json::from_str(&text).map_err(|error| {
-        Denied::Misconfigured(format!("{TOKENS_KEY} is not a valid token list: {error}"))
+        Denied::Misconfigured(format!("{API_TOKENS} is not a valid token list: {error}"))
     })?;
     let presented = authorization
         .and_then(|value| {
@@ -99,7 +94,7 @@ pub fn authenticate(authorization: Option<&str>, config: &dyn Config) -> Result<
     let entry =
         found.ok_or_else(|| Denied::Unauthenticated("the API token is not valid".to_owned()))?;
     let scope = Scope::new(&entry.tenant, entry.project.as_deref())
-        .map_err(|error| Denied::Misconfigured(format!("{TOKENS_KEY}: {}", error.message)))?;
+        .map_err(|error| Denied::Misconfigured(format!("{API_TOKENS}: {}", error.message)))?;
     Ok(Caller {
         scope,
         role: entry.role,

@@ -23,13 +23,12 @@ pub mod mcp;
 use serde_json::{Map, Value, json};
 
 use crate::error::{ErrorKind, StructureError};
+use crate::keys;
 use crate::ports::Ports;
 use crate::request::StructureRequest;
 use crate::schema::registry::{Registration, Registry};
 use auth::{Caller, Denied, Role};
 
-/// The config key of the largest request body accepted, in bytes (default 1 MiB).
-pub const MAX_BODY_KEY: &str = "structure_max_body_bytes";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
 
 /// A request as the host delivers it.
@@ -102,7 +101,10 @@ impl ApiResponse {
         Self::error(
             413,
             "payload-too-large",
-            &format!("the request body is larger than {limit} bytes ({MAX_BODY_KEY})"),
+            &format!(
+                "the request body is larger than {limit} bytes ({})",
+                keys::MAX_BODY_BYTES
+            ),
             json!({}),
         )
     }
@@ -130,7 +132,7 @@ pub fn status_of(kind: &ErrorKind) -> u16 {
 pub fn max_body_bytes(ports: &Ports<'_>) -> usize {
     ports
         .config
-        .get(MAX_BODY_KEY)
+        .get(keys::MAX_BODY_BYTES)
         .ok()
         .flatten()
         .and_then(|text| text.trim().parse().ok())

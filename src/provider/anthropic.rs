@@ -12,15 +12,16 @@ use serde_json::{Map, Value, json};
 
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
+use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::openai_chat::truncated;
-use crate::provider::subset::{ANTHROPIC, FULL, Subset};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
-use crate::settings::{Secret, Settings, keys};
+use crate::schema::subset::{ANTHROPIC, FULL, Subset};
+use crate::secret::Secret;
+use crate::settings::Settings;
 
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version header; the only one the Messages API has.
 pub const API_VERSION: &str = "2023-06-01";
 const KEY_SETTING: &str = "ANTHROPIC_API_KEY / anthropic_api_key";
@@ -43,7 +44,7 @@ impl Anthropic {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
         let base_url = wire::base_url(
             settings.anthropic_base_url.as_deref(),
-            DEFAULT_BASE_URL,
+            keys::ANTHROPIC_DEFAULT_URL,
             keys::ANTHROPIC_BASE_URL,
             BASE_URL_SETTING,
         )?;

@@ -12,7 +12,8 @@
 use std::fmt;
 
 use crate::error::StructureError;
-use crate::settings::{DeliveryChoice, keys};
+use crate::keys;
+use crate::settings::DeliveryChoice;
 
 /// The name of the internal tool the answer is delivered through in tool mode.
 pub const ANSWER_TOOL: &str = "__structured_output__";

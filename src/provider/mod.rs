@@ -6,7 +6,7 @@
 //! - [`openai_responses`]: OpenAI's Responses API;
 //! - [`anthropic`]: the Anthropic Messages API;
 //! - [`gemini`]: Gemini `generateContent`;
-//! - [`subset`]: the JSON Schema subset each provider accepts, and the way back;
+//! - the JSON Schema subset each provider accepts is [`crate::schema::subset`];
 //! - [`delivery`]: native, tool and prompt modes; [`retry`]: waiting out rate limits.
 
 pub mod anthropic;
@@ -16,7 +16,6 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod profile;
 pub mod retry;
-pub mod subset;
 pub mod wire;
 
 use std::time::Duration;
@@ -25,11 +24,12 @@ use serde_json::Value;
 
 use crate::answer::format::AnswerFormat;
 use crate::error::StructureError;
+use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::settings::{Settings, keys};
+use crate::schema::subset::Subset;
+use crate::settings::Settings;
 pub use delivery::{ANSWER_TOOL, Delivery};
-use subset::Subset;
 
 /// What the model answered.
 #[derive(Debug, Clone, PartialEq, Eq)]

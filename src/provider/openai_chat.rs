@@ -11,13 +11,15 @@ use serde_json::{Map, Value, json};
 
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
+use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
 use crate::provider::profile::Profile;
-use crate::provider::subset::Subset;
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
-use crate::settings::{Secret, Settings, keys};
+use crate::schema::subset::Subset;
+use crate::secret::Secret;
+use crate::settings::Settings;
 
 const KEY_SETTING: &str = "OPENAI_API_KEY / openai_api_key";
 const BASE_URL_SETTING: &str = "OPENAI_BASE_URL";

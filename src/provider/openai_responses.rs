@@ -11,14 +11,15 @@ use serde_json::{Map, Value, json};
 
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
+use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::openai_chat::{openai_retry_hint, truncated};
-use crate::provider::profile::OPENAI_BASE_URL;
-use crate::provider::subset::{FULL, OPENAI_STRICT, Subset};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
-use crate::settings::{Secret, Settings, keys};
+use crate::schema::subset::{FULL, OPENAI_STRICT, Subset};
+use crate::secret::Secret;
+use crate::settings::Settings;
 
 const KEY_SETTING: &str = "OPENAI_API_KEY / openai_api_key";
 const BASE_URL_SETTING: &str = "OPENAI_BASE_URL";
@@ -40,11 +41,11 @@ impl OpenAiResponses {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
         let base_url = wire::base_url(
             settings.openai_base_url.as_deref(),
-            OPENAI_BASE_URL,
+            keys::OPENAI_DEFAULT_URL,
             keys::OPENAI_BASE_URL,
             BASE_URL_SETTING,
         )?;
-        if settings.openai_api_key.is_none() && base_url == OPENAI_BASE_URL {
+        if settings.openai_api_key.is_none() && base_url == keys::OPENAI_DEFAULT_URL {
             return Err(StructureError::configuration(
                 keys::OPENAI_API_KEY,
                 "no OpenAI API key: set OPENAI_API_KEY (openai_api_key), or point OPENAI_BASE_URL \
@@ -74,7 +75,7 @@ impl OpenAiResponses {
     }
 
     fn server(&self) -> String {
-        if self.base_url == OPENAI_BASE_URL {
+        if self.base_url == keys::OPENAI_DEFAULT_URL {
             "OpenAI".to_owned()
         } else {
             format!("the Responses API at {}", self.base_url)

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use crate::answer::format::AnswerFormat;
 use crate::error::StructureError;
+use crate::keys;
 use crate::provider::ModelRef;
 use crate::provider::delivery::{Capabilities, Delivery};
-use crate::provider::subset::{FULL, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, Subset};
-use crate::settings::keys;
+use crate::schema::subset::{FULL, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, Subset};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
@@ -33,8 +33,6 @@ const ALL: [Profile; 5] = [
     Profile::LlamaCpp,
     Profile::Vllm,
 ];
-
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 impl Profile {
     pub fn name(self) -> &'static str {
@@ -90,10 +88,10 @@ impl Profile {
     /// Where the server listens when no base URL is configured.
     pub fn default_base_url(self) -> &'static str {
         match self {
-            Profile::OpenAi | Profile::OpenAiCompatible => OPENAI_BASE_URL,
-            Profile::Ollama => "http://localhost:11434/v1",
-            Profile::LlamaCpp => "http://localhost:8080/v1",
-            Profile::Vllm => "http://localhost:8000/v1",
+            Profile::OpenAi | Profile::OpenAiCompatible => keys::OPENAI_DEFAULT_URL,
+            Profile::Ollama => keys::OLLAMA_DEFAULT_URL,
+            Profile::LlamaCpp => keys::LLAMACPP_DEFAULT_URL,
+            Profile::Vllm => keys::VLLM_DEFAULT_URL,
         }
     }
 

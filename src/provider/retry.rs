@@ -49,7 +49,7 @@ impl RetryPolicy {
                 format!(
                     "the call ran out of time: it may take {} ms in all ({})",
                     self.call_timeout.as_millis(),
-                    crate::settings::keys::CALL_TIMEOUT_MS
+                    crate::keys::CALL_TIMEOUT_MS
                 ),
             )
             .with_usage(usage)),
@@ -148,7 +148,7 @@ fn requested_wait(
         if let Ok(seconds) = value.parse::<f64>() {
             return duration_from_secs(seconds);
         }
-        if let Some(at) = http_date_unix_seconds(value) {
+        if let Some(at) = crate::time::parse_http_date(value) {
             return Some(Duration::from_millis(
                 (at * 1000).saturating_sub(now_unix_millis),
             ));
@@ -194,35 +194,6 @@ pub fn parse_duration_text(text: &str) -> Option<Duration> {
     duration_from_secs(total)
 }
 
-/// `Wed, 21 Oct 2015 07:28:00 GMT` → seconds since the Unix epoch.
-fn http_date_unix_seconds(text: &str) -> Option<u64> {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let parts: Vec<&str> = text.split_whitespace().collect();
-    let [_, day, month, year, time, ..] = parts.as_slice() else {
-        return None;
-    };
-    let day: u64 = day.parse().ok()?;
-    let month = MONTHS.iter().position(|name| name == month)? as u64 + 1;
-    let year: u64 = year.parse().ok()?;
-    let mut clock = time.split(':').map(|part| part.parse::<u64>().ok());
-    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
-    Some(days_from_civil(year, month, day)? * 86_400 + hour * 3600 + minute * 60 + second)
-}
-
-/// Days since 1970-01-01 of a Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
-    let year = year as i64 - i64::from(month <= 2);
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month = month as i64;
-    let day_of_year =
-        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day as i64 - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    u64::try_from(era * 146_097 + day_of_era - 719_468).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,19 +208,6 @@ mod tests {
             backoff(0, 999),
             Duration::from_millis(624) + Duration::from_micros(750)
         );
-    }
-
-    #[test]
-    fn http_dates_are_read() {
-        assert_eq!(
-            http_date_unix_seconds("Wed, 21 Oct 2015 07:28:00 GMT"),
-            Some(1_445_412_480)
-        );
-        assert_eq!(
-            http_date_unix_seconds("Thu, 01 Jan 1970 00:00:00 GMT"),
-            Some(0)
-        );
-        assert_eq!(http_date_unix_seconds("soon"), None);
     }
 
     #[test]

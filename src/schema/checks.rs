@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::error::StructureError;
-use crate::schema::violation::escape;
+use crate::schema::walk::escape;
 
 /// The root must describe an object: `"type": "object"`, or a composition (`$ref`, `anyOf`,
 /// `oneOf`, `allOf`) whose every branch does. A root without `type` would accept strings too.

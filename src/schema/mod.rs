@@ -2,17 +2,19 @@
 //!
 //! - `json`: the inline schema, checked and compiled;
 //! - `named`: looked up in the [`registry`] (project → tenant → bundled), with its manual;
-//! - `text`: built by the [`builder`] from a description (an LLM call, cached);
+//! - `text`: built from a description by the schema builder, an LLM stage beside the content
+//!   loop (`content::builder`);
 //! - `examples`: inferred from example objects ([`examples`]), no LLM.
 
-pub mod builder;
 pub mod checks;
 pub mod examples;
 pub mod registry;
 pub mod skill;
+pub mod subset;
 pub mod validator;
 pub mod versioning;
 pub mod violation;
+pub mod walk;
 
 use serde_json::Value;
 

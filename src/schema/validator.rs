@@ -14,6 +14,7 @@ use jsonschema::{Registry, Resource, Validator};
 use serde_json::{Value, json};
 
 use crate::error::StructureError;
+use crate::lru::Recent;
 use crate::schema::violation::{Violation, describe};
 
 /// A compiled schema: Draft 2020-12 unless `$schema` names an older draft, formats asserted,
@@ -26,16 +27,16 @@ pub struct CompiledSchema {
 /// Compiled schemas kept per instance, most recently used last.
 const CACHED_SCHEMAS: usize = 16;
 
-/// A cached compiled schema, keyed by its JSON text; `meta_checked` when it went through the
-/// meta-schema check here (only those answer [`CompiledSchema::compile`]).
-struct Entry {
+/// A cached compiled schema's key: its JSON text, and whether it went through the meta-schema
+/// check here (only those answer [`CompiledSchema::compile`]).
+struct Key {
     text: String,
     meta_checked: bool,
-    compiled: CompiledSchema,
 }
 
 thread_local! {
-    static COMPILED: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+    static COMPILED: RefCell<Recent<Key, CompiledSchema>> =
+        const { RefCell::new(Recent::new(CACHED_SCHEMAS)) };
 }
 
 /// Where a checked schema sits in the registry of [`CompiledSchema::compile_checked`].
@@ -119,13 +120,9 @@ fn cached(
 ) -> Result<CompiledSchema, StructureError> {
     let text = schema.to_string();
     let hit = COMPILED.with_borrow_mut(|cache| {
-        let position = cache
-            .iter()
-            .position(|entry| entry.text == text && (entry.meta_checked || !meta_check))?;
-        let entry = cache.remove(position);
-        let compiled = entry.compiled.clone();
-        cache.push(entry);
-        Some(compiled)
+        cache
+            .find(|key| key.text == text && (key.meta_checked || !meta_check))
+            .cloned()
     });
     if let Some(schema) = hit {
         return Ok(schema);
@@ -143,14 +140,13 @@ fn cached(
         validator: Arc::new(validator),
     };
     COMPILED.with_borrow_mut(|cache| {
-        if cache.len() == CACHED_SCHEMAS {
-            cache.remove(0);
-        }
-        cache.push(Entry {
-            text,
-            meta_checked: meta_check,
-            compiled: compiled.clone(),
-        });
+        cache.insert(
+            Key {
+                text,
+                meta_checked: meta_check,
+            },
+            compiled.clone(),
+        )
     });
     Ok(compiled)
 }

@@ -7,6 +7,8 @@ use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
+use crate::schema::walk::escape;
+
 /// One violated constraint of an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -211,9 +213,4 @@ pub fn show(value: &Value) -> String {
     }
     let cut: String = text.chars().take(SHOWN_VALUE_CHARS).collect();
     format!("{cut}…")
-}
-
-/// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
-pub(crate) fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }

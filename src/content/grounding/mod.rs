@@ -40,7 +40,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::schema::validator::CompiledSchema;
-use crate::schema::violation::escape;
+use crate::schema::walk::escape;
 
 mod dates;
 mod words;

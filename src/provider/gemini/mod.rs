@@ -14,15 +14,16 @@ use serde_json::{Map, Value, json};
 
 use crate::answer::format::{AnswerFormat, SchemaDialect};
 use crate::error::{ErrorKind, StructureError};
+use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::openai_chat::truncated;
-use crate::provider::subset::{FULL, GEMINI, Subset};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
-use crate::settings::{Secret, Settings, keys};
+use crate::schema::subset::{FULL, GEMINI, Subset};
+use crate::secret::Secret;
+use crate::settings::Settings;
 
-pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 const API_VERSION: &str = "v1beta";
 const KEY_SETTING: &str = "GEMINI_API_KEY / gemini_api_key";
 const BASE_URL_SETTING: &str = "GEMINI_BASE_URL";
@@ -58,7 +59,7 @@ impl Gemini {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
         let base_url = wire::base_url(
             settings.gemini_base_url.as_deref(),
-            DEFAULT_BASE_URL,
+            keys::GEMINI_DEFAULT_URL,
             keys::GEMINI_BASE_URL,
             BASE_URL_SETTING,
         )?;

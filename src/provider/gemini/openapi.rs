@@ -198,7 +198,7 @@ impl Converter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::subset::GEMINI;
+    use crate::schema::subset::GEMINI;
 
     fn converted(target: Value) -> AnswerFormat {
         convert(AnswerFormat::build(&target, &GEMINI))

@@ -21,9 +21,10 @@ use crate::limits::CallLimits;
 use crate::outcome::{Answer, BuilderTrace, Outcome, Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::{self, RetryPolicy};
-use crate::provider::{Conversation, Provider, SystemPrompt, Turn, subset};
+use crate::provider::{Conversation, Provider, SystemPrompt, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::registry::META_SCHEMA;
+use crate::schema::subset;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::violation::Violation;
 use crate::scope::Scope;
@@ -145,7 +146,7 @@ fn system_prompt(now_unix_millis: u64) -> SystemPrompt {
             .to_owned(),
         volatile: format!(
             "The current date and time is {} (UTC).",
-            crate::content::prompt::rfc3339(now_unix_millis)
+            crate::time::rfc3339(now_unix_millis)
         ),
         cacheable: false,
     }

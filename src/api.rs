@@ -1,0 +1,172 @@
+//! The library's functions: what every surface (the component's exports, the HTTP API, MCP,
+//! native embedders) calls. Each resolves the settings cascade for its scope and runs the
+//! stages below it.
+
+use serde_json::{Map, Value};
+
+use crate::content::builder::{self, Built};
+use crate::error::StructureError;
+use crate::outcome::{Outcome, Usage};
+use crate::ports::Ports;
+use crate::request::{SchemaInput, StructureRequest};
+use crate::schema::registry::{RegisteredSchema, Registration, Registry, SchemaInfo};
+use crate::schema::skill::SkillFiles;
+use crate::scope::Scope;
+use crate::settings::Settings;
+use crate::settings::cascade::{self, Cascade};
+use crate::{content, provider, schema};
+
+/// Structures `request.prompt` into an object that validates against the requested schema,
+/// for `scope` (whose registry, settings and cache apply).
+///
+/// Schema problems and missing settings are reported before any LLM call.
+pub fn structure(
+    request: &StructureRequest,
+    scope: &Scope,
+    ports: &Ports<'_>,
+) -> Result<Outcome, StructureError> {
+    let started = ports.clock.now_unix_millis();
+    let layers = cascade::stored_layers(scope, ports.key_value)?;
+    let cascade = Cascade::new(ports.config).with_layer(&request.settings, "settings")?;
+    let cascade = layers.into_iter().try_fold(cascade, |cascade, layer| {
+        cascade.with_layer(&layer, "settings")
+    })?;
+    let settings = Settings::load(&cascade)?;
+    // Providers quote requests in their errors; a key must not travel on in a message.
+    structure_with(request, scope, ports, &settings, started)
+        .map_err(|error| error.redacted(settings.secrets()))
+}
+
+fn structure_with(
+    request: &StructureRequest,
+    scope: &Scope,
+    ports: &Ports<'_>,
+    settings: &Settings,
+    started: u64,
+) -> Result<Outcome, StructureError> {
+    settings.limits.check_prompt(&request.prompt)?;
+    let retry = provider::retry::RetryPolicy::from_settings(settings, started);
+    let (target, builder_trace) = match &request.schema {
+        SchemaInput::Described(description) => {
+            let builder_provider = provider::connect(settings, &settings.schema_builder_model)?;
+            let built = builder::build(
+                description,
+                scope,
+                builder_provider.as_ref(),
+                ports,
+                settings,
+                retry,
+            )?;
+            match built {
+                Built::Finished(outcome) => return Ok(outcome),
+                Built::Ready { target, trace } => (target, Some(trace)),
+            }
+        }
+        input => (
+            schema::resolve(
+                input,
+                &Registry::new(ports.key_value, scope),
+                &settings.limits,
+            )?,
+            None,
+        ),
+    };
+    let spent_building = builder_trace
+        .as_ref()
+        .map(|trace| trace.usage)
+        .unwrap_or_default();
+    let add_building = |mut usage: Usage| {
+        usage.add(spent_building);
+        usage
+    };
+    let provider = provider::connect(settings, &settings.model).map_err(|error| {
+        let usage = add_building(error.usage);
+        error.with_usage(usage)
+    })?;
+    let limits = content::Limits {
+        max_loops: request.max_loops.unwrap_or(settings.max_loops),
+        retry,
+        token_budget: settings.token_budget,
+        extractive: settings.extractive,
+        reference_time: settings.reference_time,
+    };
+    match content::run(&request.prompt, &target, limits, provider.as_ref(), ports) {
+        Ok(mut outcome) => {
+            outcome.usage = add_building(outcome.usage);
+            outcome.trace.schema_builder = builder_trace;
+            Ok(outcome)
+        }
+        Err(error) => {
+            let usage = add_building(error.usage);
+            Err(error.with_usage(usage))
+        }
+    }
+}
+
+/// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.
+pub fn call_tool(
+    arguments: &Value,
+    scope: &Scope,
+    ports: &Ports<'_>,
+) -> Result<Value, StructureError> {
+    let request = StructureRequest::from_tool_arguments(arguments)?;
+    structure(&request, scope, ports).map(|outcome| outcome.to_json())
+}
+
+/// The schemas `scope` can use by name (project → tenant → bundled, first match wins).
+pub fn list_schemas(scope: &Scope, ports: &Ports<'_>) -> Result<Vec<SchemaInfo>, StructureError> {
+    Registry::new(ports.key_value, scope).list()
+}
+
+/// The schema `scope` gets for `name`, with its manual and origin.
+pub fn get_schema(
+    scope: &Scope,
+    name: &str,
+    ports: &Ports<'_>,
+) -> Result<RegisteredSchema, StructureError> {
+    Registry::new(ports.key_value, scope).find(name)
+}
+
+/// Registers a schema at `scope`'s own level (its project, else its tenant).
+pub fn register_schema(
+    scope: &Scope,
+    registration: Registration,
+    ports: &Ports<'_>,
+) -> Result<SchemaInfo, StructureError> {
+    let limits = Settings::load(&Cascade::new(ports.config))?.limits;
+    Registry::new(ports.key_value, scope).register(registration, &limits)
+}
+
+/// Registers the output schema a skill's `SKILL.md` declares, with its body as the manual.
+pub fn register_skill(
+    scope: &Scope,
+    skill: &SkillFiles,
+    ports: &Ports<'_>,
+) -> Result<SchemaInfo, StructureError> {
+    register_schema(scope, schema::skill::registration(skill)?, ports)
+}
+
+/// Removes `name` from `scope`'s own level; `false` when it was not registered there.
+pub fn deregister_schema(
+    scope: &Scope,
+    name: &str,
+    ports: &Ports<'_>,
+) -> Result<bool, StructureError> {
+    Registry::new(ports.key_value, scope).deregister(name)
+}
+
+/// Replaces the setting overrides of `scope`'s own level (its project, else its tenant); an
+/// empty object clears them.
+pub fn set_settings(
+    scope: &Scope,
+    overrides: &Map<String, Value>,
+    ports: &Ports<'_>,
+) -> Result<(), StructureError> {
+    cascade::store_layer(scope, overrides, ports)
+}
+
+/// The settings `scope` gets (overrides resolved over the host's configuration) and its own
+/// level's overrides.
+pub fn settings_of(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureError> {
+    cascade::describe(scope, ports)
+}

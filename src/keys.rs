@@ -1,0 +1,153 @@
+//! The configuration the component reads: every config key, and the provider endpoints a
+//! base-URL key falls back to. The keys are valid Spin variable names; a host maps environment
+//! variables onto them by lower-casing (`STRUCTURE_MODEL` → `structure_model`, `OPENAI_API_KEY`
+//! → `openai_api_key`). The one list of them: the settings, the HTTP API, the host's
+//! environment and egress rules, and the Spin manifest's test all read it. A leaf module.
+
+/// `provider/model` (`openai/gpt-4.1-mini`, `anthropic/claude-sonnet-4-5`,
+/// `google/gemini-2.5-flash`, `ollama/llama3.2`, ...) or an alias such as `default:fast`.
+pub const MODEL: &str = "structure_model";
+/// Aliases: `default:<name>` resolves to the model in `structure_model_<name>`.
+pub const ALIAS_PREFIX: &str = "structure_model_";
+/// Forces a provider profile instead of deriving it from the model and the base URL.
+pub const PROVIDER_PROFILE: &str = "structure_provider_profile";
+/// How the answer is delivered: `auto` (default), `native`, `tool` or `prompt`.
+pub const DELIVERY: &str = "structure_delivery";
+/// `true` (default): only provider-enforced output (native or strict tool), never `prompt`.
+pub const REQUIRE_PROVIDER_STRICT_OUTPUT: &str = "structure_require_provider_strict_output";
+/// `true`: plain strings and numbers are offered as the spans and numbers the text writes
+/// (for small local models; see the content stage's grounding). Default `false`.
+pub const EXTRACTIVE: &str = "structure_extractive";
+/// The instant relative dates in the text are resolved against, RFC 3339 (default: now),
+/// e.g. the date an email was sent; also makes runs reproducible.
+pub const REFERENCE_TIME: &str = "structure_reference_time";
+/// The most tokens one answer may take.
+pub const MAX_OUTPUT_TOKENS: &str = "structure_max_output_tokens";
+/// The longest one LLM request may take, in milliseconds.
+pub const REQUEST_TIMEOUT_MS: &str = "structure_request_timeout_ms";
+/// Retries of one LLM request after a rate limit, an overload or a connection failure.
+pub const MAX_RETRIES: &str = "structure_max_retries";
+/// The longest wait before a retry, in milliseconds; a provider asking for more is not retried.
+pub const MAX_RETRY_WAIT_MS: &str = "structure_max_retry_wait_ms";
+/// Tokens (prompt + completion) one request may spend; unset means no limit.
+pub const TOKEN_BUDGET: &str = "structure_token_budget";
+/// The model of the schema builder (`text` mode); an alias or `provider/model`.
+pub const SCHEMA_BUILDER_MODEL: &str = "structure_schema_builder_model";
+/// The schema builder's confidence below which the call asks for more input (default 0.8).
+pub const CONFIDENCE_THRESHOLD: &str = "structure_confidence_threshold";
+/// Content-stage iterations when a call does not say (default 3).
+pub const MAX_LOOPS: &str = "structure_max_loops";
+/// Limits of one call (see [`crate::limits`]): prompt bytes (default 256 KiB).
+pub const MAX_PROMPT_BYTES: &str = "structure_max_prompt_bytes";
+/// Bytes of a schema as compact JSON (default 256 KiB).
+pub const MAX_SCHEMA_BYTES: &str = "structure_max_schema_bytes";
+/// Nesting of a schema's objects and arrays (default 32).
+pub const MAX_SCHEMA_DEPTH: &str = "structure_max_schema_depth";
+/// Properties declared across a schema (default 1000).
+pub const MAX_SCHEMA_PROPERTIES: &str = "structure_max_schema_properties";
+/// Values of one `enum` (default 1000).
+pub const MAX_ENUM_VALUES: &str = "structure_max_enum_values";
+/// Bytes read from one provider response (default 8 MiB).
+pub const MAX_RESPONSE_BYTES: &str = "structure_max_response_bytes";
+/// The whole call, every LLM request, retry and wait included, in milliseconds (default 300 000).
+pub const CALL_TIMEOUT_MS: &str = "structure_call_timeout_ms";
+/// OpenAI's API: `chat` (Chat Completions, default) or `responses` (the Responses API).
+pub const OPENAI_API: &str = "structure_openai_api";
+/// Gemini's schema field: `json-schema` (`responseJsonSchema`, default) or `openapi`
+/// (`responseSchema`, the OpenAPI subset).
+pub const GEMINI_SCHEMA: &str = "structure_gemini_schema";
+/// The API key for OpenAI and OpenAI-compatible servers.
+pub const OPENAI_API_KEY: &str = "openai_api_key";
+/// The base URL of an OpenAI-compatible API, e.g. `http://localhost:11434/v1`.
+pub const OPENAI_BASE_URL: &str = "openai_base_url";
+pub const ANTHROPIC_API_KEY: &str = "anthropic_api_key";
+/// Anthropic's base URL, without `/v1` (as the Anthropic SDKs write it).
+pub const ANTHROPIC_BASE_URL: &str = "anthropic_base_url";
+pub const GEMINI_API_KEY: &str = "gemini_api_key";
+/// Gemini's base URL, without the API version (as the Google Gen AI SDKs write it).
+pub const GEMINI_BASE_URL: &str = "gemini_base_url";
+
+/// The bearer tokens of the HTTP API: a JSON array of
+/// `{"token": "...", "tenant": "acme", "project": "web", "role": "admin" | "user"}`.
+pub const API_TOKENS: &str = "structure_api_tokens";
+/// `tokens` (default) or `none`: every caller is an admin of the `default` tenant (local use only).
+pub const API_AUTH: &str = "structure_api_auth";
+/// The largest HTTP request body accepted, in bytes (default 1 MiB).
+pub const MAX_BODY_BYTES: &str = "structure_max_body_bytes";
+
+/// Every key above (aliases aside), for hosts that declare them (Spin variables).
+pub const ALL: &[&str] = &[
+    MODEL,
+    PROVIDER_PROFILE,
+    DELIVERY,
+    REQUIRE_PROVIDER_STRICT_OUTPUT,
+    EXTRACTIVE,
+    REFERENCE_TIME,
+    MAX_OUTPUT_TOKENS,
+    REQUEST_TIMEOUT_MS,
+    MAX_RETRIES,
+    MAX_RETRY_WAIT_MS,
+    TOKEN_BUDGET,
+    SCHEMA_BUILDER_MODEL,
+    CONFIDENCE_THRESHOLD,
+    MAX_LOOPS,
+    MAX_PROMPT_BYTES,
+    MAX_SCHEMA_BYTES,
+    MAX_SCHEMA_DEPTH,
+    MAX_SCHEMA_PROPERTIES,
+    MAX_ENUM_VALUES,
+    MAX_RESPONSE_BYTES,
+    CALL_TIMEOUT_MS,
+    OPENAI_API,
+    GEMINI_SCHEMA,
+    OPENAI_API_KEY,
+    OPENAI_BASE_URL,
+    ANTHROPIC_API_KEY,
+    ANTHROPIC_BASE_URL,
+    GEMINI_API_KEY,
+    GEMINI_BASE_URL,
+    API_TOKENS,
+    API_AUTH,
+    MAX_BODY_BYTES,
+];
+
+/// The provider API keys.
+pub const SECRETS: &[&str] = &[OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY];
+
+/// The keys a provider's SDK also reads from the environment under the upper-cased name
+/// (`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, ...).
+pub const PROVIDER_KEYS: &[&str] = &[
+    OPENAI_API_KEY,
+    OPENAI_BASE_URL,
+    ANTHROPIC_API_KEY,
+    ANTHROPIC_BASE_URL,
+    GEMINI_API_KEY,
+    GEMINI_BASE_URL,
+];
+
+/// The keys that name an endpoint.
+pub const BASE_URL_KEYS: &[&str] = &[OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GEMINI_BASE_URL];
+
+/// OpenAI's API (the `openai` profile and the Responses API).
+pub const OPENAI_DEFAULT_URL: &str = "https://api.openai.com/v1";
+/// Ollama's OpenAI-compatible endpoint on this machine.
+pub const OLLAMA_DEFAULT_URL: &str = "http://localhost:11434/v1";
+/// llama.cpp's server (and llama-cpp-python's) on this machine.
+pub const LLAMACPP_DEFAULT_URL: &str = "http://localhost:8080/v1";
+/// vLLM's server on this machine.
+pub const VLLM_DEFAULT_URL: &str = "http://localhost:8000/v1";
+/// Anthropic's API, without `/v1` (as the Anthropic SDKs write it).
+pub const ANTHROPIC_DEFAULT_URL: &str = "https://api.anthropic.com";
+/// Gemini's API, without the version (as the Google Gen AI SDKs write it).
+pub const GEMINI_DEFAULT_URL: &str = "https://generativelanguage.googleapis.com";
+
+/// Where requests go when no base URL is configured: the providers' own APIs and the default
+/// addresses of the local servers the OpenAI-compatible profiles know.
+pub const DEFAULT_BASE_URLS: &[&str] = &[
+    OPENAI_DEFAULT_URL,
+    ANTHROPIC_DEFAULT_URL,
+    GEMINI_DEFAULT_URL,
+    OLLAMA_DEFAULT_URL,
+    LLAMACPP_DEFAULT_URL,
+    VLLM_DEFAULT_URL,
+];

@@ -1,0 +1,202 @@
+//! The way back: an answer written for a schema in a subset, mapped to the shape of the original
+//! schema (the nulls standing for absent optional properties dropped, JSON-encoded strings and
+//! key/value pair arrays decoded). Local validation then checks it against the original.
+
+use serde_json::{Map, Value};
+
+use super::{Shape, required_names, shape};
+use crate::schema::checks::resolve_local;
+use crate::schema::walk::too_deep;
+
+/// Maps an answer written for a transformed schema back to the shape of the original: drops the
+/// nulls standing for absent optional properties and, when `decode` is set (the subset encodes
+/// free-form values), decodes JSON-encoded strings and key/value pair arrays.
+pub fn restore(root: &Value, instance: Value, decode: bool) -> Value {
+    restore_node(root, root, instance, decode, 0)
+}
+
+fn restore_node(root: &Value, node: &Value, instance: Value, decode: bool, depth: usize) -> Value {
+    if too_deep(depth) {
+        return instance;
+    }
+    if let Some(Value::String(reference)) = node.get("$ref") {
+        return match resolve_local(root, reference) {
+            Some(target) => restore_node(root, target, instance, decode, depth + 1),
+            None => instance,
+        };
+    }
+    if decode {
+        match (shape(node), instance) {
+            (Shape::Opaque, Value::String(text)) => {
+                return serde_json::from_str(&text).unwrap_or(Value::String(text));
+            }
+            (Shape::Map(values), Value::Array(pairs)) => {
+                return restore_map(root, values, pairs, decode, depth);
+            }
+            (_, other) => return restore_plain(root, node, other, decode, depth),
+        }
+    }
+    restore_plain(root, node, instance, decode, depth)
+}
+
+fn restore_map(
+    root: &Value,
+    values: &Value,
+    pairs: Vec<Value>,
+    decode: bool,
+    depth: usize,
+) -> Value {
+    let well_formed = pairs
+        .iter()
+        .all(|pair| pair.get("key").is_some_and(Value::is_string) && pair.get("value").is_some());
+    if !well_formed {
+        return Value::Array(pairs);
+    }
+    let mut object = Map::new();
+    for pair in pairs {
+        if let Value::Object(mut pair) = pair {
+            let key = pair
+                .remove("key")
+                .and_then(|key| key.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let value = pair.remove("value").unwrap_or(Value::Null);
+            object.insert(key, restore_node(root, values, value, decode, depth + 1));
+        }
+    }
+    Value::Object(object)
+}
+
+fn restore_plain(root: &Value, node: &Value, instance: Value, decode: bool, depth: usize) -> Value {
+    if let Some(Value::Array(branches)) = node.get("allOf") {
+        return branches.iter().fold(
+            restore_own(root, node, instance, decode, depth),
+            |instance, branch| restore_node(root, branch, instance, decode, depth + 1),
+        );
+    }
+    for keyword in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = node.get(keyword) {
+            let instance = restore_own(root, node, instance, decode, depth);
+            return match pick_branch(root, branches, &instance) {
+                Some(branch) => restore_node(root, branch, instance, decode, depth + 1),
+                None => instance,
+            };
+        }
+    }
+    restore_own(root, node, instance, decode, depth)
+}
+
+/// Restores what the node itself says about properties and items.
+fn restore_own(root: &Value, node: &Value, instance: Value, decode: bool, depth: usize) -> Value {
+    match instance {
+        Value::Object(object) => {
+            let Some(Value::Object(properties)) = node.get("properties") else {
+                return Value::Object(object);
+            };
+            let required = node.as_object().map(required_names).unwrap_or_default();
+            let mut restored = Map::new();
+            for (name, value) in object {
+                match properties.get(&name) {
+                    Some(schema) => {
+                        if value.is_null()
+                            && !required.contains(&name.as_str())
+                            && !permits_null(root, schema, depth)
+                        {
+                            continue;
+                        }
+                        restored.insert(name, restore_node(root, schema, value, decode, depth + 1));
+                    }
+                    None => {
+                        restored.insert(name, value);
+                    }
+                }
+            }
+            Value::Object(restored)
+        }
+        Value::Array(items) => match node.get("items") {
+            Some(schema) if schema.is_object() || schema.is_boolean() => Value::Array(
+                items
+                    .into_iter()
+                    .map(|item| restore_node(root, schema, item, decode, depth + 1))
+                    .collect(),
+            ),
+            _ => Value::Array(items),
+        },
+        other => other,
+    }
+}
+
+/// The branch of an `anyOf`/`oneOf` an answer was written for: the first whose type fits and,
+/// for objects, whose properties cover the answer's keys.
+fn pick_branch<'a>(root: &'a Value, branches: &'a [Value], instance: &Value) -> Option<&'a Value> {
+    let resolved = |branch: &'a Value| match branch.get("$ref").and_then(Value::as_str) {
+        Some(reference) => resolve_local(root, reference).unwrap_or(branch),
+        None => branch,
+    };
+    let fits_type = |branch: &Value| type_fits(branch, instance);
+    let covers = |branch: &Value| match (instance, branch.get("properties")) {
+        (Value::Object(object), Some(Value::Object(properties))) => object
+            .iter()
+            .all(|(key, value)| value.is_null() || properties.contains_key(key)),
+        _ => true,
+    };
+    branches
+        .iter()
+        .find(|branch| {
+            let target = resolved(branch);
+            fits_type(target) && covers(target)
+        })
+        .or_else(|| branches.iter().find(|branch| fits_type(resolved(branch))))
+}
+
+fn type_fits(schema: &Value, instance: &Value) -> bool {
+    let name = match instance {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let matches = |ty: &Value| ty == name || (ty == "number" && name == "integer");
+    match schema.get("type") {
+        Some(Value::String(_)) => matches(schema.get("type").unwrap_or(&Value::Null)),
+        Some(Value::Array(types)) => types.iter().any(matches),
+        _ => true,
+    }
+}
+
+/// Whether `null` is a value the schema allows, so a null in the answer is data, not absence.
+fn permits_null(root: &Value, schema: &Value, depth: usize) -> bool {
+    if too_deep(depth) {
+        return false;
+    }
+    match schema {
+        Value::Bool(allowed) => *allowed,
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                return resolve_local(root, reference)
+                    .is_some_and(|target| permits_null(root, target, depth + 1));
+            }
+            if let Some(Value::Array(options)) = map.get("enum") {
+                return options.contains(&Value::Null);
+            }
+            if let Some(constant) = map.get("const") {
+                return constant.is_null();
+            }
+            for keyword in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(branches)) = map.get(keyword) {
+                    return branches
+                        .iter()
+                        .any(|branch| permits_null(root, branch, depth + 1));
+                }
+            }
+            match map.get("type") {
+                Some(Value::String(ty)) => ty == "null",
+                Some(Value::Array(types)) => types.iter().any(|ty| ty == "null"),
+                _ => true,
+            }
+        }
+        _ => false,
+    }
+}

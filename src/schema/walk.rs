@@ -1,0 +1,265 @@
+//! Walking a schema: which keywords hold subschemas and which hold data, the visitors the checks
+//! use, and one depth limit for every recursive walk (the checks, the subset transforms and
+//! their way back, grounding, versioning, the OpenAPI conversion), so that a reference cycle or
+//! an absurdly deep schema stops every walk at the same place.
+//!
+//! ```
+//! use serde_json::json;
+//! use structure::schema::walk;
+//!
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": { "tags": { "type": "array", "items": { "type": "string" } } },
+//!     "examples": [{ "type": "not a schema" }]
+//! });
+//! let mut seen = Vec::new();
+//! walk::schemas(&schema, &mut |_, pointer| {
+//!     seen.push(pointer.to_owned());
+//!     walk::Next::Descend
+//! });
+//! assert_eq!(seen, ["", "/properties/tags", "/properties/tags/items"]);
+//! ```
+
+use serde_json::{Map, Value};
+
+/// Nesting beyond this is not followed: deeper than any real schema (the operator's
+/// `structure_max_schema_depth` is 32 by default), shallow enough that no cycle runs long.
+pub const MAX_DEPTH: usize = 128;
+
+/// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether a walk at `depth` has gone too far.
+pub fn too_deep(depth: usize) -> bool {
+    depth > MAX_DEPTH
+}
+
+/// Keywords whose values are data, not schemas: a `$ref` inside an `enum` value is no reference.
+pub fn is_value_keyword(keyword: &str) -> bool {
+    matches!(keyword, "enum" | "const" | "default" | "examples")
+}
+
+/// How a keyword holds subschemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// One schema (`not`, `additionalProperties`, ...).
+    One,
+    /// A list of schemas (`allOf`, `prefixItems`, ...); `items` and `additionalItems` may be one
+    /// schema too (older drafts).
+    List,
+    /// Schemas by name (`properties`, `$defs`, ...).
+    Map,
+    /// No schema: data or an annotation.
+    Nothing,
+}
+
+/// What `keyword` holds, in any draft from 4 to 2020-12.
+pub fn holds(keyword: &str) -> Holds {
+    match keyword {
+        "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+        | "dependencies" => Holds::Map,
+        "prefixItems" | "allOf" | "anyOf" | "oneOf" | "items" | "additionalItems" => Holds::List,
+        "additionalProperties"
+        | "unevaluatedProperties"
+        | "unevaluatedItems"
+        | "contains"
+        | "propertyNames"
+        | "if"
+        | "then"
+        | "else"
+        | "not"
+        | "contentSchema" => Holds::One,
+        _ => Holds::Nothing,
+    }
+}
+
+/// The subschemas directly under `schema`, each with its pointer below `at`.
+pub fn children<'a>(
+    schema: &'a Map<String, Value>,
+    at: &'a str,
+) -> impl Iterator<Item = (String, &'a Value)> + 'a {
+    schema.iter().flat_map(move |(keyword, value)| {
+        let here = format!("{at}/{}", escape(keyword));
+        let found: Vec<(String, &Value)> = match (holds(keyword), value) {
+            (Holds::Map, Value::Object(named)) => named
+                .iter()
+                .map(|(name, child)| (format!("{here}/{}", escape(name)), child))
+                .collect(),
+            (Holds::List, Value::Array(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(index, child)| (format!("{here}/{index}"), child))
+                .collect(),
+            (Holds::List | Holds::One, child) => vec![(here, child)],
+            _ => Vec::new(),
+        };
+        found
+    })
+}
+
+/// What a visitor wants next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Visit the subschemas of this one.
+    Descend,
+    /// Leave them out.
+    Skip,
+    /// End the walk.
+    Stop,
+}
+
+/// Visits every schema object of `schema`, depth first, with its pointer; a visitor that
+/// returns [`Next::Stop`] ends the walk (the result is then `false`).
+pub fn schemas(schema: &Value, visit: &mut impl FnMut(&Map<String, Value>, &str) -> Next) -> bool {
+    walk_schemas(schema, "", 0, visit)
+}
+
+fn walk_schemas(
+    node: &Value,
+    at: &str,
+    depth: usize,
+    visit: &mut impl FnMut(&Map<String, Value>, &str) -> Next,
+) -> bool {
+    let Value::Object(map) = node else {
+        return true;
+    };
+    if too_deep(depth) {
+        return true;
+    }
+    match visit(map, at) {
+        Next::Stop => false,
+        Next::Skip => true,
+        Next::Descend => children(map, at)
+            .all(|(pointer, child)| walk_schemas(child, &pointer, depth + 1, visit)),
+    }
+}
+
+/// Visits every JSON object in `node` that is not data (under `enum`, `const`, `default`,
+/// `examples`), whatever keyword holds it, with its pointer: for what may sit anywhere, such as
+/// `$ref` and `$id`.
+pub fn objects(node: &Value, visit: &mut impl FnMut(&Map<String, Value>, &str) -> Next) -> bool {
+    walk_objects(node, "", 0, visit)
+}
+
+fn walk_objects(
+    node: &Value,
+    at: &str,
+    depth: usize,
+    visit: &mut impl FnMut(&Map<String, Value>, &str) -> Next,
+) -> bool {
+    if too_deep(depth) {
+        return true;
+    }
+    match node {
+        Value::Object(map) => match visit(map, at) {
+            Next::Stop => false,
+            Next::Skip => true,
+            Next::Descend => {
+                map.iter()
+                    .filter(|(key, _)| !is_value_keyword(key))
+                    .all(|(key, child)| {
+                        walk_objects(child, &format!("{at}/{}", escape(key)), depth + 1, visit)
+                    })
+            }
+        },
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .all(|(index, item)| walk_objects(item, &format!("{at}/{index}"), depth + 1, visit)),
+        _ => true,
+    }
+}
+
+/// [`objects`], changing them: every JSON object in `node` that is not data.
+pub fn objects_mut(node: &mut Value, change: &mut impl FnMut(&mut Map<String, Value>)) {
+    walk_objects_mut(node, 0, change);
+}
+
+fn walk_objects_mut(
+    node: &mut Value,
+    depth: usize,
+    change: &mut impl FnMut(&mut Map<String, Value>),
+) {
+    if too_deep(depth) {
+        return;
+    }
+    match node {
+        Value::Object(map) => {
+            change(map);
+            for (key, child) in map.iter_mut() {
+                if !is_value_keyword(key) {
+                    walk_objects_mut(child, depth + 1, change);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| walk_objects_mut(item, depth + 1, change)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_are_every_subschema_and_nothing_else() {
+        let schema = json!({
+            "$defs": { "a/b": { "type": "string" } },
+            "items": [{ "type": "integer" }],
+            "not": { "const": { "type": "data" } },
+            "x-extension": { "type": "not a schema" },
+        });
+        let mut seen = Vec::new();
+        schemas(&schema, &mut |_, pointer| {
+            seen.push(pointer.to_owned());
+            Next::Descend
+        });
+        assert_eq!(seen, ["", "/$defs/a~1b", "/items/0", "/not"]);
+    }
+
+    #[test]
+    fn objects_skip_data_but_not_extensions_and_stop_when_asked() {
+        let schema = json!({
+            "x-extension": { "$ref": "https://example.com" },
+            "enum": [{ "$ref": "data" }],
+            "anyOf": [{ "$ref": "#/a" }, { "$ref": "#/b" }],
+        });
+        let mut refs = Vec::new();
+        let finished = objects(&schema, &mut |map, pointer| {
+            if let Some(reference) = map.get("$ref") {
+                refs.push(format!("{pointer} {reference}"));
+                if reference == "#/a" {
+                    return Next::Stop;
+                }
+            }
+            Next::Descend
+        });
+        assert!(!finished);
+        assert_eq!(
+            refs,
+            ["/x-extension \"https://example.com\"", "/anyOf/0 \"#/a\""]
+        );
+    }
+
+    #[test]
+    fn every_walk_ends_at_the_depth_limit() {
+        let mut deep = json!({ "type": "string" });
+        for _ in 0..MAX_DEPTH * 2 {
+            deep = json!({ "not": deep });
+        }
+        let mut visited = 0;
+        schemas(&deep, &mut |_, _| {
+            visited += 1;
+            Next::Descend
+        });
+        assert_eq!(visited, MAX_DEPTH + 1);
+        let mut changed = 0;
+        objects_mut(&mut deep, &mut |_| changed += 1);
+        assert_eq!(changed, MAX_DEPTH + 1);
+    }
+}

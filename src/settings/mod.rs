@@ -1,0 +1,342 @@
+//! The settings of one call, read from the config port under the keys of [`crate::keys`] and
+//! checked once: a missing or malformed setting is a `configuration` error naming its key,
+//! before any LLM call. [`cascade`] layers the overrides of a call, a project and a tenant over
+//! the host's configuration.
+
+pub mod cascade;
+
+use std::time::Duration;
+
+use crate::error::StructureError;
+use crate::keys;
+use crate::limits::{self, CallLimits};
+use crate::ports::Config;
+use crate::request::{DEFAULT_MAX_LOOPS, MAX_MAX_LOOPS};
+use crate::secret::Secret;
+
+pub use cascade::{Cascade, OVERRIDABLE};
+
+/// The model when none is set: the `fast` alias.
+pub const DEFAULT_MODEL: &str = "default:fast";
+/// What the built-in aliases stand for unless configured.
+pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
+    ("fast", "openai/gpt-4.1-mini"),
+    ("analyze", "openai/gpt-4.1"),
+];
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_MAX_RETRIES: u32 = 2;
+pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
+pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
+
+/// How the answer is delivered (spec 001).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryChoice {
+    /// The strongest mode the provider has: native, else tool, else (if allowed) prompt.
+    Auto,
+    /// The provider's structured-output mode.
+    Native,
+    /// A forced call of the internal `__structured_output__` tool.
+    Tool,
+    /// The schema in the prompt, the answer read leniently.
+    Prompt,
+}
+
+/// The settings of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `provider/model`, aliases resolved.
+    pub model: String,
+    /// The schema builder's `provider/model`, aliases resolved.
+    pub schema_builder_model: String,
+    pub confidence_threshold: f64,
+    /// Content-stage iterations when the call does not say.
+    pub max_loops: u8,
+    pub provider_profile: Option<String>,
+    pub delivery: DeliveryChoice,
+    pub require_provider_strict_output: bool,
+    pub extractive: bool,
+    /// Milliseconds since the Unix epoch; `None`: the clock's now.
+    pub reference_time: Option<u64>,
+    pub max_output_tokens: u32,
+    pub request_timeout: Duration,
+    pub max_retries: u32,
+    pub max_retry_wait: Duration,
+    pub token_budget: Option<u64>,
+    pub limits: CallLimits,
+    pub openai_api: String,
+    pub gemini_schema: String,
+    pub openai_api_key: Option<Secret>,
+    pub openai_base_url: Option<String>,
+    pub anthropic_api_key: Option<Secret>,
+    pub anthropic_base_url: Option<String>,
+    pub gemini_api_key: Option<Secret>,
+    pub gemini_base_url: Option<String>,
+}
+
+impl Settings {
+    pub fn load(config: &dyn Config) -> Result<Self, StructureError> {
+        let read = Reader(config);
+        // Read in this order, so the first broken setting reported stays the same.
+        let delivery = read.delivery()?;
+        let require_provider_strict_output =
+            read.boolean(keys::REQUIRE_PROVIDER_STRICT_OUTPUT, true)?;
+        let confidence_threshold = read.confidence_threshold()?;
+        let max_loops = read.max_loops()?;
+        Ok(Self {
+            model: read.model(keys::MODEL)?,
+            schema_builder_model: read.model(keys::SCHEMA_BUILDER_MODEL)?,
+            confidence_threshold,
+            max_loops,
+            provider_profile: read.text(keys::PROVIDER_PROFILE)?,
+            delivery,
+            require_provider_strict_output,
+            extractive: read.boolean(keys::EXTRACTIVE, false)?,
+            reference_time: read.reference_time()?,
+            max_output_tokens: read.small(
+                keys::MAX_OUTPUT_TOKENS,
+                read.positive(keys::MAX_OUTPUT_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS.into())?,
+            )?,
+            request_timeout: read.millis(keys::REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT, 1)?,
+            max_retries: read.small(
+                keys::MAX_RETRIES,
+                read.number(keys::MAX_RETRIES, DEFAULT_MAX_RETRIES.into())?,
+            )?,
+            max_retry_wait: read.millis(keys::MAX_RETRY_WAIT_MS, DEFAULT_MAX_RETRY_WAIT, 0)?,
+            token_budget: read
+                .text(keys::TOKEN_BUDGET)?
+                .map(|text| parse_number(keys::TOKEN_BUDGET, &text, 1))
+                .transpose()?,
+            limits: read.limits()?,
+            openai_api: read.choice(keys::OPENAI_API, &["chat", "responses"])?,
+            gemini_schema: read.choice(keys::GEMINI_SCHEMA, &["json-schema", "openapi"])?,
+            openai_api_key: read.secret(keys::OPENAI_API_KEY)?,
+            openai_base_url: read.text(keys::OPENAI_BASE_URL)?,
+            anthropic_api_key: read.secret(keys::ANTHROPIC_API_KEY)?,
+            anthropic_base_url: read.text(keys::ANTHROPIC_BASE_URL)?,
+            gemini_api_key: read.secret(keys::GEMINI_API_KEY)?,
+            gemini_base_url: read.text(keys::GEMINI_BASE_URL)?,
+        })
+    }
+
+    /// Every configured secret, for cutting them out of messages ([`crate::secret::redact`]).
+    pub fn secrets(&self) -> impl Iterator<Item = &Secret> {
+        [
+            &self.openai_api_key,
+            &self.anthropic_api_key,
+            &self.gemini_api_key,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// Reads and checks settings by key.
+struct Reader<'a>(&'a dyn Config);
+
+impl Reader<'_> {
+    /// A setting's value; unset and empty are the same.
+    fn text(&self, key: &str) -> Result<Option<String>, StructureError> {
+        match self.0.get(key) {
+            Ok(value) => Ok(value
+                .map(|value| value.trim().to_owned())
+                .filter(|value| !value.is_empty())),
+            Err(message) => Err(StructureError::configuration(
+                key,
+                format!("could not read setting {key}: {message}"),
+            )),
+        }
+    }
+
+    fn secret(&self, key: &str) -> Result<Option<Secret>, StructureError> {
+        Ok(self.text(key)?.map(Secret::new))
+    }
+
+    fn number(&self, key: &str, default: u64) -> Result<u64, StructureError> {
+        self.text(key)?
+            .map_or(Ok(default), |text| parse_number(key, &text, 0))
+    }
+
+    fn positive(&self, key: &str, default: u64) -> Result<u64, StructureError> {
+        self.text(key)?
+            .map_or(Ok(default), |text| parse_number(key, &text, 1))
+    }
+
+    /// `value` in a narrower integer type.
+    fn small<T: TryFrom<u64>>(&self, key: &str, value: u64) -> Result<T, StructureError> {
+        T::try_from(value).map_err(|_| too_large(key))
+    }
+
+    /// Milliseconds, at least `minimum`.
+    fn millis(
+        &self,
+        key: &str,
+        default: Duration,
+        minimum: u64,
+    ) -> Result<Duration, StructureError> {
+        let default = default.as_millis() as u64;
+        let millis = match self.text(key)? {
+            None => default,
+            Some(text) => parse_number(key, &text, minimum)?,
+        };
+        Ok(Duration::from_millis(millis))
+    }
+
+    fn boolean(&self, key: &str, default: bool) -> Result<bool, StructureError> {
+        match self.text(key)?.as_deref() {
+            None => Ok(default),
+            Some("true" | "1" | "yes") => Ok(true),
+            Some("false" | "0" | "no") => Ok(false),
+            Some(other) => Err(StructureError::configuration(
+                key,
+                format!("setting {key} must be true or false, not {other:?}"),
+            )),
+        }
+    }
+
+    /// One of `allowed`; the first when unset.
+    fn choice(&self, key: &str, allowed: &[&str]) -> Result<String, StructureError> {
+        match self.text(key)? {
+            None => Ok(allowed[0].to_owned()),
+            Some(value) if allowed.contains(&value.as_str()) => Ok(value),
+            Some(value) => Err(StructureError::configuration(
+                key,
+                format!(
+                    "setting {key} must be one of {}, not {value:?}",
+                    allowed.join(", ")
+                ),
+            )),
+        }
+    }
+
+    fn delivery(&self) -> Result<DeliveryChoice, StructureError> {
+        match self.text(keys::DELIVERY)?.as_deref() {
+            None | Some("auto") => Ok(DeliveryChoice::Auto),
+            Some("native") => Ok(DeliveryChoice::Native),
+            Some("tool") => Ok(DeliveryChoice::Tool),
+            Some("prompt") => Ok(DeliveryChoice::Prompt),
+            Some(other) => Err(StructureError::configuration(
+                keys::DELIVERY,
+                format!(
+                    "setting {} must be auto, native, tool or prompt, not {other:?}",
+                    keys::DELIVERY
+                ),
+            )),
+        }
+    }
+
+    fn confidence_threshold(&self) -> Result<f64, StructureError> {
+        let Some(text) = self.text(keys::CONFIDENCE_THRESHOLD)? else {
+            return Ok(DEFAULT_CONFIDENCE_THRESHOLD);
+        };
+        match text.parse::<f64>() {
+            Ok(value) if (0.0..=1.0).contains(&value) => Ok(value),
+            _ => Err(StructureError::configuration(
+                keys::CONFIDENCE_THRESHOLD,
+                format!(
+                    "setting {} must be a number from 0 to 1, not {text:?}",
+                    keys::CONFIDENCE_THRESHOLD
+                ),
+            )),
+        }
+    }
+
+    fn max_loops(&self) -> Result<u8, StructureError> {
+        let max_loops = self.number(keys::MAX_LOOPS, u64::from(DEFAULT_MAX_LOOPS))?;
+        if !(1..=u64::from(MAX_MAX_LOOPS)).contains(&max_loops) {
+            return Err(StructureError::configuration(
+                keys::MAX_LOOPS,
+                format!(
+                    "setting {} must be from 1 to {MAX_MAX_LOOPS}, not {max_loops}",
+                    keys::MAX_LOOPS,
+                ),
+            ));
+        }
+        Ok(max_loops as u8)
+    }
+
+    fn reference_time(&self) -> Result<Option<u64>, StructureError> {
+        let Some(text) = self.text(keys::REFERENCE_TIME)? else {
+            return Ok(None);
+        };
+        crate::time::parse_rfc3339(&text).map(Some).ok_or_else(|| {
+            StructureError::configuration(
+                keys::REFERENCE_TIME,
+                format!(
+                    "setting {} must be an RFC 3339 instant such as 2025-06-01T12:00:00Z, not {text:?}",
+                    keys::REFERENCE_TIME
+                ),
+            )
+        })
+    }
+
+    fn limits(&self) -> Result<CallLimits, StructureError> {
+        let size = |key: &str, default: usize| -> Result<usize, StructureError> {
+            self.small(key, self.positive(key, default as u64)?)
+        };
+        Ok(CallLimits {
+            prompt_bytes: size(keys::MAX_PROMPT_BYTES, limits::DEFAULT_MAX_PROMPT_BYTES)?,
+            schema_bytes: size(keys::MAX_SCHEMA_BYTES, limits::DEFAULT_MAX_SCHEMA_BYTES)?,
+            schema_depth: size(keys::MAX_SCHEMA_DEPTH, limits::DEFAULT_MAX_SCHEMA_DEPTH)?,
+            schema_properties: size(
+                keys::MAX_SCHEMA_PROPERTIES,
+                limits::DEFAULT_MAX_SCHEMA_PROPERTIES,
+            )?,
+            enum_values: size(keys::MAX_ENUM_VALUES, limits::DEFAULT_MAX_ENUM_VALUES)?,
+            response_bytes: size(keys::MAX_RESPONSE_BYTES, limits::DEFAULT_MAX_RESPONSE_BYTES)?,
+            call_timeout: self.millis(keys::CALL_TIMEOUT_MS, limits::DEFAULT_CALL_TIMEOUT, 1)?,
+        })
+    }
+
+    /// The model setting `key`, with a `default:<name>` alias replaced by
+    /// `structure_model_<name>` (or the built-in default for `fast` and `analyze`).
+    fn model(&self, key: &str) -> Result<String, StructureError> {
+        let model = self.text(key)?.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        let Some(alias) = model.strip_prefix("default:") else {
+            return Ok(model);
+        };
+        let key = format!("{}{alias}", keys::ALIAS_PREFIX);
+        if let Some(target) = self.text(&key)? {
+            if target.starts_with("default:") {
+                return Err(StructureError::configuration(
+                    &key,
+                    format!(
+                        "alias {model} points at another alias ({target}); write provider/model"
+                    ),
+                ));
+            }
+            return Ok(target);
+        }
+        DEFAULT_ALIASES
+            .iter()
+            .find(|(name, _)| *name == alias)
+            .map(|(_, target)| (*target).to_owned())
+            .ok_or_else(|| {
+                StructureError::configuration(
+                    &key,
+                    format!("model alias {model} is not defined: set {key} to a provider/model"),
+                )
+            })
+    }
+}
+
+fn too_large(key: &str) -> StructureError {
+    StructureError::configuration(key, format!("setting {key} is too large"))
+}
+
+fn parse_number(key: &str, text: &str, minimum: u64) -> Result<u64, StructureError> {
+    match text.parse::<u64>() {
+        Ok(value) if value >= minimum => Ok(value),
+        _ => Err(StructureError::configuration(
+            key,
+            format!(
+                "setting {key} must be {} integer, not {text:?}",
+                if minimum == 0 {
+                    "a non-negative"
+                } else {
+                    "a positive"
+                }
+            ),
+        )),
+    }
+}
