@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::lru::Recent;
 use crate::schema::subset::{Subset, to_subset};
+use crate::schema::walk::{self, Next};
 
 /// The envelope's single property.
 pub const ANSWER_KEY: &str = "answer";
@@ -137,18 +138,14 @@ const UNROLL_DEPTH: usize = 4;
 /// Whether a `$defs` entry refers back to itself, directly or not.
 fn is_recursive(body: &Value, defs: &Map<String, Value>) -> bool {
     fn refs(node: &Value, found: &mut Vec<String>) {
-        match node {
-            Value::Object(map) => {
-                if let Some(Value::String(reference)) = map.get("$ref")
-                    && let Some(name) = reference.strip_prefix("#/$defs/")
-                {
-                    found.push(name.split('/').next().unwrap_or(name).to_owned());
-                }
-                map.values().for_each(|child| refs(child, found));
+        walk::objects(node, &mut |map, _| {
+            if let Some(Value::String(reference)) = map.get("$ref")
+                && let Some(name) = reference.strip_prefix("#/$defs/")
+            {
+                found.push(name.split('/').next().unwrap_or(name).to_owned());
             }
-            Value::Array(items) => items.iter().for_each(|item| refs(item, found)),
-            _ => {}
-        }
+            Next::Descend
+        });
     }
     let mut start = Vec::new();
     refs(body, &mut start);
@@ -194,12 +191,11 @@ fn unroll(node: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
             Value::Object(
                 map.iter()
                     .map(|(key, child)| {
-                        let value =
-                            if matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
-                                child.clone()
-                            } else {
-                                unroll(child, defs, depth)
-                            };
+                        let value = if walk::is_value_keyword(key) {
+                            child.clone()
+                        } else {
+                            unroll(child, defs, depth)
+                        };
                         (key.clone(), value)
                     })
                     .collect(),
@@ -302,23 +298,11 @@ fn hoist(target: &Value) -> Hoisted {
 }
 
 fn rewrite_refs(node: &mut Value, rewrite: &mut impl FnMut(&str) -> String) {
-    match node {
-        Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                match (key.as_str(), &*child) {
-                    ("$ref", Value::String(reference)) => {
-                        *child = Value::String(rewrite(reference))
-                    }
-                    ("enum" | "const" | "default" | "examples", _) => {}
-                    _ => rewrite_refs(child, rewrite),
-                }
-            }
+    walk::objects_mut(node, &mut |map| {
+        if let Some(Value::String(reference)) = map.get_mut("$ref") {
+            *reference = rewrite(reference);
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|item| rewrite_refs(item, rewrite)),
-        _ => {}
-    }
+    });
 }
 
 #[cfg(test)]

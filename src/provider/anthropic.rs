@@ -6,8 +6,6 @@
 //! (rules, schema, manual) carries `cache_control` when it holds a manual, so a long manual is
 //! read from Anthropic's prompt cache instead of being paid for on every call.
 
-use std::time::Duration;
-
 use serde_json::{Map, Value, json};
 
 use crate::answer::format::AnswerFormat;
@@ -15,68 +13,59 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
-use crate::provider::openai_chat::truncated;
+use crate::provider::delivery::{
+    self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
+};
+use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
 use crate::schema::subset::{ANTHROPIC, FULL, Subset};
-use crate::secret::Secret;
 use crate::settings::Settings;
 
 /// The API version header; the only one the Messages API has.
 pub const API_VERSION: &str = "2023-06-01";
-const KEY_SETTING: &str = "ANTHROPIC_API_KEY / anthropic_api_key";
-const BASE_URL_SETTING: &str = "ANTHROPIC_BASE_URL";
 
 pub struct Anthropic {
-    model: String,
-    model_name: String,
+    endpoint: Endpoint,
     delivery: Delivery,
     /// The model has structured outputs (and strict tools).
     structured_outputs: bool,
-    base_url: String,
-    api_key: Secret,
-    max_output_tokens: u32,
-    timeout: Duration,
-    max_response_bytes: usize,
 }
 
 impl Anthropic {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
-        let base_url = wire::base_url(
+        let base_url = endpoint::base_url(
             settings.anthropic_base_url.as_deref(),
             keys::ANTHROPIC_DEFAULT_URL,
             keys::ANTHROPIC_BASE_URL,
-            BASE_URL_SETTING,
         )?;
         // The SDKs' base URL has no version; accept one written with it.
         let base_url = base_url.strip_suffix("/v1").unwrap_or(&base_url).to_owned();
-        let Some(api_key) = settings.anthropic_api_key.clone() else {
+        let Some(api_key) = &settings.anthropic_api_key else {
             return Err(StructureError::configuration(
                 keys::ANTHROPIC_API_KEY,
                 "no Anthropic API key: set ANTHROPIC_API_KEY (anthropic_api_key)",
             ));
         };
-        let label = format!("{}/{}", model.provider, model.name);
+        let endpoint = Endpoint::new(
+            &model,
+            "Anthropic".to_owned(),
+            base_url,
+            keys::ANTHROPIC_API_KEY,
+            keys::ANTHROPIC_BASE_URL,
+            settings,
+        )
+        .with_header("x-api-key", api_key.expose())
+        .with_header("anthropic-version", API_VERSION);
         let structured_outputs = has_structured_outputs(&model.name);
-        let delivery = delivery::select(
-            settings.delivery,
-            Capabilities {
-                native: structured_outputs,
-                tool: true,
-            },
-            settings.require_provider_strict_output,
-            &label,
-        )?;
+        let capabilities = Capabilities {
+            native: structured_outputs,
+            tool: true,
+        };
+        let delivery = delivery::select_for(settings, capabilities, &endpoint.model)?;
         Ok(Self {
-            model: label,
-            model_name: model.name,
+            endpoint,
             delivery,
             structured_outputs,
-            base_url,
-            api_key,
-            max_output_tokens: settings.max_output_tokens,
-            timeout: settings.request_timeout,
-            max_response_bytes: settings.limits.response_bytes,
         })
     }
 
@@ -103,6 +92,84 @@ impl Anthropic {
             });
         }
         messages
+    }
+
+    /// What a 2xx `body` delivers: the answer tool's call, or the text blocks.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
+        let blocks = body
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let text: String = blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect();
+        self.check_stop(body, &text)?;
+        let calls = || {
+            blocks
+                .iter()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        };
+        if let Some(call) =
+            calls().find(|block| block.get("name").and_then(Value::as_str) == Some(ANSWER_TOOL))
+        {
+            return Ok(Delivered::ToolCall {
+                id: call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("toolu_0")
+                    .to_owned(),
+                arguments: call
+                    .get("input")
+                    .cloned()
+                    .unwrap_or(Value::Null)
+                    .to_string(),
+            });
+        }
+        if let Some(other) = calls().next() {
+            let name = other
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return Err(wire::other_tool(name));
+        }
+        Ok(Delivered::Text(text))
+    }
+
+    /// The error the stop reason stands for, if any: a refusal (in the model's `text`), the
+    /// output limit, a paused turn.
+    fn check_stop(&self, body: &Value, text: &str) -> Result<(), StructureError> {
+        let stop_reason = body
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match stop_reason.to_ascii_lowercase().as_str() {
+            "refusal" => {
+                let category = body
+                    .pointer("/stop_details/category")
+                    .and_then(Value::as_str)
+                    .map(|category| format!(" ({category})"))
+                    .unwrap_or_default();
+                let said = if text.trim().is_empty() {
+                    "no reason given".to_owned()
+                } else {
+                    wire::cut(text.trim())
+                };
+                Err(StructureError::new(
+                    ErrorKind::Refusal,
+                    format!("the model refused to answer{category}: {said}"),
+                ))
+            }
+            "max_tokens" | "model_context_window_exceeded" | "stop_sequence" => {
+                Err(wire::truncated(self.endpoint.max_output_tokens))
+            }
+            "pause_turn" => Err(StructureError::invalid_response(
+                "Anthropic paused the turn (pause_turn), which only server tools cause",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -136,7 +203,7 @@ pub fn has_structured_outputs(model: &str) -> bool {
 
 impl Provider for Anthropic {
     fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     fn profile_name(&self) -> &'static str {
@@ -166,8 +233,8 @@ impl Provider for Anthropic {
         }
         let system = json!([stable, { "type": "text", "text": conversation.system.volatile }]);
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model_name));
-        body.insert("max_tokens".into(), json!(self.max_output_tokens));
+        body.insert("model".into(), json!(self.endpoint.model_name));
+        body.insert("max_tokens".into(), json!(self.endpoint.max_output_tokens));
         body.insert("system".into(), system);
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
         match self.delivery {
@@ -180,7 +247,7 @@ impl Provider for Anthropic {
             Delivery::Tool => {
                 let mut tool = json!({
                     "name": ANSWER_TOOL,
-                    "description": "Deliver the answer: the structured object, or what the text lacks. Call it exactly once.",
+                    "description": format!("{ANSWER_TOOL_DESCRIPTION} Call it exactly once."),
                     "input_schema": format.schema,
                 });
                 if self.structured_outputs {
@@ -194,111 +261,15 @@ impl Provider for Anthropic {
             }
             Delivery::Prompt => {}
         }
-        HttpRequest {
-            method: "POST",
-            url: format!("{}/v1/messages", self.base_url),
-            headers: vec![
-                ("content-type".to_owned(), "application/json".to_owned()),
-                ("x-api-key".to_owned(), self.api_key.expose().to_owned()),
-                ("anthropic-version".to_owned(), API_VERSION.to_owned()),
-            ],
-            body: Value::Object(body).to_string().into_bytes(),
-            timeout: self.timeout,
-            max_response_bytes: self.max_response_bytes,
-        }
+        self.endpoint.post_json("/v1/messages", body)
     }
 
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        if !(200..300).contains(&response.status) {
-            return Err(wire::http_error(
-                "Anthropic",
-                response,
-                KEY_SETTING,
-                BASE_URL_SETTING,
-            ));
-        }
-        let body = wire::json_body("Anthropic", response)?;
+        let body = self.endpoint.json_response(response)?;
         let usage = usage(&body);
-        let with_usage = |error: StructureError| error.with_usage(usage);
-        let blocks = body
-            .get("content")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let text: String = blocks
-            .iter()
-            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|block| block.get("text").and_then(Value::as_str))
-            .collect();
-        let stop_reason = body
-            .get("stop_reason")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        match stop_reason.to_ascii_lowercase().as_str() {
-            "refusal" => {
-                let category = body
-                    .pointer("/stop_details/category")
-                    .and_then(Value::as_str);
-                let said = if text.trim().is_empty() {
-                    "no reason given".to_owned()
-                } else {
-                    wire::cut(text.trim())
-                };
-                let category = category
-                    .map(|category| format!(" ({category})"))
-                    .unwrap_or_default();
-                return Err(with_usage(StructureError::new(
-                    ErrorKind::Refusal,
-                    format!("the model refused to answer{category}: {said}"),
-                )));
-            }
-            "max_tokens" | "model_context_window_exceeded" | "stop_sequence" => {
-                return Err(with_usage(truncated(self.max_output_tokens)));
-            }
-            "pause_turn" => {
-                return Err(with_usage(StructureError::invalid_response(
-                    "Anthropic paused the turn (pause_turn), which only server tools cause",
-                )));
-            }
-            _ => {}
-        }
-        let call = blocks.iter().find(|block| {
-            block.get("type").and_then(Value::as_str) == Some("tool_use")
-                && block.get("name").and_then(Value::as_str) == Some(ANSWER_TOOL)
-        });
-        if let Some(call) = call {
-            return Ok(Completion {
-                delivered: Delivered::ToolCall {
-                    id: call
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("toolu_0")
-                        .to_owned(),
-                    arguments: call
-                        .get("input")
-                        .cloned()
-                        .unwrap_or(Value::Null)
-                        .to_string(),
-                },
-                usage,
-            });
-        }
-        if let Some(other) = blocks
-            .iter()
-            .find(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
-        {
-            let name = other
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            return Err(with_usage(StructureError::invalid_response(format!(
-                "the model called a tool ({name:?}) instead of giving the JSON answer"
-            ))));
-        }
-        Ok(Completion {
-            delivered: Delivered::Text(text),
-            usage,
-        })
+        self.read(&body)
+            .map(|delivered| Completion { delivered, usage })
+            .map_err(|error| error.with_usage(usage))
     }
 }
 

@@ -13,10 +13,13 @@ use std::fmt;
 
 use crate::error::StructureError;
 use crate::keys;
-use crate::settings::DeliveryChoice;
+use crate::settings::{DeliveryChoice, Settings};
 
 /// The name of the internal tool the answer is delivered through in tool mode.
 pub const ANSWER_TOOL: &str = "__structured_output__";
+/// What the answer tool says of itself.
+pub const ANSWER_TOOL_DESCRIPTION: &str =
+    "Deliver the answer: the structured object, or what the text lacks.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delivery {
@@ -42,6 +45,28 @@ pub struct Capabilities {
     pub native: bool,
     /// A forced tool call whose input the provider constrains to the tool's schema.
     pub tool: bool,
+}
+
+impl Capabilities {
+    /// Both a structured-output mode and a forced, schema-constrained tool call.
+    pub const BOTH: Capabilities = Capabilities {
+        native: true,
+        tool: true,
+    };
+}
+
+/// The delivery mode `settings` ask for on a provider with `capabilities`.
+pub fn select_for(
+    settings: &Settings,
+    capabilities: Capabilities,
+    model: &str,
+) -> Result<Delivery, StructureError> {
+    select(
+        settings.delivery,
+        capabilities,
+        settings.require_provider_strict_output,
+        model,
+    )
 }
 
 /// The delivery mode for `choice` on a provider with `capabilities`.

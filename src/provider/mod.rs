@@ -11,6 +11,7 @@
 
 pub mod anthropic;
 pub mod delivery;
+pub mod endpoint;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;

@@ -14,28 +14,17 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
+use crate::provider::delivery::{self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Delivery};
+use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::profile::Profile;
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::schema::subset::Subset;
-use crate::secret::Secret;
 use crate::settings::Settings;
 
-const KEY_SETTING: &str = "OPENAI_API_KEY / openai_api_key";
-const BASE_URL_SETTING: &str = "OPENAI_BASE_URL";
-
 pub struct OpenAiChat {
-    /// `provider/model` as configured.
-    model: String,
-    /// The model name the server knows.
-    model_name: String,
+    endpoint: Endpoint,
     profile: Profile,
     delivery: Delivery,
-    base_url: String,
-    api_key: Option<Secret>,
-    max_output_tokens: u32,
-    timeout: Duration,
-    max_response_bytes: usize,
 }
 
 impl OpenAiChat {
@@ -45,11 +34,10 @@ impl OpenAiChat {
             settings.openai_base_url.as_deref(),
             settings.provider_profile.as_deref(),
         )?;
-        let base_url = wire::base_url(
+        let base_url = endpoint::base_url(
             settings.openai_base_url.as_deref(),
             profile.default_base_url(),
             keys::OPENAI_BASE_URL,
-            BASE_URL_SETTING,
         )?;
         if profile.requires_api_key() && settings.openai_api_key.is_none() {
             return Err(StructureError::configuration(
@@ -58,31 +46,27 @@ impl OpenAiChat {
                  (openai_base_url) at an OpenAI-compatible server",
             ));
         }
-        let label = format!("{}/{}", model.provider, model.name);
-        let delivery = delivery::select(
-            settings.delivery,
-            profile.capabilities(),
-            settings.require_provider_strict_output,
-            &label,
-        )?;
+        let server = match profile {
+            Profile::OpenAi => "OpenAI".to_owned(),
+            other => format!("the {} server at {base_url}", other.name()),
+        };
+        let mut endpoint = Endpoint::new(
+            &model,
+            server,
+            base_url,
+            keys::OPENAI_API_KEY,
+            keys::OPENAI_BASE_URL,
+            settings,
+        );
+        if let Some(key) = &settings.openai_api_key {
+            endpoint = endpoint.with_header("authorization", format!("Bearer {}", key.expose()));
+        }
+        let delivery = delivery::select_for(settings, profile.capabilities(), &endpoint.model)?;
         Ok(Self {
-            model: label,
-            model_name: model.name,
+            endpoint,
             profile,
             delivery,
-            base_url,
-            api_key: settings.openai_api_key.clone(),
-            max_output_tokens: settings.max_output_tokens,
-            timeout: settings.request_timeout,
-            max_response_bytes: settings.limits.response_bytes,
         })
-    }
-
-    fn server(&self) -> String {
-        match self.profile {
-            Profile::OpenAi => "OpenAI".to_owned(),
-            other => format!("the {} server at {}", other.name(), self.base_url),
-        }
     }
 
     fn messages(&self, conversation: &Conversation) -> Vec<Value> {
@@ -110,11 +94,64 @@ impl OpenAiChat {
         }
         messages
     }
+
+    /// What the first choice of a 2xx `body` delivers: the answer tool's call or the text.
+    fn read(&self, body: &Value, response: &HttpResponse) -> Result<Delivered, StructureError> {
+        let Some(choice) = body.get("choices").and_then(|choices| choices.get(0)) else {
+            let (message, _) = wire::error_message(&response.body);
+            return Err(StructureError::invalid_response(format!(
+                "{} answered without a choice: {message}",
+                self.endpoint.server
+            )));
+        };
+        let message = choice.get("message").unwrap_or(&Value::Null);
+        if let Some(refusal) = message
+            .get("refusal")
+            .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
+        {
+            return Err(wire::refusal(refusal));
+        }
+        match choice.get("finish_reason").and_then(Value::as_str) {
+            Some("length") => return Err(wire::truncated(self.endpoint.max_output_tokens)),
+            Some("content_filter") => {
+                return Err(StructureError::new(
+                    ErrorKind::Refusal,
+                    "the provider's content filter blocked the answer",
+                ));
+            }
+            _ => {}
+        }
+        if let Some(call) = message.get("tool_calls").and_then(|calls| calls.get(0)) {
+            let name = call
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return match call.pointer("/function/arguments").and_then(Value::as_str) {
+                Some(arguments) if name == ANSWER_TOOL => Ok(Delivered::ToolCall {
+                    id: call
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("call_0")
+                        .to_owned(),
+                    arguments: arguments.to_owned(),
+                }),
+                _ => Err(wire::other_tool(name)),
+            };
+        }
+        match message.get("content").and_then(Value::as_str) {
+            Some(text) => Ok(Delivered::Text(text.to_owned())),
+            None => Err(StructureError::invalid_response(format!(
+                "{} answered without message content",
+                self.endpoint.server
+            ))),
+        }
+    }
 }
 
 impl Provider for OpenAiChat {
     fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     fn profile_name(&self) -> &'static str {
@@ -135,7 +172,7 @@ impl Provider for OpenAiChat {
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model_name));
+        body.insert("model".into(), json!(self.endpoint.model_name));
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
         match self.delivery {
             Delivery::Native => {
@@ -151,7 +188,7 @@ impl Provider for OpenAiChat {
                         "type": "function",
                         "function": {
                             "name": ANSWER_TOOL,
-                            "description": "Deliver the answer: the structured object, or what the text lacks.",
+                            "description": ANSWER_TOOL_DESCRIPTION,
                             "parameters": format.schema,
                             "strict": true,
                         },
@@ -167,101 +204,20 @@ impl Provider for OpenAiChat {
         }
         body.insert(
             self.profile.token_limit_field().into(),
-            json!(self.max_output_tokens),
+            json!(self.endpoint.max_output_tokens),
         );
         if let Some(temperature) = self.profile.temperature() {
             body.insert("temperature".into(), json!(temperature));
         }
-        let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-        if let Some(key) = &self.api_key {
-            headers.push((
-                "authorization".to_owned(),
-                format!("Bearer {}", key.expose()),
-            ));
-        }
-        HttpRequest {
-            method: "POST",
-            url: format!("{}/chat/completions", self.base_url),
-            headers,
-            body: Value::Object(body).to_string().into_bytes(),
-            timeout: self.timeout,
-            max_response_bytes: self.max_response_bytes,
-        }
+        self.endpoint.post_json("/chat/completions", body)
     }
 
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        if !(200..300).contains(&response.status) {
-            return Err(wire::http_error(
-                &self.server(),
-                response,
-                KEY_SETTING,
-                BASE_URL_SETTING,
-            ));
-        }
-        let body = wire::json_body(&self.server(), response)?;
+        let body = self.endpoint.json_response(response)?;
         let usage = usage(&body);
-        let with_usage = |error: StructureError| error.with_usage(usage);
-        let Some(choice) = body.get("choices").and_then(|choices| choices.get(0)) else {
-            let (message, _) = wire::error_message(&response.body);
-            return Err(with_usage(StructureError::invalid_response(format!(
-                "{} answered without a choice: {message}",
-                self.server()
-            ))));
-        };
-        let message = choice.get("message").unwrap_or(&Value::Null);
-        if let Some(refusal) = message
-            .get("refusal")
-            .and_then(Value::as_str)
-            .filter(|text| !text.is_empty())
-        {
-            return Err(with_usage(StructureError::new(
-                ErrorKind::Refusal,
-                format!("the model refused to answer: {}", wire::cut(refusal)),
-            )));
-        }
-        match choice.get("finish_reason").and_then(Value::as_str) {
-            Some("length") => return Err(with_usage(truncated(self.max_output_tokens))),
-            Some("content_filter") => {
-                return Err(with_usage(StructureError::new(
-                    ErrorKind::Refusal,
-                    "the provider's content filter blocked the answer",
-                )));
-            }
-            _ => {}
-        }
-        if let Some(call) = message.get("tool_calls").and_then(|calls| calls.get(0)) {
-            let name = call
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let arguments = call.pointer("/function/arguments").and_then(Value::as_str);
-            return match arguments {
-                Some(arguments) if name == ANSWER_TOOL => Ok(Completion {
-                    delivered: Delivered::ToolCall {
-                        id: call
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("call_0")
-                            .to_owned(),
-                        arguments: arguments.to_owned(),
-                    },
-                    usage,
-                }),
-                _ => Err(with_usage(StructureError::invalid_response(format!(
-                    "the model called a tool ({name:?}) instead of giving the JSON answer"
-                )))),
-            };
-        }
-        match message.get("content").and_then(Value::as_str) {
-            Some(text) => Ok(Completion {
-                delivered: Delivered::Text(text.to_owned()),
-                usage,
-            }),
-            None => Err(with_usage(StructureError::invalid_response(format!(
-                "{} answered without message content",
-                self.server()
-            )))),
-        }
+        self.read(&body, response)
+            .map(|delivered| Completion { delivered, usage })
+            .map_err(|error| error.with_usage(usage))
     }
 
     fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
@@ -287,16 +243,6 @@ pub fn openai_retry_hint(response: &HttpResponse) -> Option<Duration> {
         .iter()
         .filter_map(|name| response.header(name).and_then(retry::parse_duration_text))
         .max()
-}
-
-pub fn truncated(max_output_tokens: u32) -> StructureError {
-    StructureError::new(
-        ErrorKind::Truncated,
-        format!(
-            "the answer was cut off at the output limit of {max_output_tokens} tokens; raise \
-             STRUCTURE_MAX_OUTPUT_TOKENS (structure_max_output_tokens) or ask for less"
-        ),
-    )
 }
 
 fn usage(body: &Value) -> Usage {

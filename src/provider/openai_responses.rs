@@ -14,36 +14,29 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
-use crate::provider::openai_chat::{openai_retry_hint, truncated};
+use crate::provider::delivery::{
+    self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
+};
+use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::openai_chat::openai_retry_hint;
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
 use crate::schema::subset::{FULL, OPENAI_STRICT, Subset};
-use crate::secret::Secret;
 use crate::settings::Settings;
 
-const KEY_SETTING: &str = "OPENAI_API_KEY / openai_api_key";
-const BASE_URL_SETTING: &str = "OPENAI_BASE_URL";
 /// The API rejects smaller output limits.
 const MIN_OUTPUT_TOKENS: u32 = 16;
 
 pub struct OpenAiResponses {
-    model: String,
-    model_name: String,
+    endpoint: Endpoint,
     delivery: Delivery,
-    base_url: String,
-    api_key: Option<Secret>,
-    max_output_tokens: u32,
-    timeout: Duration,
-    max_response_bytes: usize,
 }
 
 impl OpenAiResponses {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
-        let base_url = wire::base_url(
+        let base_url = endpoint::base_url(
             settings.openai_base_url.as_deref(),
             keys::OPENAI_DEFAULT_URL,
             keys::OPENAI_BASE_URL,
-            BASE_URL_SETTING,
         )?;
         if settings.openai_api_key.is_none() && base_url == keys::OPENAI_DEFAULT_URL {
             return Err(StructureError::configuration(
@@ -52,34 +45,25 @@ impl OpenAiResponses {
                  (openai_base_url) at a server that speaks the Responses API",
             ));
         }
-        let label = format!("{}/{}", model.provider, model.name);
-        let delivery = delivery::select(
-            settings.delivery,
-            Capabilities {
-                native: true,
-                tool: true,
-            },
-            settings.require_provider_strict_output,
-            &label,
-        )?;
-        Ok(Self {
-            model: label,
-            model_name: model.name,
-            delivery,
-            base_url,
-            api_key: settings.openai_api_key.clone(),
-            max_output_tokens: settings.max_output_tokens.max(MIN_OUTPUT_TOKENS),
-            timeout: settings.request_timeout,
-            max_response_bytes: settings.limits.response_bytes,
-        })
-    }
-
-    fn server(&self) -> String {
-        if self.base_url == keys::OPENAI_DEFAULT_URL {
+        let server = if base_url == keys::OPENAI_DEFAULT_URL {
             "OpenAI".to_owned()
         } else {
-            format!("the Responses API at {}", self.base_url)
+            format!("the Responses API at {base_url}")
+        };
+        let mut endpoint = Endpoint::new(
+            &model,
+            server,
+            base_url,
+            keys::OPENAI_API_KEY,
+            keys::OPENAI_BASE_URL,
+            settings,
+        );
+        endpoint.max_output_tokens = endpoint.max_output_tokens.max(MIN_OUTPUT_TOKENS);
+        if let Some(key) = &settings.openai_api_key {
+            endpoint = endpoint.with_header("authorization", format!("Bearer {}", key.expose()));
         }
+        let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
+        Ok(Self { endpoint, delivery })
     }
 
     fn input(&self, conversation: &Conversation) -> Vec<Value> {
@@ -99,11 +83,105 @@ impl OpenAiResponses {
         }
         input
     }
+
+    /// What a 2xx `body` delivers: the answer tool's call, or the final message's text.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
+        self.check_status(body)?;
+        let output = body
+            .get("output")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(call) = output
+            .iter()
+            .find(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            return match call.get("arguments").and_then(Value::as_str) {
+                Some(arguments) if name == ANSWER_TOOL => Ok(Delivered::ToolCall {
+                    id: call
+                        .get("call_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("call_0")
+                        .to_owned(),
+                    arguments: arguments.to_owned(),
+                }),
+                _ => Err(wire::other_tool(name)),
+            };
+        }
+        let messages: Vec<&Value> = output
+            .iter()
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+            .collect();
+        let Some(message) = messages
+            .iter()
+            .rev()
+            .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
+            .or(messages.last())
+        else {
+            return Err(StructureError::invalid_response(format!(
+                "{} answered without a message",
+                self.endpoint.server
+            )));
+        };
+        let parts = message
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(refusal) = parts
+            .iter()
+            .find_map(|part| part.get("refusal").and_then(Value::as_str))
+        {
+            return Err(wire::refusal(refusal));
+        }
+        Ok(Delivered::Text(
+            parts
+                .iter()
+                .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+        ))
+    }
+
+    /// The error an `incomplete` or `failed` response stands for.
+    fn check_status(&self, body: &Value) -> Result<(), StructureError> {
+        match body.get("status").and_then(Value::as_str) {
+            Some("incomplete") => {
+                let reason = body
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                Err(if reason == "content_filter" {
+                    StructureError::new(
+                        ErrorKind::Blocked {
+                            reason: reason.to_owned(),
+                        },
+                        "the provider's content filter blocked the answer",
+                    )
+                } else {
+                    wire::truncated(self.endpoint.max_output_tokens)
+                })
+            }
+            Some("failed") => {
+                let message = body
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given");
+                Err(StructureError::invalid_response(format!(
+                    "{} reports the response failed: {}",
+                    self.endpoint.server,
+                    wire::cut(message)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Provider for OpenAiResponses {
     fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     fn profile_name(&self) -> &'static str {
@@ -128,7 +206,7 @@ impl Provider for OpenAiResponses {
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model_name));
+        body.insert("model".into(), json!(self.endpoint.model_name));
         body.insert("instructions".into(), json!(conversation.system.text()));
         body.insert("input".into(), Value::Array(self.input(conversation)));
         match self.delivery {
@@ -144,7 +222,7 @@ impl Provider for OpenAiResponses {
                     json!([{
                         "type": "function",
                         "name": ANSWER_TOOL,
-                        "description": "Deliver the answer: the structured object, or what the text lacks.",
+                        "description": ANSWER_TOOL_DESCRIPTION,
                         "parameters": format.schema,
                         "strict": true,
                     }]),
@@ -157,132 +235,20 @@ impl Provider for OpenAiResponses {
             }
             Delivery::Prompt => {}
         }
-        body.insert("max_output_tokens".into(), json!(self.max_output_tokens));
+        body.insert(
+            "max_output_tokens".into(),
+            json!(self.endpoint.max_output_tokens),
+        );
         body.insert("store".into(), json!(false));
-        let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-        if let Some(key) = &self.api_key {
-            headers.push((
-                "authorization".to_owned(),
-                format!("Bearer {}", key.expose()),
-            ));
-        }
-        HttpRequest {
-            method: "POST",
-            url: format!("{}/responses", self.base_url),
-            headers,
-            body: Value::Object(body).to_string().into_bytes(),
-            timeout: self.timeout,
-            max_response_bytes: self.max_response_bytes,
-        }
+        self.endpoint.post_json("/responses", body)
     }
 
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        if !(200..300).contains(&response.status) {
-            return Err(wire::http_error(
-                &self.server(),
-                response,
-                KEY_SETTING,
-                BASE_URL_SETTING,
-            ));
-        }
-        let body = wire::json_body(&self.server(), response)?;
+        let body = self.endpoint.json_response(response)?;
         let usage = usage(&body);
-        let with_usage = |error: StructureError| error.with_usage(usage);
-        match body.get("status").and_then(Value::as_str) {
-            Some("incomplete") => {
-                let reason = body
-                    .pointer("/incomplete_details/reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                return Err(with_usage(if reason == "content_filter" {
-                    StructureError::new(
-                        ErrorKind::Blocked {
-                            reason: reason.to_owned(),
-                        },
-                        "the provider's content filter blocked the answer",
-                    )
-                } else {
-                    truncated(self.max_output_tokens)
-                }));
-            }
-            Some("failed") => {
-                let message = body
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no reason given");
-                return Err(with_usage(StructureError::invalid_response(format!(
-                    "{} reports the response failed: {}",
-                    self.server(),
-                    wire::cut(message)
-                ))));
-            }
-            _ => {}
-        }
-        let output = body
-            .get("output")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if let Some(call) = output
-            .iter()
-            .find(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
-        {
-            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-            return match call.get("arguments").and_then(Value::as_str) {
-                Some(arguments) if name == ANSWER_TOOL => Ok(Completion {
-                    delivered: Delivered::ToolCall {
-                        id: call
-                            .get("call_id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("call_0")
-                            .to_owned(),
-                        arguments: arguments.to_owned(),
-                    },
-                    usage,
-                }),
-                _ => Err(with_usage(StructureError::invalid_response(format!(
-                    "the model called a tool ({name:?}) instead of giving the JSON answer"
-                )))),
-            };
-        }
-        let messages: Vec<&Value> = output
-            .iter()
-            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
-            .collect();
-        let message = messages
-            .iter()
-            .rev()
-            .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
-            .or(messages.last());
-        let Some(message) = message else {
-            return Err(with_usage(StructureError::invalid_response(format!(
-                "{} answered without a message",
-                self.server()
-            ))));
-        };
-        let parts = message
-            .get("content")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if let Some(refusal) = parts
-            .iter()
-            .find_map(|part| part.get("refusal").and_then(Value::as_str))
-        {
-            return Err(with_usage(StructureError::new(
-                ErrorKind::Refusal,
-                format!("the model refused to answer: {}", wire::cut(refusal)),
-            )));
-        }
-        let text: String = parts
-            .iter()
-            .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect();
-        Ok(Completion {
-            delivered: Delivered::Text(text),
-            usage,
-        })
+        self.read(&body)
+            .map(|delivered| Completion { delivered, usage })
+            .map_err(|error| error.with_usage(usage))
     }
 
     fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {

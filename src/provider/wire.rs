@@ -1,4 +1,5 @@
-//! What every provider's wire format shares: error bodies, status classes, base URLs.
+//! What every provider's wire format shares: error bodies, status classes, the errors an
+//! answer's stop reason stands for.
 
 use serde_json::Value;
 
@@ -88,27 +89,30 @@ pub fn json_body(server: &str, response: &HttpResponse) -> Result<Value, Structu
     })
 }
 
-/// A base URL from the settings (or the default), checked and without a trailing slash.
-pub fn base_url(
-    configured: Option<&str>,
-    default: &str,
-    key: &str,
-    variable: &str,
-) -> Result<String, StructureError> {
-    let url = configured
-        .unwrap_or(default)
-        .trim_end_matches('/')
-        .to_owned();
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(url)
-    } else {
-        Err(StructureError::configuration(
-            key,
-            format!(
-                "base URL {url:?} must start with http:// or https:// (set {variable} / {key})"
-            ),
-        ))
-    }
+/// The error of an answer cut off at the output limit.
+pub fn truncated(max_output_tokens: u32) -> StructureError {
+    StructureError::new(
+        ErrorKind::Truncated,
+        format!(
+            "the answer was cut off at the output limit of {max_output_tokens} tokens; raise \
+             STRUCTURE_MAX_OUTPUT_TOKENS (structure_max_output_tokens) or ask for less"
+        ),
+    )
+}
+
+/// The error of a model that called a tool other than the answer tool.
+pub fn other_tool(name: &str) -> StructureError {
+    StructureError::invalid_response(format!(
+        "the model called a tool ({name:?}) instead of giving the JSON answer"
+    ))
+}
+
+/// The error of a model that refused, in its own words.
+pub fn refusal(said: &str) -> StructureError {
+    StructureError::new(
+        ErrorKind::Refusal,
+        format!("the model refused to answer: {}", cut(said)),
+    )
 }
 
 pub fn preview(body: &[u8]) -> String {

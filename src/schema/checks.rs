@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::error::StructureError;
-use crate::schema::walk::escape;
+use crate::schema::walk::{self, Next, too_deep};
 
 /// The root must describe an object: `"type": "object"`, or a composition (`$ref`, `anyOf`,
 /// `oneOf`, `allOf`) whose every branch does. A root without `type` would accept strings too.
@@ -18,8 +18,7 @@ pub fn check_object_root(schema: &Value) -> Result<(), StructureError> {
 }
 
 fn describes_object(root: &Value, node: &Value, depth: usize) -> bool {
-    // Deep enough for any real schema, shallow enough that a `$ref` cycle cannot loop.
-    if depth > 32 {
+    if too_deep(depth) {
         return false;
     }
     let Value::Object(map) = node else {
@@ -95,88 +94,31 @@ fn hex_digit(byte: u8) -> Option<u8> {
 /// and references to a `$id` embedded in the same document, are allowed.
 pub fn reject_external_refs(schema: &Value) -> Result<(), StructureError> {
     let mut embedded_ids = Vec::new();
-    collect_ids(schema, &mut embedded_ids);
+    walk::objects(schema, &mut |map, _| {
+        if let Some(Value::String(id)) = map.get("$id") {
+            embedded_ids.push(id.split('#').next().unwrap_or(id).to_owned());
+        }
+        Next::Descend
+    });
     let mut found = None;
-    find_external_ref(schema, "", &embedded_ids, &mut found);
+    walk::objects(schema, &mut |map, at| {
+        for keyword in ["$ref", "$dynamicRef"] {
+            if let Some(Value::String(reference)) = map.get(keyword) {
+                let document = reference.split('#').next().unwrap_or_default();
+                if !document.is_empty() && !embedded_ids.iter().any(|id| id == document) {
+                    found = Some((format!("{at}/{keyword}"), reference.clone()));
+                    return Next::Stop;
+                }
+            }
+        }
+        Next::Descend
+    });
     match found {
         None => Ok(()),
         Some((location, reference)) => Err(StructureError::invalid_schema(format!(
             "external reference {reference:?} at {location} is not allowed: only same-document \
              references starting with \"#\" are; inline the referenced schema under $defs"
         ))),
-    }
-}
-
-fn collect_ids<'a>(node: &'a Value, ids: &mut Vec<&'a str>) {
-    match node {
-        Value::Object(map) => {
-            if let Some(Value::String(id)) = map.get("$id") {
-                ids.push(id.split('#').next().unwrap_or(id));
-            }
-            for (key, child) in map {
-                if !is_value_keyword(key) {
-                    collect_ids(child, ids);
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| collect_ids(item, ids)),
-        _ => {}
-    }
-}
-
-fn find_external_ref(
-    node: &Value,
-    location: &str,
-    embedded_ids: &[&str],
-    found: &mut Option<(String, String)>,
-) {
-    if found.is_some() {
-        return;
-    }
-    match node {
-        Value::Object(map) => {
-            for keyword in ["$ref", "$dynamicRef"] {
-                if let Some(Value::String(reference)) = map.get(keyword) {
-                    let document = reference.split('#').next().unwrap_or_default();
-                    if !document.is_empty() && !embedded_ids.contains(&document) {
-                        *found = Some((
-                            pointer_or_root(&format!("{location}/{keyword}")),
-                            reference.clone(),
-                        ));
-                        return;
-                    }
-                }
-            }
-            for (key, child) in map {
-                if !is_value_keyword(key) {
-                    find_external_ref(
-                        child,
-                        &format!("{location}/{}", escape(key)),
-                        embedded_ids,
-                        found,
-                    );
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                find_external_ref(item, &format!("{location}/{index}"), embedded_ids, found);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Keywords whose values are data, not schemas: a `$ref` inside an `enum` value is not a reference.
-fn is_value_keyword(key: &str) -> bool {
-    matches!(key, "enum" | "const" | "default" | "examples")
-}
-
-fn pointer_or_root(pointer: &str) -> String {
-    if pointer.is_empty() {
-        "/".to_owned()
-    } else {
-        pointer.to_owned()
     }
 }
 
@@ -272,9 +214,7 @@ const FOREIGN_KEYWORDS: &[(&str, &str)] = &[
 /// Rejects keywords no JSON Schema draft defines (extensions written `x-...` aside), naming the
 /// closest real keyword: they would be ignored, and what they meant would not be checked.
 pub fn reject_unknown_keywords(schema: &Value) -> Result<(), StructureError> {
-    let mut found = None;
-    find_unknown_keyword(schema, "", &mut found);
-    match found {
+    match find_unknown_keyword(schema) {
         None => Ok(()),
         Some((location, keyword)) => {
             let hint = FOREIGN_KEYWORDS
@@ -298,56 +238,18 @@ pub fn reject_unknown_keywords(schema: &Value) -> Result<(), StructureError> {
     }
 }
 
-fn find_unknown_keyword(node: &Value, location: &str, found: &mut Option<(String, String)>) {
-    let Value::Object(map) = node else {
-        return;
-    };
-    for (key, child) in map {
-        if found.is_some() {
-            return;
+/// The first keyword no draft defines, with the location of its schema.
+fn find_unknown_keyword(schema: &Value) -> Option<(String, String)> {
+    let mut found = None;
+    walk::schemas(schema, &mut |map, at| match map
+        .keys()
+        .find(|key| !KNOWN_KEYWORDS.contains(&key.as_str()) && !key.starts_with("x-"))
+    {
+        Some(unknown) => {
+            found = Some((at.to_owned(), unknown.clone()));
+            Next::Stop
         }
-        if !KNOWN_KEYWORDS.contains(&key.as_str()) && !key.starts_with("x-") {
-            *found = Some((location.to_owned(), key.clone()));
-            return;
-        }
-        let at = format!("{location}/{}", escape(key));
-        match key.as_str() {
-            // Maps from names to schemas.
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
-            | "dependencies" => {
-                if let Value::Object(children) = child {
-                    for (name, schema) in children {
-                        let at = format!("{at}/{}", escape(name));
-                        find_unknown_keyword(schema, &at, found);
-                    }
-                }
-            }
-            // Lists of schemas.
-            "prefixItems" | "allOf" | "anyOf" | "oneOf" | "items" | "additionalItems" => {
-                match child {
-                    Value::Array(schemas) => {
-                        for (index, schema) in schemas.iter().enumerate() {
-                            find_unknown_keyword(schema, &format!("{at}/{index}"), found);
-                        }
-                    }
-                    schema => find_unknown_keyword(schema, &at, found),
-                }
-            }
-            // One schema.
-            "additionalProperties"
-            | "unevaluatedProperties"
-            | "unevaluatedItems"
-            | "contains"
-            | "propertyNames"
-            | "if"
-            | "then"
-            | "else"
-            | "not"
-            | "contentSchema" => {
-                find_unknown_keyword(child, &at, found);
-            }
-            // Values, not schemas (`const`, `enum`, `default`, `examples`, ...).
-            _ => {}
-        }
-    }
+        None => Next::Descend,
+    });
+    found
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::error::StructureError;
 use crate::schema::checks::resolve_local;
+use crate::schema::walk::{MAX_DEPTH, too_deep};
 
 /// `MAJOR.MINOR`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -102,8 +103,6 @@ struct Compare<'a> {
     found: &'a mut Vec<String>,
 }
 
-const MAX_DEPTH: usize = 64;
-
 impl<'a> Compare<'a> {
     fn report(&mut self, at: &str, what: String) {
         let at = if at.is_empty() { "/" } else { at };
@@ -126,7 +125,7 @@ impl<'a> Compare<'a> {
     }
 
     fn node(&mut self, old: &'a Value, new: &'a Value, at: &str, depth: usize) {
-        if depth > MAX_DEPTH {
+        if too_deep(depth) {
             return;
         }
         let old = Self::resolve(self.old_root, old);

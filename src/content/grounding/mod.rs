@@ -40,7 +40,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::schema::validator::CompiledSchema;
-use crate::schema::walk::escape;
+use crate::schema::walk::{self, Next, escape, too_deep};
 
 mod dates;
 mod words;
@@ -107,7 +107,7 @@ pub fn ground<'s>(target: &'s Value, text: &str, extractive: bool) -> Grounded<'
         notes: Vec::new(),
         missing: Vec::new(),
     };
-    let schema = walk.object(target, "", true);
+    let schema = walk.object(target, "", true, 0);
     if walk.missing.is_empty() {
         Grounded::Narrowed {
             schema: Cow::Owned(schema),
@@ -141,8 +141,12 @@ enum Kind {
 impl Walk<'_> {
     /// `node` with its properties grounded; `required_path` when every step to it is required
     /// (only then does a field without candidates make the whole answer impossible).
-    fn object(&mut self, node: &Value, pointer: &str, required_path: bool) -> Value {
-        let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+    fn object(&mut self, node: &Value, pointer: &str, required_path: bool, depth: usize) -> Value {
+        let Some(properties) = node
+            .get("properties")
+            .and_then(Value::as_object)
+            .filter(|_| !too_deep(depth))
+        else {
             return node.clone();
         };
         let required: Vec<&str> = node
@@ -157,7 +161,7 @@ impl Walk<'_> {
             if field.get("type").and_then(Value::as_str) == Some("object") && !is_combined(field) {
                 grounded.insert(
                     name.clone(),
-                    self.object(field, &at, required_path && is_required),
+                    self.object(field, &at, required_path && is_required, depth + 1),
                 );
                 continue;
             }
@@ -279,17 +283,17 @@ impl Walk<'_> {
 }
 
 /// Whether a field that grounding would narrow without extractive mode is anywhere in
-/// `node`'s properties (and their objects and array items).
+/// `node`.
 fn holds_copied_format(node: &Value) -> bool {
-    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
-        return false;
-    };
-    properties.values().any(|field| {
-        let format = field.get("format").and_then(Value::as_str);
-        format.is_some_and(|format| COPIED_FORMATS.contains(&format))
-            || holds_copied_format(field)
-            || field.get("items").is_some_and(holds_copied_format)
-    })
+    let finished = walk::schemas(node, &mut |schema, _| {
+        let format = schema.get("format").and_then(Value::as_str);
+        if format.is_some_and(|format| COPIED_FORMATS.contains(&format)) {
+            Next::Stop
+        } else {
+            Next::Descend
+        }
+    });
+    !finished
 }
 
 /// What the text makes of one field.

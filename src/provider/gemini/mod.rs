@@ -17,16 +17,15 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
-use crate::provider::openai_chat::truncated;
+use crate::provider::delivery::{
+    self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
+};
+use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::schema::subset::{FULL, GEMINI, Subset};
-use crate::secret::Secret;
 use crate::settings::Settings;
 
 const API_VERSION: &str = "v1beta";
-const KEY_SETTING: &str = "GEMINI_API_KEY / gemini_api_key";
-const BASE_URL_SETTING: &str = "GEMINI_BASE_URL";
 
 /// Finish reasons that mean a safety or policy filter stopped the answer.
 const BLOCKING_FINISH_REASONS: &[&str] = &[
@@ -42,66 +41,52 @@ const BLOCKING_FINISH_REASONS: &[&str] = &[
 ];
 
 pub struct Gemini {
-    model: String,
-    model_name: String,
+    /// At `{base}/{version}`.
+    endpoint: Endpoint,
     delivery: Delivery,
     /// `responseSchema` (OpenAPI subset) instead of `responseJsonSchema`.
     openapi: bool,
-    /// `{base}/{version}`.
-    endpoint: String,
-    api_key: Secret,
-    max_output_tokens: u32,
-    timeout: Duration,
-    max_response_bytes: usize,
 }
 
 impl Gemini {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
-        let base_url = wire::base_url(
+        let base_url = endpoint::base_url(
             settings.gemini_base_url.as_deref(),
             keys::GEMINI_DEFAULT_URL,
             keys::GEMINI_BASE_URL,
-            BASE_URL_SETTING,
         )?;
         // The SDKs' base URL has no version; accept one written with it.
         let has_version = ["/v1beta", "/v1", "/v1alpha"]
             .iter()
             .any(|version| base_url.ends_with(version));
-        let endpoint = if has_version {
+        let base_url = if has_version {
             base_url
         } else {
             format!("{base_url}/{API_VERSION}")
         };
-        let Some(api_key) = settings.gemini_api_key.clone() else {
+        let Some(api_key) = &settings.gemini_api_key else {
             return Err(StructureError::configuration(
                 keys::GEMINI_API_KEY,
                 "no Gemini API key: set GEMINI_API_KEY (gemini_api_key)",
             ));
         };
-        let label = format!("{}/{}", model.provider, model.name);
-        let delivery = delivery::select(
-            settings.delivery,
-            Capabilities {
-                native: true,
-                tool: true,
-            },
-            settings.require_provider_strict_output,
-            &label,
-        )?;
+        let mut endpoint = Endpoint::new(
+            &model,
+            "Gemini".to_owned(),
+            base_url,
+            keys::GEMINI_API_KEY,
+            keys::GEMINI_BASE_URL,
+            settings,
+        )
+        .with_header("x-goog-api-key", api_key.expose());
+        if let Some(name) = endpoint.model_name.strip_prefix("models/") {
+            endpoint.model_name = name.to_owned();
+        }
+        let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
         Ok(Self {
-            model: label,
-            model_name: model
-                .name
-                .strip_prefix("models/")
-                .unwrap_or(&model.name)
-                .to_owned(),
+            endpoint,
             delivery,
             openapi: settings.gemini_schema == "openapi",
-            endpoint,
-            api_key,
-            max_output_tokens: settings.max_output_tokens,
-            timeout: settings.request_timeout,
-            max_response_bytes: settings.limits.response_bytes,
         })
     }
 
@@ -118,11 +103,96 @@ impl Gemini {
             })
             .collect()
     }
+
+    /// What the first candidate of a 2xx `body` delivers: the answer tool's call, or the text
+    /// that is not a thought.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
+        let Some(candidate) = body
+            .get("candidates")
+            .and_then(|candidates| candidates.get(0))
+        else {
+            let reason = body
+                .pointer("/promptFeedback/blockReason")
+                .and_then(Value::as_str);
+            return Err(match reason {
+                Some(reason) => StructureError::new(
+                    ErrorKind::Blocked {
+                        reason: reason.to_owned(),
+                    },
+                    format!("Gemini blocked the prompt ({reason})"),
+                ),
+                None => StructureError::invalid_response("Gemini answered without a candidate"),
+            });
+        };
+        self.check_finish(candidate)?;
+        let parts = candidate
+            .pointer("/content/parts")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(call) = parts.iter().find_map(|part| part.get("functionCall")) {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            if name != ANSWER_TOOL {
+                return Err(wire::other_tool(name));
+            }
+            return Ok(Delivered::ToolCall {
+                id: call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("call_0")
+                    .to_owned(),
+                arguments: call
+                    .get("args")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}))
+                    .to_string(),
+            });
+        }
+        Ok(Delivered::Text(
+            parts
+                .iter()
+                .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+        ))
+    }
+
+    /// The error a finish reason other than `STOP` stands for.
+    fn check_finish(&self, candidate: &Value) -> Result<(), StructureError> {
+        let finish = candidate
+            .get("finishReason")
+            .and_then(Value::as_str)
+            .unwrap_or("STOP");
+        match finish {
+            "STOP" => Ok(()),
+            "MAX_TOKENS" => Err(wire::truncated(self.endpoint.max_output_tokens)),
+            reason if BLOCKING_FINISH_REASONS.contains(&reason) => Err(StructureError::new(
+                ErrorKind::Blocked {
+                    reason: reason.to_owned(),
+                },
+                format!("Gemini stopped the answer ({reason})"),
+            )),
+            reason => {
+                let message = candidate
+                    .get("finishMessage")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                Err(StructureError::invalid_response(format!(
+                    "Gemini ended the answer with {reason}{}",
+                    if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", wire::cut(message))
+                    }
+                )))
+            }
+        }
+    }
 }
 
 impl Provider for Gemini {
     fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     fn profile_name(&self) -> &'static str {
@@ -155,7 +225,10 @@ impl Provider for Gemini {
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
         let mut generation = Map::new();
-        generation.insert("maxOutputTokens".into(), json!(self.max_output_tokens));
+        generation.insert(
+            "maxOutputTokens".into(),
+            json!(self.endpoint.max_output_tokens),
+        );
         let mut body = Map::new();
         body.insert(
             "systemInstruction".into(),
@@ -176,7 +249,7 @@ impl Provider for Gemini {
                     "tools".into(),
                     json!([{ "functionDeclarations": [{
                         "name": ANSWER_TOOL,
-                        "description": "Deliver the answer: the structured object, or what the text lacks.",
+                        "description": ANSWER_TOOL_DESCRIPTION,
                         "parametersJsonSchema": format.schema,
                     }] }]),
                 );
@@ -188,121 +261,16 @@ impl Provider for Gemini {
             Delivery::Prompt => {}
         }
         body.insert("generationConfig".into(), Value::Object(generation));
-        HttpRequest {
-            method: "POST",
-            url: format!(
-                "{}/models/{}:generateContent",
-                self.endpoint, self.model_name
-            ),
-            headers: vec![
-                ("content-type".to_owned(), "application/json".to_owned()),
-                (
-                    "x-goog-api-key".to_owned(),
-                    self.api_key.expose().to_owned(),
-                ),
-            ],
-            body: Value::Object(body).to_string().into_bytes(),
-            timeout: self.timeout,
-            max_response_bytes: self.max_response_bytes,
-        }
+        let path = format!("/models/{}:generateContent", self.endpoint.model_name);
+        self.endpoint.post_json(&path, body)
     }
 
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        if !(200..300).contains(&response.status) {
-            return Err(wire::http_error(
-                "Gemini",
-                response,
-                KEY_SETTING,
-                BASE_URL_SETTING,
-            ));
-        }
-        let body = wire::json_body("Gemini", response)?;
+        let body = self.endpoint.json_response(response)?;
         let usage = usage(&body);
-        let with_usage = |error: StructureError| error.with_usage(usage);
-        let Some(candidate) = body
-            .get("candidates")
-            .and_then(|candidates| candidates.get(0))
-        else {
-            let reason = body
-                .pointer("/promptFeedback/blockReason")
-                .and_then(Value::as_str);
-            return Err(with_usage(match reason {
-                Some(reason) => StructureError::new(
-                    ErrorKind::Blocked {
-                        reason: reason.to_owned(),
-                    },
-                    format!("Gemini blocked the prompt ({reason})"),
-                ),
-                None => StructureError::invalid_response("Gemini answered without a candidate"),
-            }));
-        };
-        let finish = candidate
-            .get("finishReason")
-            .and_then(Value::as_str)
-            .unwrap_or("STOP");
-        match finish {
-            "STOP" => {}
-            "MAX_TOKENS" => return Err(with_usage(truncated(self.max_output_tokens))),
-            reason if BLOCKING_FINISH_REASONS.contains(&reason) => {
-                return Err(with_usage(StructureError::new(
-                    ErrorKind::Blocked {
-                        reason: reason.to_owned(),
-                    },
-                    format!("Gemini stopped the answer ({reason})"),
-                )));
-            }
-            reason => {
-                let message = candidate
-                    .get("finishMessage")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                return Err(with_usage(StructureError::invalid_response(format!(
-                    "Gemini ended the answer with {reason}{}",
-                    if message.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", wire::cut(message))
-                    }
-                ))));
-            }
-        }
-        let parts = candidate
-            .pointer("/content/parts")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if let Some(call) = parts.iter().find_map(|part| part.get("functionCall")) {
-            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-            if name != ANSWER_TOOL {
-                return Err(with_usage(StructureError::invalid_response(format!(
-                    "the model called a tool ({name:?}) instead of giving the JSON answer"
-                ))));
-            }
-            return Ok(Completion {
-                delivered: Delivered::ToolCall {
-                    id: call
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("call_0")
-                        .to_owned(),
-                    arguments: call
-                        .get("args")
-                        .cloned()
-                        .unwrap_or_else(|| json!({}))
-                        .to_string(),
-                },
-                usage,
-            });
-        }
-        let text: String = parts
-            .iter()
-            .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect();
-        Ok(Completion {
-            delivered: Delivered::Text(text),
-            usage,
-        })
+        self.read(&body)
+            .map(|delivered| Completion { delivered, usage })
+            .map_err(|error| error.with_usage(usage))
     }
 
     /// Gemini states the wait in a `google.rpc.RetryInfo` detail: `"retryDelay": "1.5s"`.

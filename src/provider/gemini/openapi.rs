@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::answer::format::{ANSWER_KEY, AnswerFormat, NEED_KEY, SchemaDialect};
 use crate::schema::checks::resolve_local;
+use crate::schema::walk::too_deep;
 
 /// Keywords the OpenAPI subset takes besides `type`, `properties`, `items`, `anyOf`, `enum`.
 const KEPT: &[&str] = &[
@@ -30,9 +31,6 @@ const KEPT: &[&str] = &[
     "maximum",
     "example",
 ];
-
-/// Reference chains longer than this are treated as recursion.
-const MAX_INLINE_DEPTH: usize = 32;
 
 pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
     let root = format.schema.clone();
@@ -89,7 +87,7 @@ impl Converter<'_> {
             return json!({ "type": "TYPE_UNSPECIFIED" });
         };
         if let Some(Value::String(reference)) = source.get("$ref") {
-            if self.refs.contains(reference) || depth > MAX_INLINE_DEPTH {
+            if self.refs.contains(reference) || too_deep(depth) {
                 self.recursive = true;
                 return json!({ "type": "TYPE_UNSPECIFIED" });
             }

@@ -1,0 +1,117 @@
+//! What every provider shares about the server it talks to: the model as configured and as the
+//! server knows it, the base URL, the headers that carry the key, the time and size limits of a
+//! request, posting JSON, and reading a response's status and JSON body into a typed error.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::error::StructureError;
+use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::{ModelRef, wire};
+use crate::settings::Settings;
+
+/// One provider's server, ready to be posted to.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// `provider/model` as configured (the trace shows it).
+    pub model: String,
+    /// The model's name as the server knows it.
+    pub model_name: String,
+    /// How messages name the server: `OpenAI`, `the ollama server at http://…`.
+    pub server: String,
+    /// Without a trailing slash.
+    pub base_url: String,
+    /// The config key of the API key, for the message of a 401 or 403.
+    key_setting: &'static str,
+    /// The config key of the base URL, for the message of a 404.
+    base_url_setting: &'static str,
+    /// What every request carries besides the content type: the key, a version.
+    headers: Vec<(String, String)>,
+    pub max_output_tokens: u32,
+    timeout: Duration,
+    max_response_bytes: usize,
+}
+
+impl Endpoint {
+    /// The endpoint of `model` on `server` (as messages name it) at `base_url` (checked by
+    /// [`base_url`]); `key_setting` and `base_url_setting` are the config keys messages point at.
+    pub fn new(
+        model: &ModelRef,
+        server: String,
+        base_url: String,
+        key_setting: &'static str,
+        base_url_setting: &'static str,
+        settings: &Settings,
+    ) -> Self {
+        Self {
+            model: format!("{}/{}", model.provider, model.name),
+            model_name: model.name.clone(),
+            server,
+            base_url,
+            key_setting,
+            base_url_setting,
+            headers: Vec::new(),
+            max_output_tokens: settings.max_output_tokens,
+            timeout: settings.request_timeout,
+            max_response_bytes: settings.limits.response_bytes,
+        }
+    }
+
+    /// A header every request carries (`authorization`, `x-api-key`, a version).
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// `POST {base_url}{path}` with `body` as JSON.
+    pub fn post_json(&self, path: &str, body: Map<String, Value>) -> HttpRequest {
+        let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+        headers.extend(self.headers.iter().cloned());
+        HttpRequest {
+            method: "POST",
+            url: format!("{}{path}", self.base_url),
+            headers,
+            body: Value::Object(body).to_string().into_bytes(),
+            timeout: self.timeout,
+            max_response_bytes: self.max_response_bytes,
+        }
+    }
+
+    /// The JSON body of a 2xx `response`; the typed error any other status or body stands for.
+    pub fn json_response(&self, response: &HttpResponse) -> Result<Value, StructureError> {
+        if !(200..300).contains(&response.status) {
+            return Err(wire::http_error(
+                &self.server,
+                response,
+                &format!("{} / {}", self.key_setting.to_uppercase(), self.key_setting),
+                &self.base_url_setting.to_uppercase(),
+            ));
+        }
+        wire::json_body(&self.server, response)
+    }
+}
+
+/// A base URL from the settings (or `default`), checked and without a trailing slash; `key` is
+/// its config key, for the message.
+pub fn base_url(
+    configured: Option<&str>,
+    default: &str,
+    key: &str,
+) -> Result<String, StructureError> {
+    let url = configured
+        .unwrap_or(default)
+        .trim_end_matches('/')
+        .to_owned();
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url)
+    } else {
+        Err(StructureError::configuration(
+            key,
+            format!(
+                "base URL {url:?} must start with http:// or https:// (set {} / {key})",
+                key.to_uppercase()
+            ),
+        ))
+    }
+}
