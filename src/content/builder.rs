@@ -15,12 +15,13 @@ use sha2::{Digest, Sha256};
 
 use crate::answer::format::AnswerFormat;
 use crate::answer::lenient;
+use crate::content::ask;
 use crate::content::reason;
 use crate::error::StructureError;
 use crate::limits::CallLimits;
 use crate::outcome::{Answer, BuilderTrace, Outcome, Trace, Usage};
 use crate::ports::Ports;
-use crate::provider::retry::{self, RetryPolicy};
+use crate::provider::retry::RetryPolicy;
 use crate::provider::{Conversation, Provider, SystemPrompt, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::registry::META_SCHEMA;
@@ -153,7 +154,6 @@ fn system_prompt(now_unix_millis: u64) -> SystemPrompt {
 }
 
 /// Builds (or finds in the cache) the schema `description` asks for.
-#[allow(clippy::too_many_arguments)]
 pub fn build(
     description: &str,
     scope: &Scope,
@@ -162,89 +162,156 @@ pub fn build(
     settings: &Settings,
     retry_policy: RetryPolicy,
 ) -> Result<Built, StructureError> {
-    let confidence_threshold = settings.confidence_threshold;
-    let key = cache_key(scope, description, provider.model());
-    let now = ports.clock.now_unix_millis();
-    let mut trace = BuilderTrace {
-        model: provider.model().to_owned(),
-        cache_hit: false,
-        usage: Usage::default(),
-        schema: None,
+    let run = Run {
+        key: cache_key(scope, description, provider.model()),
+        now: ports.clock.now_unix_millis(),
+        provider,
+        ports,
+        settings,
+        trace: BuilderTrace {
+            model: provider.model().to_owned(),
+            cache_hit: false,
+            usage: Usage::default(),
+            schema: None,
+        },
     };
-    if let Some(entry) = store::read_lenient::<CacheEntry>(ports.key_value, &key)
-        .filter(|entry| entry.expires_at_millis > now)
-        && let Ok(target) = TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned())
-    {
-        trace.cache_hit = true;
-        trace.schema = Some(entry.schema);
-        return Ok(Built::Ready { target, trace });
+    match run.cached() {
+        Ok(ready) => Ok(ready),
+        Err(run) => run.ask(description, retry_policy),
+    }
+}
+
+/// One build: where its result is cached, and what it has cost.
+struct Run<'a> {
+    key: String,
+    now: u64,
+    provider: &'a dyn Provider,
+    ports: &'a Ports<'a>,
+    settings: &'a Settings,
+    trace: BuilderTrace,
+}
+
+impl Run<'_> {
+    /// The schema built before, if the cache holds it and it has not expired.
+    fn cached(mut self) -> Result<Built, Self> {
+        let entry = store::read_lenient::<CacheEntry>(self.ports.key_value, &self.key)
+            .filter(|entry| entry.expires_at_millis > self.now);
+        let Some(entry) = entry else {
+            return Err(self);
+        };
+        let Ok(target) = TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned())
+        else {
+            return Err(self);
+        };
+        self.trace.cache_hit = true;
+        self.trace.schema = Some(entry.schema);
+        Ok(Built::Ready {
+            target,
+            trace: self.trace,
+        })
     }
 
-    let answer_schema = answer_schema();
-    let validator = CompiledSchema::compile_checked(&answer_schema)?;
-    let format = AnswerFormat::plain(&answer_schema, provider.subset());
-    let mut conversation = Conversation {
-        system: system_prompt(now),
-        turns: vec![Turn::User(description.to_owned())],
-    };
-    let mut outer = Trace {
-        model: provider.model().to_owned(),
-        provider_profile: provider.profile_name().to_owned(),
-        delivery: provider.delivery().to_string(),
-        schema_transforms: format.transforms.clone(),
-        ..Trace::default()
-    };
-    let mut violations = Vec::new();
-    for _attempt in 0..MAX_ATTEMPTS {
-        let request = provider.request(&conversation, &format);
-        let response = retry::send(
-            &request,
-            provider,
-            ports,
-            retry_policy,
-            &mut trace.usage,
-            &mut outer.retries,
-        )?;
-        let completion = provider.completion(&response).map_err(|error| {
-            let mut total = trace.usage;
-            total.add(error.usage);
-            error.with_usage(total)
-        })?;
-        trace.usage.add(completion.usage);
-        violations = match lenient::parse(completion.delivered.text()) {
-            Err(reason) => vec![reason::unreadable(&reason)],
-            Ok(parsed) => {
-                outer.repairs.extend(parsed.repairs);
-                let answer = subset::restore(&format.source, parsed.value, format.encoded);
-                match accept(&answer, &validator, &settings.limits) {
-                    Ok(accepted) => {
-                        return Ok(finish(
-                            accepted,
-                            answer,
-                            key,
-                            now,
-                            confidence_threshold,
-                            trace,
-                            outer,
-                            ports,
-                        ));
-                    }
-                    Err(violations) => violations,
-                }
-            }
+    /// Asks the builder model, at most [`MAX_ATTEMPTS`] times.
+    fn ask(
+        mut self,
+        description: &str,
+        retry_policy: RetryPolicy,
+    ) -> Result<Built, StructureError> {
+        let answer_schema = answer_schema();
+        let validator = CompiledSchema::compile_checked(&answer_schema)?;
+        let format = AnswerFormat::plain(&answer_schema, self.provider.subset());
+        let mut conversation = Conversation {
+            system: system_prompt(self.now),
+            turns: vec![Turn::User(description.to_owned())],
         };
-        let feedback = reason::reason_message(&violations);
-        outer.feedback.push(feedback.clone());
-        conversation.turns.push(Turn::Model(completion.delivered));
-        conversation.turns.push(Turn::Feedback(feedback));
+        let mut outer = Trace {
+            model: self.provider.model().to_owned(),
+            provider_profile: self.provider.profile_name().to_owned(),
+            delivery: self.provider.delivery().to_string(),
+            schema_transforms: format.transforms.clone(),
+            ..Trace::default()
+        };
+        let mut violations = Vec::new();
+        for _attempt in 0..MAX_ATTEMPTS {
+            let completion = ask(
+                self.provider,
+                &conversation,
+                &format,
+                self.ports,
+                retry_policy,
+                &mut self.trace.usage,
+                &mut outer.retries,
+            )?;
+            violations = match lenient::parse(completion.delivered.text()) {
+                Err(reason) => vec![reason::unreadable(&reason)],
+                Ok(parsed) => {
+                    outer.repairs.extend(parsed.repairs);
+                    let answer = subset::restore(&format.source, parsed.value, format.encoded);
+                    match accept(&answer, &validator, &self.settings.limits) {
+                        Ok(accepted) => return Ok(self.finish(accepted, &answer, outer)),
+                        Err(violations) => violations,
+                    }
+                }
+            };
+            let feedback = reason::reason_message(&violations);
+            outer.feedback.push(feedback.clone());
+            conversation.turns.push(Turn::Model(completion.delivered));
+            conversation.turns.push(Turn::Feedback(feedback));
+        }
+        let errors = violations
+            .iter()
+            .map(|violation| format!("schema builder: {violation}"))
+            .collect();
+        outer.feedback.pop();
+        Ok(finished(Answer::Stale(errors), self.trace, outer))
     }
-    let errors = violations
-        .iter()
-        .map(|violation| format!("schema builder: {violation}"))
-        .collect();
-    outer.feedback.pop();
-    Ok(Built::Finished(Outcome {
-        answer: Answer::Stale(errors),
+
+    /// The built `target`: ready (and cached) when the builder is sure enough and asks
+    /// nothing, else a need-more-input.
+    fn finish(mut self, target: TargetSchema, answer: &Value, outer: Trace) -> Built {
+        let confidence = answer["confidence"].as_f64().unwrap_or(0.0);
+        let questions: Vec<String> = answer["clarifyingQuestions"]
+            .as_array()
+            .map(|questions| {
+                questions
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::trim)
+                    .filter(|question| !question.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.trace.schema = Some(target.schema.clone());
+        if confidence < self.settings.confidence_threshold || !questions.is_empty() {
+            let need = if questions.is_empty() {
+                format!(
+                    "the schema description is ambiguous (the builder is {:.0} % sure): say more precisely which fields to extract",
+                    confidence * 100.0
+                )
+            } else {
+                questions.join(" ")
+            };
+            return finished(Answer::NeedMoreInput(need), self.trace, outer);
+        }
+        let entry = CacheEntry {
+            schema: target.schema.clone(),
+            confidence,
+            expires_at_millis: self.now + CACHE_TTL_MILLIS,
+        };
+        // The cache only saves the next call: a store that cannot write costs nothing else.
+        let _ = store::write(self.ports.key_value, &self.key, &entry);
+        Built::Ready {
+            target,
+            trace: self.trace,
+        }
+    }
+}
+
+/// A build that ends the call with `answer` and no content stage.
+fn finished(answer: Answer, trace: BuilderTrace, outer: Trace) -> Built {
+    Built::Finished(Outcome {
+        answer,
         schema_origin: "inferred".to_owned(),
         iterations: 0,
         usage: trace.usage,
@@ -252,7 +319,7 @@ pub fn build(
             schema_builder: Some(trace),
             ..outer
         },
-    }))
+    })
 }
 
 /// A builder answer that satisfies the answer schema (and so the meta-schema), and whose schema
@@ -279,61 +346,6 @@ fn accept(
             actual: None,
         }]
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    target: TargetSchema,
-    answer: Value,
-    key: String,
-    now: u64,
-    threshold: f64,
-    mut trace: BuilderTrace,
-    outer: Trace,
-    ports: &Ports<'_>,
-) -> Built {
-    let confidence = answer["confidence"].as_f64().unwrap_or(0.0);
-    let questions: Vec<String> = answer["clarifyingQuestions"]
-        .as_array()
-        .map(|questions| {
-            questions
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::trim)
-                .filter(|question| !question.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    trace.schema = Some(target.schema.clone());
-    if confidence < threshold || !questions.is_empty() {
-        let need = if questions.is_empty() {
-            format!(
-                "the schema description is ambiguous (the builder is {:.0} % sure): say more precisely which fields to extract",
-                confidence * 100.0
-            )
-        } else {
-            questions.join(" ")
-        };
-        return Built::Finished(Outcome {
-            answer: Answer::NeedMoreInput(need),
-            schema_origin: "inferred".to_owned(),
-            iterations: 0,
-            usage: trace.usage,
-            trace: Trace {
-                schema_builder: Some(trace),
-                ..outer
-            },
-        });
-    }
-    let entry = CacheEntry {
-        schema: target.schema.clone(),
-        confidence,
-        expires_at_millis: now + CACHE_TTL_MILLIS,
-    };
-    // The cache only saves the next call: a store that cannot write costs nothing else.
-    let _ = store::write(ports.key_value, &key, &entry);
-    Built::Ready { target, trace }
 }
 
 #[cfg(test)]

@@ -6,13 +6,14 @@ pub mod grounding;
 pub mod prompt;
 pub mod reason;
 
+use crate::answer::format::AnswerFormat;
 use crate::answer::{Decoded, decode};
 use crate::content::grounding::{Grounded, ground};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::{self, RetryPolicy};
-use crate::provider::{ANSWER_TOOL, Conversation, Delivered, Delivery, Provider, Turn};
+use crate::provider::{ANSWER_TOOL, Completion, Conversation, Delivered, Delivery, Provider, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::violation::Violation;
 
@@ -41,11 +42,10 @@ pub fn run(
     provider: &dyn Provider,
     ports: &Ports<'_>,
 ) -> Result<Outcome, StructureError> {
-    let delivery = provider.delivery();
     let mut trace = Trace {
         model: provider.model().to_owned(),
         provider_profile: provider.profile_name().to_owned(),
-        delivery: delivery.to_string(),
+        delivery: provider.delivery().to_string(),
         ..Trace::default()
     };
     let sent = match ground(&target.schema, prompt, limits.extractive) {
@@ -70,114 +70,158 @@ pub fn run(
         .schema_transforms
         .extend(format.transforms.iter().cloned());
     let shown_schema = provider.schema_in_prompt().then_some(&target.schema);
-    let mut conversation = Conversation {
+    let conversation = Conversation {
         system: prompt::system_prompt(
             limits
                 .reference_time
                 .unwrap_or_else(|| ports.clock.now_unix_millis()),
-            delivery,
+            provider.delivery(),
             shown_schema,
             target.manual.as_deref(),
         ),
         turns: vec![Turn::User(prompt.to_owned())],
     };
-    let mut usage = Usage::default();
-    let mut last_answer: Option<String> = None;
-    let mut iteration = 0u32;
-    let mut reminders = 0u32;
-    let mut last_call_tokens = 0u64;
-    loop {
-        if let Some(budget) = limits.token_budget {
-            check_budget(budget, usage, last_call_tokens)?;
-        }
-        let request = provider.request(&conversation, &format);
-        let response = retry::send(
-            &request,
-            provider,
-            ports,
-            limits.retry,
-            &mut usage,
-            &mut trace.retries,
-        )?;
-        let completion = provider.completion(&response).map_err(|error| {
-            let mut total = usage;
-            total.add(error.usage);
-            error.with_usage(total)
-        })?;
-        usage.add(completion.usage);
-        last_call_tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens;
-
-        if delivery == Delivery::Tool && matches!(completion.delivered, Delivered::Text(_)) {
-            reminders += 1;
-            if reminders > MAX_TOOL_REMINDERS {
-                return Err(StructureError::new(
-                    ErrorKind::StructuredOutputFailed,
-                    format!(
-                        "the model answered in plain text instead of calling {ANSWER_TOOL}, \
-                         {MAX_TOOL_REMINDERS} reminders notwithstanding"
-                    ),
-                )
-                .with_usage(usage));
-            }
-            let reminder = reason::tool_reminder();
-            trace.feedback.push(reminder.clone());
-            conversation.turns.push(Turn::Model(completion.delivered));
-            conversation.turns.push(Turn::Feedback(reminder));
-            continue;
-        }
-
-        iteration += 1;
-        let decoded = decode(
-            completion.delivered.text(),
-            &format,
-            &target.schema,
-            &mut trace.repairs,
-        );
-        let violations: Vec<Violation> = match decoded {
-            Decoded::Need(need) => {
-                return Ok(finish(
-                    Answer::NeedMoreInput(need),
-                    target,
-                    iteration,
-                    usage,
-                    trace,
-                ));
-            }
-            Decoded::Unreadable(reason) => vec![reason::unreadable(&reason)],
-            Decoded::Candidate(candidate) => {
-                let violations = target.compiled.violations(&candidate);
-                if violations.is_empty() {
-                    return Ok(finish(
-                        Answer::Ok(candidate),
-                        target,
-                        iteration,
-                        usage,
-                        trace,
-                    ));
-                }
-                violations
-            }
-        };
-        // At temperature 0 a model that repeats an invalid answer after the reason message
-        // repeats it again: another call would only cost.
-        let answer = completion.delivered.text().trim().to_owned();
-        let repeated = last_answer.as_ref() == Some(&answer);
-        last_answer = Some(answer);
-        if repeated || iteration >= u32::from(limits.max_loops) {
-            let errors = violations.iter().map(Violation::to_string).collect();
-            return Ok(finish(
-                Answer::Stale(errors),
-                target,
-                iteration,
-                usage,
-                trace,
-            ));
-        }
-        let reason = reason::reason_message(&violations);
-        trace.feedback.push(reason.clone());
-        conversation.turns.push(Turn::Model(completion.delivered));
-        conversation.turns.push(Turn::Feedback(reason));
+    Loop {
+        target,
+        limits,
+        provider,
+        ports,
+        format,
+        conversation,
+        trace,
+        usage: Usage::default(),
     }
+    .run()
+}
+
+/// One call's conversation with the model, and what it has cost.
+struct Loop<'a> {
+    target: &'a TargetSchema,
+    limits: Limits,
+    provider: &'a dyn Provider,
+    ports: &'a Ports<'a>,
+    format: AnswerFormat,
+    conversation: Conversation,
+    trace: Trace,
+    usage: Usage,
+}
+
+impl Loop<'_> {
+    fn run(mut self) -> Result<Outcome, StructureError> {
+        let mut last_answer: Option<String> = None;
+        let mut iteration = 0u32;
+        let mut reminders = 0u32;
+        let mut last_call_tokens = 0u64;
+        loop {
+            if let Some(budget) = self.limits.token_budget {
+                check_budget(budget, self.usage, last_call_tokens)?;
+            }
+            let completion = ask(
+                self.provider,
+                &self.conversation,
+                &self.format,
+                self.ports,
+                self.limits.retry,
+                &mut self.usage,
+                &mut self.trace.retries,
+            )?;
+            last_call_tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens;
+            if self.provider.delivery() == Delivery::Tool
+                && matches!(completion.delivered, Delivered::Text(_))
+            {
+                reminders += 1;
+                self.remind(completion.delivered, reminders)?;
+                continue;
+            }
+            iteration += 1;
+            let violations = match self.judge(completion.delivered.text()) {
+                Ok(answer) => return Ok(self.finish(answer, iteration)),
+                Err(violations) => violations,
+            };
+            // At temperature 0 a model that repeats an invalid answer after the reason message
+            // repeats it again: another call would only cost.
+            let answer = completion.delivered.text().trim().to_owned();
+            let repeated = last_answer.as_ref() == Some(&answer);
+            last_answer = Some(answer);
+            if repeated || iteration >= u32::from(self.limits.max_loops) {
+                let errors = violations.iter().map(Violation::to_string).collect();
+                return Ok(self.finish(Answer::Stale(errors), iteration));
+            }
+            let reason = reason::reason_message(&violations);
+            self.feed_back(completion.delivered, reason);
+        }
+    }
+
+    /// A plain-text answer in tool mode: remind the model to call the tool, up to
+    /// [`MAX_TOOL_REMINDERS`] times.
+    fn remind(&mut self, delivered: Delivered, reminders: u32) -> Result<(), StructureError> {
+        if reminders > MAX_TOOL_REMINDERS {
+            return Err(StructureError::new(
+                ErrorKind::StructuredOutputFailed,
+                format!(
+                    "the model answered in plain text instead of calling {ANSWER_TOOL}, \
+                     {MAX_TOOL_REMINDERS} reminders notwithstanding"
+                ),
+            )
+            .with_usage(self.usage));
+        }
+        self.feed_back(delivered, reason::tool_reminder());
+        Ok(())
+    }
+
+    /// The answer `text` stands for (a valid object or the need), or its violations.
+    fn judge(&mut self, text: &str) -> Result<Answer, Vec<Violation>> {
+        match decode(
+            text,
+            &self.format,
+            &self.target.schema,
+            &mut self.trace.repairs,
+        ) {
+            Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
+            Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
+            Decoded::Candidate(candidate) => {
+                let violations = self.target.compiled.violations(&candidate);
+                if violations.is_empty() {
+                    Ok(Answer::Ok(candidate))
+                } else {
+                    Err(violations)
+                }
+            }
+        }
+    }
+
+    /// Keeps the model's answer in the conversation, followed by `feedback`.
+    fn feed_back(&mut self, delivered: Delivered, feedback: String) {
+        self.trace.feedback.push(feedback.clone());
+        self.conversation.turns.push(Turn::Model(delivered));
+        self.conversation.turns.push(Turn::Feedback(feedback));
+    }
+
+    fn finish(self, answer: Answer, iterations: u32) -> Outcome {
+        finish(answer, self.target, iterations, self.usage, self.trace)
+    }
+}
+
+/// Asks `provider` for the next answer in `conversation` (retrying what may pass), adding what
+/// it cost to `usage` (an error carries the total spent).
+pub(crate) fn ask(
+    provider: &dyn Provider,
+    conversation: &Conversation,
+    format: &AnswerFormat,
+    ports: &Ports<'_>,
+    policy: RetryPolicy,
+    usage: &mut Usage,
+    retries: &mut u32,
+) -> Result<Completion, StructureError> {
+    let request = provider.request(conversation, format);
+    let response = retry::send(&request, provider, ports, policy, usage, retries)?;
+    let completion = provider.completion(&response).map_err(|error| {
+        let mut total = *usage;
+        total.add(error.usage);
+        error.with_usage(total)
+    })?;
+    usage.add(completion.usage);
+    Ok(completion)
 }
 
 /// Stops before a call that would likely take the request over its token budget: the next call

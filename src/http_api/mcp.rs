@@ -17,6 +17,7 @@ use crate::http_api::{ApiRequest, ApiResponse};
 use crate::ports::Ports;
 use crate::request::StructureRequest;
 use crate::schema::registry::Registry;
+use crate::{api, tool_definition};
 
 /// The stateless protocol version.
 pub const MODERN: &str = "2026-07-28";
@@ -319,7 +320,7 @@ fn dispatch(
 
 /// The tool as MCP lists it: the tool definition's description and schemas.
 fn tool() -> Value {
-    let definition = crate::tool_definition();
+    let definition = tool_definition::tool_definition();
     json!({
         "name": definition["name"],
         "title": "Structure text into validated JSON",
@@ -351,7 +352,7 @@ fn call_tool(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let result = StructureRequest::from_tool_arguments(&arguments)
-        .and_then(|request| crate::structure(&request, &caller.scope, ports));
+        .and_then(|request| api::structure(&request, &caller.scope, ports));
     Ok(match result {
         Ok(outcome) => {
             let structured = outcome.to_json();

@@ -27,6 +27,7 @@ use crate::keys;
 use crate::ports::Ports;
 use crate::request::StructureRequest;
 use crate::schema::registry::{Registration, Registry};
+use crate::{api, tool_definition};
 use auth::{Caller, Denied, Role};
 
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
@@ -43,10 +44,7 @@ pub struct ApiRequest {
 
 impl ApiRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        crate::ports::header(&self.headers, name)
     }
 }
 
@@ -237,10 +235,10 @@ fn rest(
 ) -> Result<(u16, Value), StructureError> {
     let scope = &caller.scope;
     match (segments, method, name) {
-        (["v1", "tool"], _, _) => Ok((200, crate::tool_definition())),
+        (["v1", "tool"], _, _) => Ok((200, tool_definition::tool_definition())),
         (["v1", "structure"], _, _) => {
             let request = StructureRequest::from_tool_arguments(&body.unwrap_or_default())?;
-            crate::structure(&request, scope, ports).map(|outcome| (200, outcome.to_json()))
+            api::structure(&request, scope, ports).map(|outcome| (200, outcome.to_json()))
         }
         (["v1", "schemas"], _, _) => {
             let list = Registry::new(ports.key_value, scope).list()?;
@@ -255,7 +253,7 @@ fn rest(
         }
         (_, "PUT", Some(name)) => {
             let registration = registration(name, body.unwrap_or_default())?;
-            let info = crate::register_schema(scope, registration, ports)?;
+            let info = api::register_schema(scope, registration, ports)?;
             Ok((200, serde_json::to_value(info).unwrap_or_default()))
         }
         (_, "DELETE", Some(name)) => {

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::StructureError;
 use crate::schema::checks::resolve_local;
@@ -139,6 +139,18 @@ impl<'a> Compare<'a> {
             }
             return;
         };
+        self.constraints(old_map, new_map, at);
+        self.required(old_map, new_map, at);
+        self.children(old_map, new_map, at, depth);
+    }
+
+    /// The keywords that constrain a value itself: types, enums, patterns and the like, bounds.
+    fn constraints(
+        &mut self,
+        old_map: &Map<String, Value>,
+        new_map: &Map<String, Value>,
+        at: &str,
+    ) {
         self.types(old_map.get("type"), new_map.get("type"), at);
         self.subset("enum", old_map.get("enum"), new_map.get("enum"), at);
         for keyword in [
@@ -202,7 +214,11 @@ impl<'a> Compare<'a> {
                 |old, new| new >= old,
             );
         }
-        let required = |map: &serde_json::Map<String, Value>| -> Vec<String> {
+    }
+
+    /// Properties that became required.
+    fn required(&mut self, old_map: &Map<String, Value>, new_map: &Map<String, Value>, at: &str) {
+        let required = |map: &Map<String, Value>| -> Vec<String> {
             map.get("required")
                 .and_then(Value::as_array)
                 .map(|names| {
@@ -221,6 +237,16 @@ impl<'a> Compare<'a> {
         {
             self.report(at, format!("{name:?} became required"));
         }
+    }
+
+    /// The subschemas both versions have: properties, additional properties, items.
+    fn children(
+        &mut self,
+        old_map: &'a Map<String, Value>,
+        new_map: &'a Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) {
         if let Some(old_properties) = old_map.get("properties").and_then(Value::as_object) {
             let new_properties = new_map.get("properties").and_then(Value::as_object);
             for (name, old_property) in old_properties {

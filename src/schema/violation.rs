@@ -44,15 +44,6 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
             pointer.to_owned()
         }
     };
-    let instance = error.instance();
-    let shown = Some(show(instance));
-    let one = |constraint: String, actual: Option<String>| {
-        vec![Violation {
-            pointer: at(pointer),
-            constraint,
-            actual,
-        }]
-    };
     match error.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property
@@ -73,92 +64,110 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
                 actual: None,
             })
             .collect(),
+        _ => {
+            let (constraint, actual) = constraint(error);
+            vec![Violation {
+                pointer: at(pointer),
+                constraint,
+                actual,
+            }]
+        }
+    }
+}
+
+/// The constraint a single-value error names, in words, and the offending value as shown.
+/// (One arm an error kind, in the validator's order: the table reads best whole, so it stays
+/// one function past the usual length.)
+fn constraint(error: &ValidationError<'_>) -> (String, Option<String>) {
+    let instance = error.instance();
+    let shown = Some(show(instance));
+    match error.kind() {
         ValidationErrorKind::Type { kind } => {
-            one(format!("value must be {}", type_words(kind)), shown)
+            (format!("value must be {}", type_words(kind)), shown)
         }
         ValidationErrorKind::Enum { options } => {
-            one(format!("value must be one of {}", list(options)), shown)
+            (format!("value must be one of {}", list(options)), shown)
         }
-        ValidationErrorKind::Constant { expected_value } => one(
+        ValidationErrorKind::Constant { expected_value } => (
             format!("value must be exactly {}", show(expected_value)),
             shown,
         ),
-        ValidationErrorKind::Minimum { limit } => one(format!("value must be ≥ {limit}"), shown),
-        ValidationErrorKind::Maximum { limit } => one(format!("value must be ≤ {limit}"), shown),
+        ValidationErrorKind::Minimum { limit } => (format!("value must be ≥ {limit}"), shown),
+        ValidationErrorKind::Maximum { limit } => (format!("value must be ≤ {limit}"), shown),
         ValidationErrorKind::ExclusiveMinimum { limit } => {
-            one(format!("value must be > {limit}"), shown)
+            (format!("value must be > {limit}"), shown)
         }
         ValidationErrorKind::ExclusiveMaximum { limit } => {
-            one(format!("value must be < {limit}"), shown)
+            (format!("value must be < {limit}"), shown)
         }
         ValidationErrorKind::MultipleOf { multiple_of } => {
-            one(format!("value must be a multiple of {multiple_of}"), shown)
+            (format!("value must be a multiple of {multiple_of}"), shown)
         }
-        ValidationErrorKind::MinLength { limit } => one(
+        ValidationErrorKind::MinLength { limit } => (
             format!("value must be at least {limit} characters long"),
             shown,
         ),
-        ValidationErrorKind::MaxLength { limit } => one(
+        ValidationErrorKind::MaxLength { limit } => (
             format!("value must be at most {limit} characters long"),
             shown,
         ),
-        ValidationErrorKind::Pattern { pattern } => one(
+        ValidationErrorKind::Pattern { pattern } => (
             format!(
                 "value must match pattern {}",
                 show(&Value::from(pattern.as_str()))
             ),
             shown,
         ),
-        ValidationErrorKind::Format { format } => one(
+        ValidationErrorKind::Format { format } => (
             match format_example(format) {
                 Some(example) => format!("value must match format \"{format}\", e.g. {example}"),
                 None => format!("value must match format \"{format}\""),
             },
             shown,
         ),
-        ValidationErrorKind::MinItems { limit } => one(
+        ValidationErrorKind::MinItems { limit } => (
             format!("array must have at least {limit} items"),
             Some(count(instance)),
         ),
-        ValidationErrorKind::MaxItems { limit } => one(
+        ValidationErrorKind::MaxItems { limit } => (
             format!("array must have at most {limit} items"),
             Some(count(instance)),
         ),
-        ValidationErrorKind::UniqueItems => one("array items must be unique".to_owned(), shown),
-        ValidationErrorKind::MinProperties { limit } => one(
+        ValidationErrorKind::UniqueItems => ("array items must be unique".to_owned(), shown),
+        ValidationErrorKind::MinProperties { limit } => (
             format!("object must have at least {limit} properties"),
             None,
         ),
         ValidationErrorKind::MaxProperties { limit } => {
-            one(format!("object must have at most {limit} properties"), None)
+            (format!("object must have at most {limit} properties"), None)
         }
-        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => one(
+        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => (
             "value must match one of the allowed alternatives".to_owned(),
             shown,
         ),
-        ValidationErrorKind::OneOfMultipleValid { .. } => one(
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
             "value must match exactly one of the alternatives, but matches several".to_owned(),
             shown,
         ),
-        ValidationErrorKind::Contains => one(
+        ValidationErrorKind::Contains => (
             "array must contain at least one item of the required kind".to_owned(),
             shown,
         ),
         ValidationErrorKind::Not { .. } | ValidationErrorKind::FalseSchema => {
-            one("value is not allowed here".to_owned(), shown)
+            ("value is not allowed here".to_owned(), shown)
         }
         ValidationErrorKind::PropertyNames { error } => {
-            one(format!("property name is not allowed: {error}"), None)
+            (format!("property name is not allowed: {error}"), None)
         }
         // Everything else (content encoding, regex engine limits, references): the
         // validator's own sentence says it best.
-        ValidationErrorKind::BacktrackLimitExceeded { .. } => one(
+        ValidationErrorKind::BacktrackLimitExceeded { .. } => (
             "value could not be checked against the pattern: matching it backtracks too much \
              (simplify the pattern: avoid nested quantifiers with back-references or look-around)"
                 .to_owned(),
             shown,
         ),
-        _ => one(error.to_string(), None),
+        _ => (error.to_string(), None),
     }
 }
 

@@ -87,39 +87,10 @@ impl Converter<'_> {
             return json!({ "type": "TYPE_UNSPECIFIED" });
         };
         if let Some(Value::String(reference)) = source.get("$ref") {
-            if self.refs.contains(reference) || too_deep(depth) {
-                self.recursive = true;
-                return json!({ "type": "TYPE_UNSPECIFIED" });
-            }
-            let Some(target) = resolve_local(self.root, reference) else {
-                return json!({ "type": "TYPE_UNSPECIFIED" });
-            };
-            self.refs.push(reference.clone());
-            let inlined = self.node(target, at, depth + 1);
-            self.refs.pop();
-            return inlined;
+            return self.inline(reference, at, depth);
         }
         if let Some(Value::Array(branches)) = source.get("anyOf") {
-            let (nulls, others): (Vec<&Value>, Vec<&Value>) = branches
-                .iter()
-                .partition(|branch| branch.get("type").and_then(Value::as_str) == Some("null"));
-            let mut converted: Vec<Value> = others
-                .iter()
-                .enumerate()
-                .map(|(index, branch)| self.node(branch, &format!("{at}/anyOf/{index}"), depth + 1))
-                .collect();
-            let mut out = if converted.len() == 1 {
-                converted.remove(0)
-            } else {
-                json!({ "type": "TYPE_UNSPECIFIED", "anyOf": converted })
-            };
-            if !nulls.is_empty() {
-                out["nullable"] = json!(true);
-            }
-            if let Some(description) = source.get("description") {
-                out["description"] = description.clone();
-            }
-            return out;
+            return self.any_of(source, branches, at, depth);
         }
         let mut out = Map::new();
         let mut dropped = Vec::new();
@@ -178,18 +149,69 @@ impl Converter<'_> {
             }
         }
         if !dropped.is_empty() {
-            self.transforms.push(format!(
-                "{at}: {} not in the OpenAPI subset, stated in the description, checked locally",
-                dropped.join(", ")
-            ));
-            let note = format!("Must also satisfy: {}.", dropped.join("; "));
-            let description = match out.get("description").and_then(Value::as_str) {
-                Some(text) => format!("{text}\n{note}"),
-                None => note,
-            };
-            out.insert("description".into(), Value::String(description));
+            self.state_dropped(&mut out, &dropped, at);
         }
         Value::Object(out)
+    }
+
+    /// A `$ref`, inlined; a reference back into itself is recursion, which this subset cannot
+    /// carry.
+    fn inline(&mut self, reference: &str, at: &str, depth: usize) -> Value {
+        if self.refs.iter().any(|seen| seen == reference) || too_deep(depth) {
+            self.recursive = true;
+            return json!({ "type": "TYPE_UNSPECIFIED" });
+        }
+        let Some(target) = resolve_local(self.root, reference) else {
+            return json!({ "type": "TYPE_UNSPECIFIED" });
+        };
+        self.refs.push(reference.to_owned());
+        let inlined = self.node(target, at, depth + 1);
+        self.refs.pop();
+        inlined
+    }
+
+    /// An `anyOf`: its `null` branches as `nullable`, a single other branch as itself.
+    fn any_of(
+        &mut self,
+        source: &Map<String, Value>,
+        branches: &[Value],
+        at: &str,
+        depth: usize,
+    ) -> Value {
+        let (nulls, others): (Vec<&Value>, Vec<&Value>) = branches
+            .iter()
+            .partition(|branch| branch.get("type").and_then(Value::as_str) == Some("null"));
+        let mut converted: Vec<Value> = others
+            .iter()
+            .enumerate()
+            .map(|(index, branch)| self.node(branch, &format!("{at}/anyOf/{index}"), depth + 1))
+            .collect();
+        let mut out = if converted.len() == 1 {
+            converted.remove(0)
+        } else {
+            json!({ "type": "TYPE_UNSPECIFIED", "anyOf": converted })
+        };
+        if !nulls.is_empty() {
+            out["nullable"] = json!(true);
+        }
+        if let Some(description) = source.get("description") {
+            out["description"] = description.clone();
+        }
+        out
+    }
+
+    /// States the keywords the subset does not take in the description.
+    fn state_dropped(&mut self, out: &mut Map<String, Value>, dropped: &[String], at: &str) {
+        self.transforms.push(format!(
+            "{at}: {} not in the OpenAPI subset, stated in the description, checked locally",
+            dropped.join(", ")
+        ));
+        let note = format!("Must also satisfy: {}.", dropped.join("; "));
+        let description = match out.get("description").and_then(Value::as_str) {
+            Some(text) => format!("{text}\n{note}"),
+            None => note,
+        };
+        out.insert("description".into(), Value::String(description));
     }
 }
 
