@@ -111,22 +111,23 @@ pub const ALL: &[&str] = &[
     MAX_BODY_BYTES,
 ];
 
-/// The provider API keys.
-pub const SECRETS: &[&str] = &[OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY];
+/// The provider API keys (`openai_api_key`, ...): the keys ending in `_api_key`.
+pub fn secrets() -> impl Iterator<Item = &'static str> {
+    ALL.iter().copied().filter(|key| key.ends_with("_api_key"))
+}
 
-/// The keys a provider's SDK also reads from the environment under the upper-cased name
-/// (`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, ...).
-pub const PROVIDER_KEYS: &[&str] = &[
-    OPENAI_API_KEY,
-    OPENAI_BASE_URL,
-    ANTHROPIC_API_KEY,
-    ANTHROPIC_BASE_URL,
-    GEMINI_API_KEY,
-    GEMINI_BASE_URL,
-];
+/// The keys that name an endpoint: those ending in `_base_url`.
+pub fn base_url_keys() -> impl Iterator<Item = &'static str> {
+    ALL.iter().copied().filter(|key| key.ends_with("_base_url"))
+}
 
-/// The keys that name an endpoint.
-pub const BASE_URL_KEYS: &[&str] = &[OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GEMINI_BASE_URL];
+/// The keys the providers' SDKs also read from the environment, under the upper-cased name
+/// (`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, ...): every key not of this tool's own.
+pub fn provider_keys() -> impl Iterator<Item = &'static str> {
+    ALL.iter()
+        .copied()
+        .filter(|key| !key.starts_with("structure_"))
+}
 
 /// OpenAI's API (the `openai` profile and the Responses API).
 pub const OPENAI_DEFAULT_URL: &str = "https://api.openai.com/v1";

@@ -74,9 +74,9 @@ fn every_setting_is_a_variable_and_secrets_are_secret() {
             "{key} is not passed to the component"
         );
     }
-    for secret in keys::SECRETS.iter().chain([&keys::API_TOKENS]) {
+    for secret in keys::secrets().chain([keys::API_TOKENS]) {
         assert_eq!(
-            variables[*secret]["secret"].as_bool(),
+            variables[secret]["secret"].as_bool(),
             Some(true),
             "{secret} must be a secret variable"
         );

@@ -33,6 +33,11 @@ impl Default for Scope {
 
 impl Scope {
     /// A tenant's scope.
+    ///
+    /// ```
+    /// let scope = structure_host::Scope::tenant("acme");
+    /// assert_eq!(scope.project, None);
+    /// ```
     pub fn tenant(tenant: &str) -> Self {
         Scope {
             tenant: tenant.to_owned(),
@@ -41,6 +46,11 @@ impl Scope {
     }
 
     /// A project's scope within its tenant.
+    ///
+    /// ```
+    /// let scope = structure_host::Scope::project("acme", "web");
+    /// assert_eq!(scope.project.as_deref(), Some("web"));
+    /// ```
     pub fn project(tenant: &str, project: &str) -> Self {
         Scope {
             tenant: tenant.to_owned(),

@@ -3,13 +3,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use wasmtime::Store;
 
 use std::path::Path;
 
 use crate::bindings::{
-    Error, ErrorKind, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, Scope, Skill,
+    Error, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, Scope, Skill,
 };
 use crate::config::Settings;
 use crate::key_value::{KeyValueStore, MemoryStore};
@@ -53,18 +53,46 @@ pub struct StructureBuilder {
 
 impl StructureBuilder {
     /// The settings and secrets the component reads (model, API keys, base URLs, limits).
+    ///
+    /// ```
+    /// use structure_host::{Settings, Structure};
+    ///
+    /// let builder = Structure::builder()
+    ///     .settings(Settings::new().set("structure_model", "ollama/llama3.2"));
+    /// ```
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
         self
     }
 
     /// The key-value store behind `wasi:keyvalue`; in memory unless set.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use structure_host::{RedbStore, Structure};
+    ///
+    /// let builder = Structure::builder().key_value(Arc::new(RedbStore::new("store.redb")));
+    /// ```
     pub fn key_value(mut self, store: Arc<dyn KeyValueStore>) -> Self {
         self.key_value = Some(store);
         self
     }
 
-    /// A runtime other than the process-wide one for the embedded component.
+    /// A runtime other than the process-wide one for the embedded component, e.g. one for
+    /// another build of the component.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use structure_host::{Runtime, Structure};
+    ///
+    /// # fn example() -> anyhow::Result<()> {
+    /// let wasm = std::fs::read("target/component/structure.wasm")?;
+    /// let client = Structure::builder()
+    ///     .runtime(Arc::new(Runtime::new(&wasm, None)?))
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn runtime(mut self, runtime: Arc<Runtime>) -> Self {
         self.runtime = Some(runtime);
         self
@@ -73,11 +101,28 @@ impl StructureBuilder {
     /// Keeps one component instance for every call instead of a fresh one per call: calls then
     /// run one at a time and share the instance's caches (compiled schemas). An instance that
     /// traps is replaced.
+    ///
+    /// ```
+    /// use structure_host::Structure;
+    ///
+    /// let builder = Structure::builder().reuse_instance(true);
+    /// ```
     pub fn reuse_instance(mut self, reuse: bool) -> Self {
         self.reuse_instance = reuse;
         self
     }
 
+    /// The client: compiles the component on first use in this process (or loads its compiled
+    /// form from the disk cache).
+    ///
+    /// ```no_run
+    /// use structure_host::{Settings, Structure};
+    ///
+    /// # fn example() -> anyhow::Result<()> {
+    /// let client = Structure::builder().settings(Settings::from_env()).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build(self) -> anyhow::Result<Structure> {
         let runtime = match self.runtime {
             Some(runtime) => runtime,
@@ -108,11 +153,35 @@ type Instance = (Store<HostState>, crate::bindings::Structure);
 type Api = crate::bindings::exports::structure::tool::structuring::Guest;
 
 impl Structure {
+    /// A builder with the defaults: no settings, an in-memory store, a fresh instance per call.
+    ///
+    /// ```
+    /// let builder = structure_host::Structure::builder();
+    /// ```
     pub fn builder() -> StructureBuilder {
         StructureBuilder::default()
     }
 
     /// Structures `request.prompt` into an object that validates against the requested schema.
+    ///
+    /// ```no_run
+    /// use structure_host::{Request, SchemaInput, Scope, Status, Structure};
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let request = Request {
+    ///     prompt: "Ada Lovelace, ada@example.com".into(),
+    ///     schema: SchemaInput::Named("contact".into()),
+    ///     max_loops: None,
+    ///     settings: None,
+    /// };
+    /// let outcome = client.structure(&Scope::default(), &request).await?;
+    /// if outcome.status == Status::Ok {
+    ///     println!("{}", outcome.data.unwrap_or_default());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn structure(&self, scope: &Scope, request: &Request) -> Result<Outcome, CallError> {
         self.call(async |store, api| {
             api.call_structure(store, scope, request)
@@ -123,6 +192,17 @@ impl Structure {
     }
 
     /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let arguments = serde_json::json!({ "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" });
+    /// let outcome = client.call_tool(&Scope::default(), &arguments).await?;
+    /// println!("{}", outcome["status"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn call_tool(&self, scope: &Scope, arguments: &Value) -> Result<Value, CallError> {
         self.call(async |store, api| {
             let outcome = api
@@ -135,12 +215,33 @@ impl Structure {
     }
 
     /// The tool definition, to register with an agent framework verbatim.
+    ///
+    /// ```no_run
+    /// # use structure_host::Structure;
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let definition = client.tool_definition().await?;
+    /// assert_eq!(definition["name"], "structure");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn tool_definition(&self) -> Result<Value, CallError> {
         self.call(async |store, api| parse(&api.call_tool_definition(store).await?))
             .await
     }
 
     /// The schemas `scope` can use by name: project → tenant → bundled.
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// for info in client.list_schemas(&Scope::tenant("acme")).await? {
+    ///     println!("{} {} ({})", info.name, info.version, info.origin);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_schemas(&self, scope: &Scope) -> Result<Vec<SchemaInfo>, CallError> {
         self.call(async |store, api| {
             api.call_list_schemas(store, scope)
@@ -151,6 +252,16 @@ impl Structure {
     }
 
     /// The schema `scope` gets for `name`, with its manual.
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let contact = client.get_schema(&Scope::default(), "contact").await?;
+    /// println!("{}", contact.schema);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_schema(
         &self,
         scope: &Scope,
@@ -165,6 +276,21 @@ impl Structure {
     }
 
     /// Registers a schema at `scope`'s own level (its project, else its tenant).
+    ///
+    /// ```no_run
+    /// # use structure_host::{Registration, Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let registration = Registration {
+    ///     name: "lead".into(),
+    ///     schema: r#"{"type": "object", "properties": {"name": {"type": "string"}}}"#.into(),
+    ///     manual: Some("A lead is a person who asked for a quote.".into()),
+    ///     version: Some("1.0".into()),
+    /// };
+    /// let info = client.register_schema(&Scope::tenant("acme"), &registration).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn register_schema(
         &self,
         scope: &Scope,
@@ -180,6 +306,15 @@ impl Structure {
 
     /// Registers the output schema of the skill in `folder` (its `SKILL.md`, and the JSON files
     /// under the folder that `output_schema_file` may name).
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let info = client.register_skill(&Scope::tenant("acme"), "skills/lead".as_ref()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn register_skill(
         &self,
         scope: &Scope,
@@ -195,6 +330,15 @@ impl Structure {
     }
 
     /// Removes `name` from `scope`'s own level; `false` when it was not registered there.
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let removed = client.deregister_schema(&Scope::tenant("acme"), "lead").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn deregister_schema(&self, scope: &Scope, name: &str) -> Result<bool, CallError> {
         self.call(async |store, api| {
             api.call_deregister_schema(store, scope, name)
@@ -205,6 +349,16 @@ impl Structure {
     }
 
     /// The settings `scope` gets, and its own level's overrides.
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let settings = client.get_settings(&Scope::tenant("acme")).await?;
+    /// println!("{}", settings["effective"]["model"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_settings(&self, scope: &Scope) -> Result<Value, CallError> {
         self.call(async |store, api| {
             let settings = api
@@ -217,6 +371,16 @@ impl Structure {
     }
 
     /// Replaces the setting overrides of `scope`'s own level.
+    ///
+    /// ```no_run
+    /// # use structure_host::{Scope, Structure};
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Structure::builder().build()?;
+    /// let overrides = serde_json::json!({ "model": "anthropic/claude-haiku-4-5", "maxLoops": 5 });
+    /// client.set_settings(&Scope::tenant("acme"), &overrides).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn set_settings(&self, scope: &Scope, overrides: &Value) -> Result<(), CallError> {
         self.call(async |store, api| {
             api.call_set_settings(store, scope, &overrides.to_string())
@@ -228,6 +392,16 @@ impl Structure {
 
     /// Serves the component's HTTP API and MCP endpoint on `listener` until the future is
     /// dropped: a fresh instance per request, requests served concurrently.
+    ///
+    /// ```no_run
+    /// # use structure_host::Structure;
+    /// # async fn example() -> anyhow::Result<()> {
+    /// let client = Structure::builder().build()?;
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    /// client.serve(listener).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn serve(&self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
         let server = crate::serve::Server {
             proxy: self.runtime.proxy.clone(),
@@ -309,41 +483,4 @@ fn read_skill(folder: &Path) -> anyhow::Result<Skill> {
     }
     files.sort();
     Ok(Skill { skill_md, files })
-}
-
-/// A typed error as JSON, the same shape the component's tool form uses:
-/// `{"error": {"kind": "provider", "status": 429, ..., "message": "...", "usage": {...}}}`.
-pub fn error_json(error: &Error) -> Value {
-    let mut body = match &error.kind {
-        ErrorKind::InvalidRequest(field) => json!({ "kind": "invalid-request", "field": field }),
-        ErrorKind::SchemaNotFound(not_found) => json!({
-            "kind": "schema-not-found", "name": not_found.name, "suggestions": not_found.suggestions,
-        }),
-        ErrorKind::InvalidSchema => json!({ "kind": "invalid-schema" }),
-        ErrorKind::Configuration(key) => json!({ "kind": "configuration", "key": key }),
-        ErrorKind::Provider(failure) => {
-            let mut body = json!({ "kind": "provider", "status": failure.status, "retryable": failure.retryable });
-            if let Some(code) = &failure.code {
-                body["code"] = json!(code);
-            }
-            body
-        }
-        ErrorKind::Transport => json!({ "kind": "transport" }),
-        ErrorKind::Refusal => json!({ "kind": "refusal" }),
-        ErrorKind::Blocked(reason) => json!({ "kind": "blocked", "reason": reason }),
-        ErrorKind::Truncated => json!({ "kind": "truncated" }),
-        ErrorKind::InvalidResponse => json!({ "kind": "invalid-response" }),
-        ErrorKind::StructuredOutputFailed => json!({ "kind": "structured-output-failed" }),
-        ErrorKind::BudgetExhausted => json!({ "kind": "budget-exhausted" }),
-        ErrorKind::Storage => json!({ "kind": "storage" }),
-        ErrorKind::Unsupported => json!({ "kind": "unsupported" }),
-    };
-    body["message"] = json!(error.message);
-    body["usage"] = json!({
-        "llmCalls": error.usage.llm_calls,
-        "promptTokens": error.usage.prompt_tokens,
-        "completionTokens": error.usage.completion_tokens,
-        "cachedPromptTokens": error.usage.cached_prompt_tokens,
-    });
-    json!({ "error": body })
 }

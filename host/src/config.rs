@@ -4,18 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use structure::keys;
+
 use crate::bindings::wasi::config::store as wit;
 use crate::state::HostState;
-
-/// Environment variables read besides every `STRUCTURE_*` one: the provider SDKs' own names.
-const PROVIDER_VARIABLES: &[&str] = &[
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_API_KEY",
-    "GEMINI_BASE_URL",
-];
 
 /// Config values by key.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -31,6 +23,11 @@ impl std::fmt::Debug for Settings {
 }
 
 impl Settings {
+    /// No settings: the component's defaults apply.
+    ///
+    /// ```
+    /// assert_eq!(structure_host::Settings::new().get("structure_model"), None);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -38,15 +35,36 @@ impl Settings {
     /// Every `STRUCTURE_*` variable and the provider SDKs' variables (`OPENAI_API_KEY`,
     /// `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `GEMINI_API_KEY`,
     /// `GEMINI_BASE_URL`), each under its lower-cased name.
+    ///
+    /// ```
+    /// let settings = structure_host::Settings::from_env();
+    /// ```
     pub fn from_env() -> Self {
         Self::from_vars(std::env::vars())
     }
 
+    /// [`Settings::from_env`] over `vars` instead of the process's environment: `STRUCTURE_*`
+    /// and the provider SDKs' variables, others left out.
+    ///
+    /// ```
+    /// use structure_host::Settings;
+    ///
+    /// let settings = Settings::from_vars([
+    ///     ("STRUCTURE_MODEL".to_owned(), "ollama/llama3.2".to_owned()),
+    ///     ("OPENAI_BASE_URL".to_owned(), "http://localhost:11434/v1".to_owned()),
+    ///     ("HOME".to_owned(), "/root".to_owned()),
+    /// ]);
+    /// assert_eq!(settings.get("structure_model"), Some("ollama/llama3.2"));
+    /// assert_eq!(settings.get("openai_base_url"), Some("http://localhost:11434/v1"));
+    /// assert_eq!(settings.get("home"), None);
+    /// ```
     pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Self {
         let values = vars
             .into_iter()
             .filter(|(name, _)| {
-                name.starts_with("STRUCTURE_") || PROVIDER_VARIABLES.contains(&name.as_str())
+                // The provider SDKs' own variables too: the provider keys, upper-cased.
+                name.starts_with("STRUCTURE_")
+                    || keys::provider_keys().any(|key| key.to_ascii_uppercase() == *name)
             })
             .map(|(name, value)| (name.to_ascii_lowercase(), value))
             .collect();
@@ -54,16 +72,32 @@ impl Settings {
     }
 
     /// Sets `key` (a config key such as `structure_model`), replacing any value.
+    ///
+    /// ```
+    /// let settings = structure_host::Settings::new().set("structure_max_loops", "5");
+    /// assert_eq!(settings.get("structure_max_loops"), Some("5"));
+    /// ```
     pub fn set(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.values.insert(key.into(), value.into());
         self
     }
 
+    /// The value of `key`, if set.
+    ///
+    /// ```
+    /// let settings = structure_host::Settings::new().set("openai_api_key", "sk-test");
+    /// assert_eq!(settings.get("openai_api_key"), Some("sk-test"));
+    /// ```
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
     }
 
-    /// Every secret value, for callers that must make sure none leaks into output.
+    /// Every key and value (secrets too), for callers that must make sure none leaks into output.
+    ///
+    /// ```
+    /// let settings = structure_host::Settings::new().set("openai_api_key", "sk-test");
+    /// assert!(settings.values().any(|(_, value)| value == "sk-test"));
+    /// ```
     pub fn values(&self) -> impl Iterator<Item = (&str, &str)> {
         self.values
             .iter()

@@ -23,6 +23,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use structure::keys;
+
 use crate::config::Settings;
 
 /// Idle connections kept per origin.
@@ -62,27 +64,14 @@ pub struct Egress {
     allowed: Arc<[Origin]>,
 }
 
-/// Where the component may send requests when nothing is configured: the providers' own APIs
-/// and the default addresses of the local servers it has profiles for.
-const DEFAULT_ENDPOINTS: &[&str] = &[
-    "https://api.openai.com",
-    "https://api.anthropic.com",
-    "https://generativelanguage.googleapis.com",
-    "http://localhost:11434",
-    "http://localhost:8080",
-    "http://localhost:8000",
-];
-
-/// The settings that name an endpoint.
-const ENDPOINT_KEYS: &[&str] = &["openai_base_url", "anthropic_base_url", "gemini_base_url"];
-
 impl Egress {
-    /// Hooks allowing the endpoints `settings` configure, and the defaults.
+    /// Hooks allowing the endpoints `settings` configure, and the component's defaults (the
+    /// providers' own APIs and the local servers it has profiles for).
     pub fn new(pool: Arc<ConnectionPool>, settings: &Settings) -> Self {
-        let allowed = DEFAULT_ENDPOINTS
+        let allowed = keys::DEFAULT_BASE_URLS
             .iter()
             .copied()
-            .chain(ENDPOINT_KEYS.iter().filter_map(|key| settings.get(key)))
+            .chain(keys::base_url_keys().filter_map(|key| settings.get(key)))
             .filter_map(|url| url.parse::<hyper::Uri>().ok())
             .filter_map(|uri| origin(&uri).ok())
             .collect();

@@ -16,14 +16,28 @@ use crate::bindings::wasi::keyvalue::store::{self as wit, KeyResponse};
 use crate::state::HostState;
 
 /// The name of the one store the host offers.
-pub const STORE_NAME: &str = "default";
+const STORE_NAME: &str = "default";
 /// Keys per `list-keys` page.
 const PAGE_SIZE: usize = 1000;
 
 /// A key-value backend. Errors are messages; the component sees them as `error::other`.
+///
+/// ```
+/// use structure_host::{KeyValueStore, MemoryStore};
+///
+/// let store = MemoryStore::default();
+/// store.set("t/acme/schemas/lead", b"{}").unwrap();
+/// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), Some(b"{}".to_vec()));
+/// assert_eq!(store.keys_after(None, 10).unwrap(), ["t/acme/schemas/lead"]);
+/// store.delete("t/acme/schemas/lead").unwrap();
+/// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), None);
+/// ```
 pub trait KeyValueStore: Send + Sync {
+    /// The value at `key`, `None` when there is none.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
+    /// Stores `value` at `key`, replacing any value.
     fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
+    /// Removes `key`; removing a key that is not there is no error.
     fn delete(&self, key: &str) -> Result<(), String>;
     /// Up to `limit` keys after `after` (exclusive), in order.
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String>;
@@ -78,6 +92,15 @@ pub struct RedbStore {
 
 impl RedbStore {
     /// The store at `path`; the file (and its folder) is created on first use.
+    ///
+    /// ```
+    /// use structure_host::{KeyValueStore, RedbStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = RedbStore::new(dir.path().join("store.redb"));
+    /// store.set("a", b"1").unwrap();
+    /// assert_eq!(store.get("a").unwrap(), Some(b"1".to_vec()));
+    /// ```
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
@@ -86,6 +109,12 @@ impl RedbStore {
     }
 
     /// `$XDG_DATA_HOME/structure/store.redb`, else `~/.local/share/structure/store.redb`.
+    ///
+    /// ```
+    /// if let Some(path) = structure_host::RedbStore::default_path() {
+    ///     println!("the command keeps its store in {}", path.display());
+    /// }
+    /// ```
     pub fn default_path() -> Option<PathBuf> {
         let base = std::env::var_os("XDG_DATA_HOME")
             .map(PathBuf::from)
@@ -263,5 +292,59 @@ impl wit::HostBucket for HostState {
     fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
         self.table.delete(bucket)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::wasi::keyvalue::store::{Error, Host, HostBucket};
+    use crate::config::Settings;
+
+    #[test]
+    fn the_component_sees_one_store_named_default_with_paged_keys() {
+        let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
+        let mut state = HostState::new(Arc::new(Settings::new()), backend.clone(), Arc::default());
+        assert!(matches!(
+            Host::open(&mut state, "other".into()).unwrap(),
+            Err(Error::NoSuchStore)
+        ));
+        let bucket = Host::open(&mut state, "default".into()).unwrap().unwrap();
+        let handle = || wasmtime::component::Resource::<Bucket>::new_borrow(bucket.rep());
+        for index in 0..1500 {
+            HostBucket::set(&mut state, handle(), format!("key-{index:04}"), vec![1])
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(
+            HostBucket::get(&mut state, handle(), "key-0001".into())
+                .unwrap()
+                .unwrap(),
+            Some(vec![1])
+        );
+        assert!(
+            HostBucket::exists(&mut state, handle(), "key-1499".into())
+                .unwrap()
+                .unwrap()
+        );
+        assert!(
+            !HostBucket::exists(&mut state, handle(), "key-1500".into())
+                .unwrap()
+                .unwrap()
+        );
+        let first = HostBucket::list_keys(&mut state, handle(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.keys.len(), 1000);
+        let second = HostBucket::list_keys(&mut state, handle(), first.cursor.clone())
+            .unwrap()
+            .unwrap();
+        assert_eq!((second.keys.len(), second.cursor), (500, None));
+        assert_eq!(second.keys[0], "key-1000");
+        HostBucket::delete(&mut state, handle(), "key-0000".into())
+            .unwrap()
+            .unwrap();
+        assert_eq!(backend.get("key-0000").unwrap(), None);
+        HostBucket::drop(&mut state, bucket).unwrap();
     }
 }

@@ -28,22 +28,27 @@
 //! ```
 //!
 //! The component is built from this workspace and embedded at compile time (see `build.rs`);
-//! its compiled form is cached on disk ([`runtime::default_cache_dir`]).
+//! its compiled form is cached on disk ([`default_cache_dir`]).
 
-pub mod bindings;
-pub mod client;
-pub mod config;
-pub mod egress;
-pub mod key_value;
-pub mod runtime;
+#![deny(missing_docs)]
+
+// Generated from `wit/structure.wit`, whose doc comments document the types re-exported below.
+#[allow(missing_docs)]
+mod bindings;
+mod client;
+mod config;
+mod egress;
+mod json;
+mod key_value;
+mod runtime;
 mod serve;
-pub mod state;
+mod state;
 
 pub use bindings::{
-    Error, ErrorKind, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput,
-    Scope, Status, Usage,
+    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
+    Registration, Request, SchemaInfo, SchemaInput, Scope, Status, Trace, Usage,
 };
-pub use client::{CallError, Structure, StructureBuilder, error_json};
+pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
 pub use key_value::{KeyValueStore, MemoryStore, RedbStore};
-pub use runtime::Runtime;
+pub use runtime::{Runtime, default_cache_dir};

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 use structure_host::{
-    CallError, KeyValueStore, MemoryStore, RedbStore, Registration, SchemaInfo, Scope, Settings,
-    Structure, error_json,
+    CallError, KeyValueStore, MemoryStore, RedbStore, Registration, Request, SchemaInfo,
+    SchemaInput, Scope, Settings, Status, Structure,
 };
 
 #[derive(Parser)]
@@ -170,19 +170,18 @@ async fn run(cli: Cli) -> ExitCode {
             overrides,
             prompt,
         } => {
-            let arguments =
-                match tool_arguments(&schema, schema_mode, max_loops, &overrides, prompt) {
-                    Ok(arguments) => arguments,
-                    Err(message) => return fail(EXIT_USAGE, &message),
-                };
-            match client.call_tool(&scope, &arguments).await {
+            let request = match request(&schema, schema_mode, max_loops, &overrides, prompt) {
+                Ok(request) => request,
+                Err(message) => return fail(EXIT_USAGE, &message),
+            };
+            match client.structure(&scope, &request).await {
                 Ok(outcome) => {
-                    print_json(&outcome);
-                    match outcome.get("status").and_then(Value::as_str) {
-                        Some("ok") => ExitCode::from(EXIT_OK),
-                        Some("need-more-input") => ExitCode::from(EXIT_NEED_MORE_INPUT),
-                        _ => ExitCode::from(EXIT_STALE),
-                    }
+                    print_json(&outcome.to_json());
+                    ExitCode::from(match outcome.status {
+                        Status::Ok => EXIT_OK,
+                        Status::NeedMoreInput => EXIT_NEED_MORE_INPUT,
+                        Status::Stale => EXIT_STALE,
+                    })
                 }
                 Err(error) => report(error),
             }
@@ -244,7 +243,9 @@ async fn schemas(client: &Structure, scope: &Scope, action: SchemasAction) -> Ex
     match action {
         SchemasAction::List { json } => match client.list_schemas(scope).await {
             Ok(schemas) if json => {
-                print_json(&Value::Array(schemas.iter().map(info_json).collect()));
+                print_json(&Value::Array(
+                    schemas.iter().map(SchemaInfo::to_json).collect(),
+                ));
                 ExitCode::from(EXIT_OK)
             }
             Ok(schemas) => {
@@ -264,7 +265,7 @@ async fn schemas(client: &Structure, scope: &Scope, action: SchemasAction) -> Ex
         },
         SchemasAction::Show { name } => {
             finish(client.get_schema(scope, &name).await.map(|found| {
-                let mut shown = info_json(&found.info);
+                let mut shown = found.info.to_json();
                 shown["schema"] =
                     serde_json::from_str(&found.schema).unwrap_or(Value::String(found.schema));
                 shown["manual"] = json!(found.manual);
@@ -295,14 +296,14 @@ async fn schemas(client: &Structure, scope: &Scope, action: SchemasAction) -> Ex
                 client
                     .register_schema(scope, &registration)
                     .await
-                    .map(|info| print_json(&info_json(&info))),
+                    .map(|info| print_json(&info.to_json())),
             )
         }
         SchemasAction::RegisterSkill { folder } => finish(
             client
                 .register_skill(scope, &folder)
                 .await
-                .map(|info| print_json(&info_json(&info))),
+                .map(|info| print_json(&info.to_json())),
         ),
         SchemasAction::Deregister { name } => match client.deregister_schema(scope, &name).await {
             Ok(true) => ExitCode::from(EXIT_OK),
@@ -320,13 +321,6 @@ fn own_level(scope: &Scope) -> String {
         Some(project) => format!("project {project} of tenant {}", scope.tenant),
         None => format!("tenant {}", scope.tenant),
     }
-}
-
-fn info_json(info: &SchemaInfo) -> Value {
-    json!({
-        "name": info.name, "title": info.title, "description": info.description,
-        "version": info.version, "origin": info.origin, "hasManual": info.has_manual,
-    })
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
@@ -404,29 +398,46 @@ fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
         })
 }
 
-/// The tool-call arguments for `run`: a `--schema` naming an existing file is read as JSON (an
-/// inline schema, or examples with `--schema-mode examples`); otherwise `--schema-mode` decides,
-/// and without it JSON text is an inline schema and anything else a registry name.
-fn tool_arguments(
+/// The request of `run`: a `--schema` naming an existing file is read as JSON (an inline
+/// schema, or examples with `--schema-mode examples`); otherwise `--schema-mode` decides, and
+/// without it JSON text is an inline schema and anything else a registry name.
+fn request(
     schema: &str,
     mode: Option<SchemaMode>,
     max_loops: Option<u8>,
     overrides: &[String],
     prompt: Option<String>,
-) -> Result<Value, String> {
-    let prompt = match prompt {
-        Some(prompt) => prompt,
-        None if std::io::stdin().is_terminal() => {
-            return Err("give the text to structure as an argument or on stdin".to_owned());
-        }
-        None => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
-            text
-        }
+) -> Result<Request, String> {
+    let settings = if overrides.is_empty() {
+        None
+    } else {
+        Some(Value::Object(pairs_to_object(overrides)?).to_string())
     };
+    Ok(Request {
+        prompt: read_prompt(prompt)?,
+        schema: schema_input(schema, mode)?,
+        max_loops,
+        settings,
+    })
+}
+
+/// The prompt argument, else stdin (unless it is a terminal).
+fn read_prompt(prompt: Option<String>) -> Result<String, String> {
+    if let Some(prompt) = prompt {
+        return Ok(prompt);
+    }
+    if std::io::stdin().is_terminal() {
+        return Err("give the text to structure as an argument or on stdin".to_owned());
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
+    Ok(text)
+}
+
+/// `--schema` as the component's schema input.
+fn schema_input(schema: &str, mode: Option<SchemaMode>) -> Result<SchemaInput, String> {
     let path = PathBuf::from(schema);
     // Inline JSON may hold a `/` (a URL, a pattern) and is never a path.
     let inline_json = schema.trim_start().starts_with(['{', '[']);
@@ -439,36 +450,26 @@ fn tool_arguments(
     if looks_like_a_path && reads_a_file && !path.is_file() {
         return Err(format!("no such schema file: {}", path.display()));
     }
-    let (schema, mode) = if path.is_file() && reads_a_file {
+    if path.is_file() && reads_a_file {
         let text = read_text(&path)?;
-        let value: Value = serde_json::from_str(&text)
+        serde_json::from_str::<Value>(&text)
             .map_err(|error| format!("{} is not valid JSON: {error}", path.display()))?;
-        let mode = if matches!(mode, Some(SchemaMode::Examples)) {
-            "examples"
-        } else {
-            "json"
-        };
-        (value, mode)
-    } else {
-        match mode {
-            Some(SchemaMode::Json) => (Value::String(schema.to_owned()), "json"),
-            Some(SchemaMode::Named) => (Value::String(schema.to_owned()), "named"),
-            Some(SchemaMode::Text) => (Value::String(schema.to_owned()), "text"),
-            Some(SchemaMode::Examples) => (Value::String(schema.to_owned()), "examples"),
-            None => match serde_json::from_str::<Value>(schema) {
-                Ok(value @ Value::Object(_)) => (value, "json"),
-                _ => (Value::String(schema.to_owned()), "named"),
-            },
-        }
-    };
-    let mut arguments = json!({ "prompt": prompt, "schema": schema, "schemaMode": mode });
-    if let Some(max_loops) = max_loops {
-        arguments["maxLoops"] = json!(max_loops);
+        return Ok(match mode {
+            Some(SchemaMode::Examples) => SchemaInput::Examples(text),
+            _ => SchemaInput::Inline(text),
+        });
     }
-    if !overrides.is_empty() {
-        arguments["settings"] = Value::Object(pairs_to_object(overrides)?);
-    }
-    Ok(arguments)
+    let text = schema.to_owned();
+    Ok(match mode {
+        Some(SchemaMode::Json) => SchemaInput::Inline(text),
+        Some(SchemaMode::Named) => SchemaInput::Named(text.trim().to_owned()),
+        Some(SchemaMode::Text) => SchemaInput::Described(text),
+        Some(SchemaMode::Examples) => SchemaInput::Examples(text),
+        None => match serde_json::from_str::<Value>(schema) {
+            Ok(Value::Object(_)) => SchemaInput::Inline(text),
+            _ => SchemaInput::Named(text.trim().to_owned()),
+        },
+    })
 }
 
 fn finish(result: Result<(), CallError>) -> ExitCode {
@@ -481,7 +482,7 @@ fn finish(result: Result<(), CallError>) -> ExitCode {
 fn report(error: CallError) -> ExitCode {
     match error {
         CallError::Structure(error) => {
-            print_json(&error_json(&error));
+            print_json(&error.to_json());
             let code = match error.kind {
                 structure_host::ErrorKind::InvalidRequest(_) => EXIT_USAGE,
                 _ => EXIT_ERROR,

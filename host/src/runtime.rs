@@ -18,7 +18,7 @@ use crate::egress::ConnectionPool;
 use crate::state::HostState;
 
 /// The component this host was built with.
-pub const COMPONENT: &[u8] = include_bytes!(env!("STRUCTURE_COMPONENT_WASM"));
+pub(crate) const COMPONENT: &[u8] = include_bytes!(env!("STRUCTURE_COMPONENT_WASM"));
 
 /// An engine with the component compiled and linked, ready to instantiate.
 pub struct Runtime {
@@ -32,6 +32,13 @@ pub struct Runtime {
 impl Runtime {
     /// The runtime for the embedded component, created once per process (concurrent first
     /// callers wait for one compile instead of each compiling).
+    ///
+    /// ```no_run
+    /// # fn example() -> anyhow::Result<()> {
+    /// let runtime = structure_host::Runtime::shared()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn shared() -> anyhow::Result<Arc<Runtime>> {
         static SHARED: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
         let mut shared = SHARED
@@ -46,6 +53,14 @@ impl Runtime {
     }
 
     /// A runtime for the component in `wasm`, caching its compiled form in `cache_dir`.
+    ///
+    /// ```no_run
+    /// # fn example() -> anyhow::Result<()> {
+    /// let wasm = std::fs::read("target/component/structure.wasm")?;
+    /// let runtime = structure_host::Runtime::new(&wasm, structure_host::default_cache_dir().as_deref())?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
         // The pooling allocator reserves address space for every slot up front; where that
         // fails (a small address space, a ulimit), instances are allocated on demand.
@@ -69,7 +84,7 @@ impl Runtime {
 }
 
 /// Instances alive at once with the pooling allocator (`structure serve` runs one per request).
-pub const MAX_INSTANCES: u32 = 256;
+const MAX_INSTANCES: u32 = 256;
 
 fn engine_config(pooling: bool) -> Config {
     let mut config = Config::new();
@@ -88,7 +103,14 @@ fn engine_config(pooling: bool) -> Config {
     config
 }
 
-/// `$STRUCTURE_CACHE_DIR`, else `$XDG_CACHE_HOME/structure`, else `~/.cache/structure`.
+/// Where compiled components are cached: `$STRUCTURE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/structure`, else `~/.cache/structure`.
+///
+/// ```
+/// if let Some(dir) = structure_host::default_cache_dir() {
+///     println!("compiled components are cached in {}", dir.display());
+/// }
+/// ```
 pub fn default_cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("STRUCTURE_CACHE_DIR") {
         return Some(PathBuf::from(dir));

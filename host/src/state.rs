@@ -10,7 +10,8 @@ use crate::config::Settings;
 use crate::egress::{ConnectionPool, Egress};
 use crate::key_value::KeyValueStore;
 
-pub struct HostState {
+/// What one store's instance acts on: WASI, outgoing HTTP, the settings and the key-value store.
+pub(crate) struct HostState {
     pub(crate) table: ResourceTable,
     pub(crate) wasi: WasiCtx,
     pub(crate) http: WasiHttpCtx,
@@ -20,7 +21,7 @@ pub struct HostState {
 }
 
 impl HostState {
-    pub fn new(
+    pub(crate) fn new(
         settings: Arc<Settings>,
         key_value: Arc<dyn KeyValueStore>,
         connections: Arc<ConnectionPool>,

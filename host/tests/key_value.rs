@@ -1,11 +1,7 @@
-//! The host's `wasi:keyvalue/store@0.2.0-draft2`: the backends, and the interface as the
-//! component sees it.
+//! The host's key-value backends (the interface as the component sees it is tested in
+//! `src/key_value.rs`).
 
-use std::sync::Arc;
-
-use structure_host::bindings::wasi::keyvalue::store::{Error, Host, HostBucket};
-use structure_host::state::HostState;
-use structure_host::{KeyValueStore, MemoryStore, RedbStore, Settings};
+use structure_host::{KeyValueStore, MemoryStore, RedbStore};
 
 fn exercise(store: &dyn KeyValueStore) {
     assert_eq!(store.get("a").unwrap(), None);
@@ -48,55 +44,6 @@ fn an_unusable_redb_path_is_an_error_not_a_panic() {
     let store = RedbStore::new(blocker.join("store.redb"));
     let error = store.get("a").unwrap_err();
     assert!(error.contains("cannot open the key-value store"), "{error}");
-}
-
-#[test]
-fn the_component_sees_one_store_named_default_with_paged_keys() {
-    let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
-    let mut state = HostState::new(Arc::new(Settings::new()), backend.clone(), Arc::default());
-    assert!(matches!(
-        Host::open(&mut state, "other".into()).unwrap(),
-        Err(Error::NoSuchStore)
-    ));
-    let bucket = Host::open(&mut state, "default".into()).unwrap().unwrap();
-    let handle = || {
-        wasmtime::component::Resource::<structure_host::key_value::Bucket>::new_borrow(bucket.rep())
-    };
-    for index in 0..1500 {
-        HostBucket::set(&mut state, handle(), format!("key-{index:04}"), vec![1])
-            .unwrap()
-            .unwrap();
-    }
-    assert_eq!(
-        HostBucket::get(&mut state, handle(), "key-0001".into())
-            .unwrap()
-            .unwrap(),
-        Some(vec![1])
-    );
-    assert!(
-        HostBucket::exists(&mut state, handle(), "key-1499".into())
-            .unwrap()
-            .unwrap()
-    );
-    assert!(
-        !HostBucket::exists(&mut state, handle(), "key-1500".into())
-            .unwrap()
-            .unwrap()
-    );
-    let first = HostBucket::list_keys(&mut state, handle(), None)
-        .unwrap()
-        .unwrap();
-    assert_eq!(first.keys.len(), 1000);
-    let second = HostBucket::list_keys(&mut state, handle(), first.cursor.clone())
-        .unwrap()
-        .unwrap();
-    assert_eq!((second.keys.len(), second.cursor), (500, None));
-    assert_eq!(second.keys[0], "key-1000");
-    HostBucket::delete(&mut state, handle(), "key-0000".into())
-        .unwrap()
-        .unwrap();
-    assert_eq!(backend.get("key-0000").unwrap(), None);
-    HostBucket::drop(&mut state, bucket).unwrap();
 }
 
 /// The child half of the crash test: writes entries until killed, saying each one it committed.

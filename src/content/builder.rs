@@ -162,7 +162,7 @@ pub fn build(
     settings: &Settings,
     retry_policy: RetryPolicy,
 ) -> Result<Built, StructureError> {
-    let run = Run {
+    let mut run = Run {
         key: cache_key(scope, description, provider.model()),
         now: ports.clock.now_unix_millis(),
         provider,
@@ -176,8 +176,8 @@ pub fn build(
         },
     };
     match run.cached() {
-        Ok(ready) => Ok(ready),
-        Err(run) => run.ask(description, retry_policy),
+        Some(ready) => Ok(ready),
+        None => run.ask(description, retry_policy),
     }
 }
 
@@ -193,21 +193,16 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// The schema built before, if the cache holds it and it has not expired.
-    fn cached(mut self) -> Result<Built, Self> {
+    fn cached(&mut self) -> Option<Built> {
         let entry = store::read_lenient::<CacheEntry>(self.ports.key_value, &self.key)
-            .filter(|entry| entry.expires_at_millis > self.now);
-        let Some(entry) = entry else {
-            return Err(self);
-        };
-        let Ok(target) = TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned())
-        else {
-            return Err(self);
-        };
+            .filter(|entry| entry.expires_at_millis > self.now)?;
+        let target =
+            TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned()).ok()?;
         self.trace.cache_hit = true;
         self.trace.schema = Some(entry.schema);
-        Ok(Built::Ready {
+        Some(Built::Ready {
             target,
-            trace: self.trace,
+            trace: self.trace.clone(),
         })
     }
 

@@ -12,13 +12,13 @@ use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
-use crate::ports::{HttpRequest, HttpResponse};
+use crate::ports::HttpRequest;
 use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
 use crate::provider::endpoint::{self, Endpoint};
-use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
-use crate::schema::subset::{ANTHROPIC, FULL, Subset};
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, wire};
+use crate::schema::subset::ANTHROPIC;
 use crate::settings::Settings;
 
 /// The API version header; the only one the Messages API has.
@@ -26,7 +26,6 @@ pub const API_VERSION: &str = "2023-06-01";
 
 pub struct Anthropic {
     endpoint: Endpoint,
-    delivery: Delivery,
     /// The model has structured outputs (and strict tools).
     structured_outputs: bool,
 }
@@ -34,9 +33,9 @@ pub struct Anthropic {
 impl Anthropic {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
         let base_url = endpoint::base_url(
-            settings.anthropic_base_url.as_deref(),
-            keys::ANTHROPIC_DEFAULT_URL,
+            settings,
             keys::ANTHROPIC_BASE_URL,
+            keys::ANTHROPIC_DEFAULT_URL,
         )?;
         // The SDKs' base URL has no version; accept one written with it.
         let base_url = base_url.strip_suffix("/v1").unwrap_or(&base_url).to_owned();
@@ -63,8 +62,7 @@ impl Anthropic {
         };
         let delivery = delivery::select_for(settings, capabilities, &endpoint.model)?;
         Ok(Self {
-            endpoint,
-            delivery,
+            endpoint: endpoint.delivering("anthropic", delivery, &ANTHROPIC),
             structured_outputs,
         })
     }
@@ -92,50 +90,6 @@ impl Anthropic {
             });
         }
         messages
-    }
-
-    /// What a 2xx `body` delivers: the answer tool's call, or the text blocks.
-    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
-        let blocks = body
-            .get("content")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let text: String = blocks
-            .iter()
-            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|block| block.get("text").and_then(Value::as_str))
-            .collect();
-        self.check_stop(body, &text)?;
-        let calls = || {
-            blocks
-                .iter()
-                .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
-        };
-        if let Some(call) =
-            calls().find(|block| block.get("name").and_then(Value::as_str) == Some(ANSWER_TOOL))
-        {
-            return Ok(Delivered::ToolCall {
-                id: call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("toolu_0")
-                    .to_owned(),
-                arguments: call
-                    .get("input")
-                    .cloned()
-                    .unwrap_or(Value::Null)
-                    .to_string(),
-            });
-        }
-        if let Some(other) = calls().next() {
-            let name = other
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            return Err(wire::other_tool(name));
-        }
-        Ok(Delivered::Text(text))
     }
 
     /// The error the stop reason stands for, if any: a refusal (in the model's `text`), the
@@ -202,28 +156,8 @@ pub fn has_structured_outputs(model: &str) -> bool {
 }
 
 impl Provider for Anthropic {
-    fn model(&self) -> &str {
-        &self.endpoint.model
-    }
-
-    fn profile_name(&self) -> &'static str {
-        "anthropic"
-    }
-
-    fn delivery(&self) -> Delivery {
-        self.delivery
-    }
-
-    fn subset(&self) -> &'static Subset {
-        if self.delivery == Delivery::Prompt {
-            &FULL
-        } else {
-            &ANTHROPIC
-        }
-    }
-
-    fn schema_in_prompt(&self) -> bool {
-        self.delivery == Delivery::Prompt
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
@@ -237,7 +171,7 @@ impl Provider for Anthropic {
         body.insert("max_tokens".into(), json!(self.endpoint.max_output_tokens));
         body.insert("system".into(), system);
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
-        match self.delivery {
+        match self.endpoint.delivery {
             Delivery::Native => {
                 body.insert(
                     "output_config".into(),
@@ -264,27 +198,61 @@ impl Provider for Anthropic {
         self.endpoint.post_json("/v1/messages", body)
     }
 
-    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        let body = self.endpoint.json_response(response)?;
-        let usage = usage(&body);
-        self.read(&body)
-            .map(|delivered| Completion { delivered, usage })
-            .map_err(|error| error.with_usage(usage))
+    /// What a 2xx `body` delivers: the answer tool's call, or the text blocks.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
+        let blocks = body
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let text: String = blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect();
+        self.check_stop(body, &text)?;
+        let calls = || {
+            blocks
+                .iter()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        };
+        // The answer tool's call wherever it is among the blocks, else the first other call.
+        let Some(call) = calls()
+            .find(|block| tool_name(block) == ANSWER_TOOL)
+            .or_else(|| calls().next())
+        else {
+            return Ok(Delivered::Text(text));
+        };
+        let arguments = call
+            .get("input")
+            .cloned()
+            .unwrap_or(Value::Null)
+            .to_string();
+        let id = call.get("id").and_then(Value::as_str);
+        wire::tool_call(tool_name(call), id, "toolu_0", Some(arguments))
+    }
+
+    /// Anthropic counts cached input apart: the prompt is input + cache writes + cache reads.
+    fn usage(&self, body: &Value) -> Usage {
+        wire::usage(
+            body,
+            &[
+                "/usage/input_tokens",
+                "/usage/cache_creation_input_tokens",
+                "/usage/cache_read_input_tokens",
+            ],
+            &["/usage/output_tokens"],
+            "/usage/cache_read_input_tokens",
+        )
     }
 }
 
-/// Anthropic counts cached input apart: the prompt is input + cache writes + cache reads.
-fn usage(body: &Value) -> Usage {
-    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-    let cached = count("/usage/cache_read_input_tokens");
-    Usage {
-        llm_calls: 0,
-        prompt_tokens: count("/usage/input_tokens")
-            + count("/usage/cache_creation_input_tokens")
-            + cached,
-        completion_tokens: count("/usage/output_tokens"),
-        cached_prompt_tokens: cached,
-    }
+/// The name of a `tool_use` block.
+fn tool_name(block: &Value) -> &str {
+    block
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

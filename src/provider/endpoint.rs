@@ -1,6 +1,7 @@
-//! What every provider shares about the server it talks to: the model as configured and as the
-//! server knows it, the base URL, the headers that carry the key, the time and size limits of a
-//! request, posting JSON, and reading a response's status and JSON body into a typed error.
+//! What every provider shares about the server it talks to and how this call uses it: the
+//! model as configured and as the server knows it, the base URL, the headers that carry the
+//! key, the time and size limits of a request, the profile, delivery mode and schema subset;
+//! posting JSON, and reading a response's status and JSON body into a typed error.
 
 use std::time::Duration;
 
@@ -8,7 +9,9 @@ use serde_json::{Map, Value};
 
 use crate::error::StructureError;
 use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::delivery::Delivery;
 use crate::provider::{ModelRef, wire};
+use crate::schema::subset::{FULL, Subset};
 use crate::settings::Settings;
 
 /// One provider's server, ready to be posted to.
@@ -31,6 +34,12 @@ pub struct Endpoint {
     pub max_output_tokens: u32,
     timeout: Duration,
     max_response_bytes: usize,
+    /// The profile the requests are shaped for (`openai`, `anthropic`, ...).
+    pub profile: &'static str,
+    /// The delivery mode chosen for this call.
+    pub delivery: Delivery,
+    /// The schema subset the provider takes in that mode.
+    pub subset: &'static Subset,
 }
 
 impl Endpoint {
@@ -55,7 +64,29 @@ impl Endpoint {
             max_output_tokens: settings.max_output_tokens,
             timeout: settings.request_timeout,
             max_response_bytes: settings.limits.response_bytes,
+            profile: "",
+            delivery: Delivery::Prompt,
+            subset: &FULL,
         }
+    }
+
+    /// Requests shaped for `profile`, the answer delivered in `delivery` mode, the schema in
+    /// `enforced` (the subset the provider enforces; in prompt mode, where nothing is
+    /// enforced, the full schema).
+    pub fn delivering(
+        mut self,
+        profile: &'static str,
+        delivery: Delivery,
+        enforced: &'static Subset,
+    ) -> Self {
+        self.profile = profile;
+        self.delivery = delivery;
+        self.subset = if delivery == Delivery::Prompt {
+            &FULL
+        } else {
+            enforced
+        };
+        self
     }
 
     /// A header every request carries (`authorization`, `x-api-key`, a version).
@@ -92,14 +123,11 @@ impl Endpoint {
     }
 }
 
-/// A base URL from the settings (or `default`), checked and without a trailing slash; `key` is
-/// its config key, for the message.
-pub fn base_url(
-    configured: Option<&str>,
-    default: &str,
-    key: &str,
-) -> Result<String, StructureError> {
-    let url = configured
+/// The base URL `settings` configure under `key` (or `default`), checked and without a
+/// trailing slash.
+pub fn base_url(settings: &Settings, key: &str, default: &str) -> Result<String, StructureError> {
+    let url = settings
+        .base_url(key)
         .unwrap_or(default)
         .trim_end_matches('/')
         .to_owned();

@@ -31,6 +31,7 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::schema::subset::Subset;
 use crate::settings::Settings;
 pub use delivery::{ANSWER_TOOL, Delivery};
+use endpoint::Endpoint;
 
 /// What the model answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,25 +110,47 @@ pub struct Completion {
 
 /// One provider (or provider profile), ready to be called.
 pub trait Provider {
+    /// The server the requests go to, and how this call uses it.
+    fn endpoint(&self) -> &Endpoint;
     /// `provider/model`, as the trace shows it.
-    fn model(&self) -> &str;
+    fn model(&self) -> &str {
+        &self.endpoint().model
+    }
     /// The profile the requests are shaped for.
-    fn profile_name(&self) -> &'static str;
+    fn profile_name(&self) -> &'static str {
+        self.endpoint().profile
+    }
     /// The delivery mode chosen for this call.
-    fn delivery(&self) -> Delivery;
+    fn delivery(&self) -> Delivery {
+        self.endpoint().delivery
+    }
     /// The schema subset this provider accepts in its delivery mode.
-    fn subset(&self) -> &'static Subset;
+    fn subset(&self) -> &'static Subset {
+        self.endpoint().subset
+    }
     /// The answer format for `target` (the envelope with the need path), in this provider's subset.
     fn answer_format(&self, target: &Value) -> AnswerFormat {
         AnswerFormat::build(target, self.subset())
     }
     /// Whether the system prompt must carry the schema (the provider may not show it to the
-    /// model or enforce it).
-    fn schema_in_prompt(&self) -> bool;
+    /// model or enforce it): in prompt mode.
+    fn schema_in_prompt(&self) -> bool {
+        self.delivery() == Delivery::Prompt
+    }
     /// The HTTP request asking for the next answer.
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest;
+    /// What a 2xx response's JSON `body` delivers, or the typed error it stands for.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError>;
+    /// What a 2xx response's JSON `body` says the call cost.
+    fn usage(&self, body: &Value) -> Usage;
     /// The completion in `response`, or the typed error it stands for (with the tokens it cost).
-    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError>;
+    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
+        let body = self.endpoint().json_response(response)?;
+        let usage = self.usage(&body);
+        self.read(&body)
+            .map(|delivered| Completion { delivered, usage })
+            .map_err(|error| error.with_usage(usage))
+    }
     /// How long the provider asks to wait before trying `response`'s request again, when its
     /// body says so (headers are read by [`retry`] for every provider).
     fn retry_hint(&self, _response: &HttpResponse) -> Option<Duration> {

@@ -14,17 +14,15 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::provider::delivery::{self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Delivery};
+use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::profile::Profile;
-use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
-use crate::schema::subset::Subset;
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::settings::Settings;
 
 pub struct OpenAiChat {
     endpoint: Endpoint,
     profile: Profile,
-    delivery: Delivery,
 }
 
 impl OpenAiChat {
@@ -34,11 +32,8 @@ impl OpenAiChat {
             settings.openai_base_url.as_deref(),
             settings.provider_profile.as_deref(),
         )?;
-        let base_url = endpoint::base_url(
-            settings.openai_base_url.as_deref(),
-            profile.default_base_url(),
-            keys::OPENAI_BASE_URL,
-        )?;
+        let base_url =
+            endpoint::base_url(settings, keys::OPENAI_BASE_URL, profile.default_base_url())?;
         if profile.requires_api_key() && settings.openai_api_key.is_none() {
             return Err(StructureError::configuration(
                 keys::OPENAI_API_KEY,
@@ -50,22 +45,11 @@ impl OpenAiChat {
             Profile::OpenAi => "OpenAI".to_owned(),
             other => format!("the {} server at {base_url}", other.name()),
         };
-        let mut endpoint = Endpoint::new(
-            &model,
-            server,
-            base_url,
-            keys::OPENAI_API_KEY,
-            keys::OPENAI_BASE_URL,
-            settings,
-        );
-        if let Some(key) = &settings.openai_api_key {
-            endpoint = endpoint.with_header("authorization", format!("Bearer {}", key.expose()));
-        }
+        let endpoint = openai_endpoint(&model, server, base_url, settings);
         let delivery = delivery::select_for(settings, profile.capabilities(), &endpoint.model)?;
         Ok(Self {
-            endpoint,
+            endpoint: endpoint.delivering(profile.name(), delivery, profile.subset(delivery)),
             profile,
-            delivery,
         })
     }
 
@@ -94,11 +78,60 @@ impl OpenAiChat {
         }
         messages
     }
+}
+
+impl Provider for OpenAiChat {
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    fn schema_in_prompt(&self) -> bool {
+        self.endpoint.delivery == Delivery::Prompt || self.profile.schema_in_prompt()
+    }
+
+    fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.endpoint.model_name));
+        body.insert("messages".into(), Value::Array(self.messages(conversation)));
+        match self.endpoint.delivery {
+            Delivery::Native => {
+                body.insert(
+                    "response_format".into(),
+                    self.profile.response_format(format),
+                );
+            }
+            Delivery::Tool => {
+                let function = delivery::strict_function(&format.schema);
+                body.insert(
+                    "tools".into(),
+                    json!([{ "type": "function", "function": function }]),
+                );
+                body.insert(
+                    "tool_choice".into(),
+                    json!({ "type": "function", "function": { "name": ANSWER_TOOL } }),
+                );
+                body.insert("parallel_tool_calls".into(), json!(false));
+            }
+            Delivery::Prompt => {}
+        }
+        body.insert(
+            self.profile.token_limit_field().into(),
+            json!(self.endpoint.max_output_tokens),
+        );
+        if let Some(temperature) = self.profile.temperature() {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        self.endpoint.post_json("/chat/completions", body)
+    }
+
+    fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
+        openai_retry_hint(response)
+    }
 
     /// What the first choice of a 2xx `body` delivers: the answer tool's call or the text.
-    fn read(&self, body: &Value, response: &HttpResponse) -> Result<Delivered, StructureError> {
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
         let Some(choice) = body.get("choices").and_then(|choices| choices.get(0)) else {
-            let (message, _) = wire::error_message(&response.body);
+            let (message, _) = wire::error_message(body.to_string().as_bytes());
             return Err(StructureError::invalid_response(format!(
                 "{} answered without a choice: {message}",
                 self.endpoint.server
@@ -127,17 +160,9 @@ impl OpenAiChat {
                 .pointer("/function/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            return match call.pointer("/function/arguments").and_then(Value::as_str) {
-                Some(arguments) if name == ANSWER_TOOL => Ok(Delivered::ToolCall {
-                    id: call
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("call_0")
-                        .to_owned(),
-                    arguments: arguments.to_owned(),
-                }),
-                _ => Err(wire::other_tool(name)),
-            };
+            let arguments = call.pointer("/function/arguments").and_then(Value::as_str);
+            let id = call.get("id").and_then(Value::as_str);
+            return wire::tool_call(name, id, "call_0", arguments.map(str::to_owned));
         }
         match message.get("content").and_then(Value::as_str) {
             Some(text) => Ok(Delivered::Text(text.to_owned())),
@@ -147,81 +172,35 @@ impl OpenAiChat {
             ))),
         }
     }
+
+    fn usage(&self, body: &Value) -> Usage {
+        wire::usage(
+            body,
+            &["/usage/prompt_tokens"],
+            &["/usage/completion_tokens"],
+            "/usage/prompt_tokens_details/cached_tokens",
+        )
+    }
 }
 
-impl Provider for OpenAiChat {
-    fn model(&self) -> &str {
-        &self.endpoint.model
-    }
-
-    fn profile_name(&self) -> &'static str {
-        self.profile.name()
-    }
-
-    fn delivery(&self) -> Delivery {
-        self.delivery
-    }
-
-    fn subset(&self) -> &'static Subset {
-        self.profile.subset(self.delivery)
-    }
-
-    fn schema_in_prompt(&self) -> bool {
-        self.delivery == Delivery::Prompt || self.profile.schema_in_prompt()
-    }
-
-    fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.endpoint.model_name));
-        body.insert("messages".into(), Value::Array(self.messages(conversation)));
-        match self.delivery {
-            Delivery::Native => {
-                body.insert(
-                    "response_format".into(),
-                    self.profile.response_format(format),
-                );
-            }
-            Delivery::Tool => {
-                body.insert(
-                    "tools".into(),
-                    json!([{
-                        "type": "function",
-                        "function": {
-                            "name": ANSWER_TOOL,
-                            "description": ANSWER_TOOL_DESCRIPTION,
-                            "parameters": format.schema,
-                            "strict": true,
-                        },
-                    }]),
-                );
-                body.insert(
-                    "tool_choice".into(),
-                    json!({ "type": "function", "function": { "name": ANSWER_TOOL } }),
-                );
-                body.insert("parallel_tool_calls".into(), json!(false));
-            }
-            Delivery::Prompt => {}
-        }
-        body.insert(
-            self.profile.token_limit_field().into(),
-            json!(self.endpoint.max_output_tokens),
-        );
-        if let Some(temperature) = self.profile.temperature() {
-            body.insert("temperature".into(), json!(temperature));
-        }
-        self.endpoint.post_json("/chat/completions", body)
-    }
-
-    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        let body = self.endpoint.json_response(response)?;
-        let usage = usage(&body);
-        self.read(&body, response)
-            .map(|delivered| Completion { delivered, usage })
-            .map_err(|error| error.with_usage(usage))
-    }
-
-    fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
-        openai_retry_hint(response)
+/// An endpoint that takes OpenAI's key as a bearer token, when one is configured.
+pub(crate) fn openai_endpoint(
+    model: &ModelRef,
+    server: String,
+    base_url: String,
+    settings: &Settings,
+) -> Endpoint {
+    let endpoint = Endpoint::new(
+        model,
+        server,
+        base_url,
+        keys::OPENAI_API_KEY,
+        keys::OPENAI_BASE_URL,
+        settings,
+    );
+    match &settings.openai_api_key {
+        Some(key) => endpoint.with_header("authorization", format!("Bearer {}", key.expose())),
+        None => endpoint,
     }
 }
 
@@ -243,14 +222,4 @@ pub fn openai_retry_hint(response: &HttpResponse) -> Option<Duration> {
         .iter()
         .filter_map(|name| response.header(name).and_then(retry::parse_duration_text))
         .max()
-}
-
-fn usage(body: &Value) -> Usage {
-    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-    Usage {
-        llm_calls: 0,
-        prompt_tokens: count("/usage/prompt_tokens"),
-        completion_tokens: count("/usage/completion_tokens"),
-        cached_prompt_tokens: count("/usage/prompt_tokens_details/cached_tokens"),
-    }
 }

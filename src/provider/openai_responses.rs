@@ -14,13 +14,11 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
-use crate::provider::delivery::{
-    self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
-};
+use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
-use crate::provider::openai_chat::openai_retry_hint;
-use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, wire};
-use crate::schema::subset::{FULL, OPENAI_STRICT, Subset};
+use crate::provider::openai_chat::{openai_endpoint, openai_retry_hint};
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, wire};
+use crate::schema::subset::OPENAI_STRICT;
 use crate::settings::Settings;
 
 /// The API rejects smaller output limits.
@@ -28,16 +26,12 @@ const MIN_OUTPUT_TOKENS: u32 = 16;
 
 pub struct OpenAiResponses {
     endpoint: Endpoint,
-    delivery: Delivery,
 }
 
 impl OpenAiResponses {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
-        let base_url = endpoint::base_url(
-            settings.openai_base_url.as_deref(),
-            keys::OPENAI_DEFAULT_URL,
-            keys::OPENAI_BASE_URL,
-        )?;
+        let base_url =
+            endpoint::base_url(settings, keys::OPENAI_BASE_URL, keys::OPENAI_DEFAULT_URL)?;
         if settings.openai_api_key.is_none() && base_url == keys::OPENAI_DEFAULT_URL {
             return Err(StructureError::configuration(
                 keys::OPENAI_API_KEY,
@@ -50,20 +44,12 @@ impl OpenAiResponses {
         } else {
             format!("the Responses API at {base_url}")
         };
-        let mut endpoint = Endpoint::new(
-            &model,
-            server,
-            base_url,
-            keys::OPENAI_API_KEY,
-            keys::OPENAI_BASE_URL,
-            settings,
-        );
+        let mut endpoint = openai_endpoint(&model, server, base_url, settings);
         endpoint.max_output_tokens = endpoint.max_output_tokens.max(MIN_OUTPUT_TOKENS);
-        if let Some(key) = &settings.openai_api_key {
-            endpoint = endpoint.with_header("authorization", format!("Bearer {}", key.expose()));
-        }
         let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
-        Ok(Self { endpoint, delivery })
+        Ok(Self {
+            endpoint: endpoint.delivering("openai-responses", delivery, &OPENAI_STRICT),
+        })
     }
 
     fn input(&self, conversation: &Conversation) -> Vec<Value> {
@@ -82,66 +68,6 @@ impl OpenAiResponses {
             });
         }
         input
-    }
-
-    /// What a 2xx `body` delivers: the answer tool's call, or the final message's text.
-    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
-        self.check_status(body)?;
-        let output = body
-            .get("output")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if let Some(call) = output
-            .iter()
-            .find(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
-        {
-            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-            return match call.get("arguments").and_then(Value::as_str) {
-                Some(arguments) if name == ANSWER_TOOL => Ok(Delivered::ToolCall {
-                    id: call
-                        .get("call_id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("call_0")
-                        .to_owned(),
-                    arguments: arguments.to_owned(),
-                }),
-                _ => Err(wire::other_tool(name)),
-            };
-        }
-        let messages: Vec<&Value> = output
-            .iter()
-            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
-            .collect();
-        let Some(message) = messages
-            .iter()
-            .rev()
-            .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
-            .or(messages.last())
-        else {
-            return Err(StructureError::invalid_response(format!(
-                "{} answered without a message",
-                self.endpoint.server
-            )));
-        };
-        let parts = message
-            .get("content")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if let Some(refusal) = parts
-            .iter()
-            .find_map(|part| part.get("refusal").and_then(Value::as_str))
-        {
-            return Err(wire::refusal(refusal));
-        }
-        Ok(Delivered::Text(
-            parts
-                .iter()
-                .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
-                .filter_map(|part| part.get("text").and_then(Value::as_str))
-                .collect(),
-        ))
     }
 
     /// The error an `incomplete` or `failed` response stands for.
@@ -180,28 +106,8 @@ impl OpenAiResponses {
 }
 
 impl Provider for OpenAiResponses {
-    fn model(&self) -> &str {
-        &self.endpoint.model
-    }
-
-    fn profile_name(&self) -> &'static str {
-        "openai-responses"
-    }
-
-    fn delivery(&self) -> Delivery {
-        self.delivery
-    }
-
-    fn subset(&self) -> &'static Subset {
-        if self.delivery == Delivery::Prompt {
-            &FULL
-        } else {
-            &OPENAI_STRICT
-        }
-    }
-
-    fn schema_in_prompt(&self) -> bool {
-        self.delivery == Delivery::Prompt
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
@@ -209,7 +115,7 @@ impl Provider for OpenAiResponses {
         body.insert("model".into(), json!(self.endpoint.model_name));
         body.insert("instructions".into(), json!(conversation.system.text()));
         body.insert("input".into(), Value::Array(self.input(conversation)));
-        match self.delivery {
+        match self.endpoint.delivery {
             Delivery::Native => {
                 body.insert(
                     "text".into(),
@@ -217,16 +123,10 @@ impl Provider for OpenAiResponses {
                 );
             }
             Delivery::Tool => {
-                body.insert(
-                    "tools".into(),
-                    json!([{
-                        "type": "function",
-                        "name": ANSWER_TOOL,
-                        "description": ANSWER_TOOL_DESCRIPTION,
-                        "parameters": format.schema,
-                        "strict": true,
-                    }]),
-                );
+                let mut tool = Map::new();
+                tool.insert("type".into(), json!("function"));
+                tool.extend(delivery::strict_function(&format.schema));
+                body.insert("tools".into(), json!([tool]));
                 body.insert(
                     "tool_choice".into(),
                     json!({ "type": "function", "name": ANSWER_TOOL }),
@@ -243,25 +143,68 @@ impl Provider for OpenAiResponses {
         self.endpoint.post_json("/responses", body)
     }
 
-    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        let body = self.endpoint.json_response(response)?;
-        let usage = usage(&body);
-        self.read(&body)
-            .map(|delivered| Completion { delivered, usage })
-            .map_err(|error| error.with_usage(usage))
-    }
-
     fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
         openai_retry_hint(response)
     }
-}
 
-fn usage(body: &Value) -> Usage {
-    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-    Usage {
-        llm_calls: 0,
-        prompt_tokens: count("/usage/input_tokens"),
-        completion_tokens: count("/usage/output_tokens"),
-        cached_prompt_tokens: count("/usage/input_tokens_details/cached_tokens"),
+    /// What a 2xx `body` delivers: the answer tool's call, or the final message's text.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
+        self.check_status(body)?;
+        let output = body
+            .get("output")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(call) = output
+            .iter()
+            .find(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            let arguments = call.get("arguments").and_then(Value::as_str);
+            let id = call.get("call_id").and_then(Value::as_str);
+            return wire::tool_call(name, id, "call_0", arguments.map(str::to_owned));
+        }
+        let messages: Vec<&Value> = output
+            .iter()
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+            .collect();
+        let Some(message) = messages
+            .iter()
+            .rev()
+            .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
+            .or(messages.last())
+        else {
+            return Err(StructureError::invalid_response(format!(
+                "{} answered without a message",
+                self.endpoint.server
+            )));
+        };
+        let parts = message
+            .get("content")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(refusal) = parts
+            .iter()
+            .find_map(|part| part.get("refusal").and_then(Value::as_str))
+        {
+            return Err(wire::refusal(refusal));
+        }
+        Ok(Delivered::Text(
+            parts
+                .iter()
+                .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+        ))
+    }
+
+    fn usage(&self, body: &Value) -> Usage {
+        wire::usage(
+            body,
+            &["/usage/input_tokens"],
+            &["/usage/output_tokens"],
+            "/usage/input_tokens_details/cached_tokens",
+        )
     }
 }

@@ -4,7 +4,10 @@
 use serde_json::Value;
 
 use crate::error::{ErrorKind, StructureError};
+use crate::outcome::Usage;
 use crate::ports::HttpResponse;
+use crate::provider::Delivered;
+use crate::provider::delivery::ANSWER_TOOL;
 
 /// Statuses worth retrying: rate limits, overload (Anthropic's 529), server errors.
 pub const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
@@ -89,6 +92,18 @@ pub fn json_body(server: &str, response: &HttpResponse) -> Result<Value, Structu
     })
 }
 
+/// What a response `body` says a call cost: the sums of the counts at the `prompt` and
+/// `completion` JSON pointers, and the count at `cached` (missing counts are 0).
+pub fn usage(body: &Value, prompt: &[&str], completion: &[&str], cached: &str) -> Usage {
+    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        llm_calls: 0,
+        prompt_tokens: prompt.iter().map(|pointer| count(pointer)).sum(),
+        completion_tokens: completion.iter().map(|pointer| count(pointer)).sum(),
+        cached_prompt_tokens: count(cached),
+    }
+}
+
 /// The error of an answer cut off at the output limit.
 pub fn truncated(max_output_tokens: u32) -> StructureError {
     StructureError::new(
@@ -98,6 +113,23 @@ pub fn truncated(max_output_tokens: u32) -> StructureError {
              STRUCTURE_MAX_OUTPUT_TOKENS (structure_max_output_tokens) or ask for less"
         ),
     )
+}
+
+/// A model's tool call: the answer when it called the answer tool with arguments (its id, or
+/// `default_id` when the provider gave none), else the error of calling another tool.
+pub fn tool_call(
+    name: &str,
+    id: Option<&str>,
+    default_id: &str,
+    arguments: Option<String>,
+) -> Result<Delivered, StructureError> {
+    match arguments {
+        Some(arguments) if name == ANSWER_TOOL => Ok(Delivered::ToolCall {
+            id: id.unwrap_or(default_id).to_owned(),
+            arguments,
+        }),
+        _ => Err(other_tool(name)),
+    }
 }
 
 /// The error of a model that called a tool other than the answer tool.

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::schema::json_type;
+
 /// Formats tried on string values, most specific first.
 const FORMATS: [&str; 5] = ["date-time", "date", "uuid", "email", "uri"];
 
@@ -33,15 +35,7 @@ fn merge(values: &[&Value]) -> Value {
         }
     };
     for value in values {
-        add(match value {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        });
+        add(json_type(value));
     }
     if types.contains(&"number") {
         types.retain(|ty| *ty != "integer");

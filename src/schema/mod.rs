@@ -70,6 +70,19 @@ impl TargetSchema {
     }
 }
 
+/// The JSON Schema type of `value` (`integer` for a whole number).
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing).
 pub fn check(schema: &Value, limits: &CallLimits) -> Result<CompiledSchema, StructureError> {
     limits.check_schema(schema)?;

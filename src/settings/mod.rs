@@ -119,6 +119,16 @@ impl Settings {
         })
     }
 
+    /// The base URL configured under `key` (a `*_base_url` key), if any.
+    pub fn base_url(&self, key: &str) -> Option<&str> {
+        match key {
+            keys::OPENAI_BASE_URL => self.openai_base_url.as_deref(),
+            keys::ANTHROPIC_BASE_URL => self.anthropic_base_url.as_deref(),
+            keys::GEMINI_BASE_URL => self.gemini_base_url.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Every configured secret, for cutting them out of messages ([`crate::secret::redact`]).
     pub fn secrets(&self) -> impl Iterator<Item = &Secret> {
         [

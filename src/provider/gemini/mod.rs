@@ -21,8 +21,8 @@ use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
 use crate::provider::endpoint::{self, Endpoint};
-use crate::provider::{Completion, Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
-use crate::schema::subset::{FULL, GEMINI, Subset};
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
+use crate::schema::subset::GEMINI;
 use crate::settings::Settings;
 
 const API_VERSION: &str = "v1beta";
@@ -43,18 +43,14 @@ const BLOCKING_FINISH_REASONS: &[&str] = &[
 pub struct Gemini {
     /// At `{base}/{version}`.
     endpoint: Endpoint,
-    delivery: Delivery,
     /// `responseSchema` (OpenAPI subset) instead of `responseJsonSchema`.
     openapi: bool,
 }
 
 impl Gemini {
     pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
-        let base_url = endpoint::base_url(
-            settings.gemini_base_url.as_deref(),
-            keys::GEMINI_DEFAULT_URL,
-            keys::GEMINI_BASE_URL,
-        )?;
+        let base_url =
+            endpoint::base_url(settings, keys::GEMINI_BASE_URL, keys::GEMINI_DEFAULT_URL)?;
         // The SDKs' base URL has no version; accept one written with it.
         let has_version = ["/v1beta", "/v1", "/v1alpha"]
             .iter()
@@ -84,8 +80,7 @@ impl Gemini {
         }
         let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
         Ok(Self {
-            endpoint,
-            delivery,
+            endpoint: endpoint.delivering("gemini", delivery, &GEMINI),
             openapi: settings.gemini_schema == "openapi",
         })
     }
@@ -102,59 +97,6 @@ impl Gemini {
                 json!({ "role": role, "parts": [{ "text": text }] })
             })
             .collect()
-    }
-
-    /// What the first candidate of a 2xx `body` delivers: the answer tool's call, or the text
-    /// that is not a thought.
-    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
-        let Some(candidate) = body
-            .get("candidates")
-            .and_then(|candidates| candidates.get(0))
-        else {
-            let reason = body
-                .pointer("/promptFeedback/blockReason")
-                .and_then(Value::as_str);
-            return Err(match reason {
-                Some(reason) => StructureError::new(
-                    ErrorKind::Blocked {
-                        reason: reason.to_owned(),
-                    },
-                    format!("Gemini blocked the prompt ({reason})"),
-                ),
-                None => StructureError::invalid_response("Gemini answered without a candidate"),
-            });
-        };
-        self.check_finish(candidate)?;
-        let parts = candidate
-            .pointer("/content/parts")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if let Some(call) = parts.iter().find_map(|part| part.get("functionCall")) {
-            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-            if name != ANSWER_TOOL {
-                return Err(wire::other_tool(name));
-            }
-            return Ok(Delivered::ToolCall {
-                id: call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("call_0")
-                    .to_owned(),
-                arguments: call
-                    .get("args")
-                    .cloned()
-                    .unwrap_or_else(|| json!({}))
-                    .to_string(),
-            });
-        }
-        Ok(Delivered::Text(
-            parts
-                .iter()
-                .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
-                .filter_map(|part| part.get("text").and_then(Value::as_str))
-                .collect(),
-        ))
     }
 
     /// The error a finish reason other than `STOP` stands for.
@@ -191,36 +133,16 @@ impl Gemini {
 }
 
 impl Provider for Gemini {
-    fn model(&self) -> &str {
-        &self.endpoint.model
-    }
-
-    fn profile_name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn delivery(&self) -> Delivery {
-        self.delivery
-    }
-
-    fn subset(&self) -> &'static Subset {
-        if self.delivery == Delivery::Prompt {
-            &FULL
-        } else {
-            &GEMINI
-        }
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     fn answer_format(&self, target: &Value) -> AnswerFormat {
         let format = AnswerFormat::build(target, self.subset());
-        if self.openapi && self.delivery == Delivery::Native {
+        if self.openapi && self.endpoint.delivery == Delivery::Native {
             return openapi::convert(format);
         }
         format
-    }
-
-    fn schema_in_prompt(&self) -> bool {
-        self.delivery == Delivery::Prompt
     }
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
@@ -235,7 +157,7 @@ impl Provider for Gemini {
             json!({ "parts": [{ "text": conversation.system.text() }] }),
         );
         body.insert("contents".into(), Value::Array(self.contents(conversation)));
-        match self.delivery {
+        match self.endpoint.delivery {
             Delivery::Native => {
                 generation.insert("responseMimeType".into(), json!("application/json"));
                 let field = match format.dialect {
@@ -265,14 +187,6 @@ impl Provider for Gemini {
         self.endpoint.post_json(&path, body)
     }
 
-    fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
-        let body = self.endpoint.json_response(response)?;
-        let usage = usage(&body);
-        self.read(&body)
-            .map(|delivered| Completion { delivered, usage })
-            .map_err(|error| error.with_usage(usage))
-    }
-
     /// Gemini states the wait in a `google.rpc.RetryInfo` detail: `"retryDelay": "1.5s"`.
     fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
         let body: Value = serde_json::from_slice(&response.body).ok()?;
@@ -288,17 +202,61 @@ impl Provider for Gemini {
             .find_map(|detail| detail.get("retryDelay").and_then(Value::as_str))
             .and_then(retry::parse_duration_text)
     }
-}
 
-/// Thoughts are billed as output; cached tokens are already inside the prompt count.
-fn usage(body: &Value) -> Usage {
-    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-    Usage {
-        llm_calls: 0,
-        prompt_tokens: count("/usageMetadata/promptTokenCount")
-            + count("/usageMetadata/toolUsePromptTokenCount"),
-        completion_tokens: count("/usageMetadata/candidatesTokenCount")
-            + count("/usageMetadata/thoughtsTokenCount"),
-        cached_prompt_tokens: count("/usageMetadata/cachedContentTokenCount"),
+    /// What the first candidate of a 2xx `body` delivers: the answer tool's call, or the text
+    /// that is not a thought.
+    fn read(&self, body: &Value) -> Result<Delivered, StructureError> {
+        let Some(candidate) = body
+            .get("candidates")
+            .and_then(|candidates| candidates.get(0))
+        else {
+            let reason = body
+                .pointer("/promptFeedback/blockReason")
+                .and_then(Value::as_str);
+            return Err(match reason {
+                Some(reason) => StructureError::new(
+                    ErrorKind::Blocked {
+                        reason: reason.to_owned(),
+                    },
+                    format!("Gemini blocked the prompt ({reason})"),
+                ),
+                None => StructureError::invalid_response("Gemini answered without a candidate"),
+            });
+        };
+        self.check_finish(candidate)?;
+        let parts = candidate
+            .pointer("/content/parts")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(call) = parts.iter().find_map(|part| part.get("functionCall")) {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            let arguments = call.get("args").cloned().unwrap_or_else(|| json!({}));
+            let id = call.get("id").and_then(Value::as_str);
+            return wire::tool_call(name, id, "call_0", Some(arguments.to_string()));
+        }
+        Ok(Delivered::Text(
+            parts
+                .iter()
+                .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+        ))
+    }
+
+    /// Thoughts are billed as output; cached tokens are already inside the prompt count.
+    fn usage(&self, body: &Value) -> Usage {
+        wire::usage(
+            body,
+            &[
+                "/usageMetadata/promptTokenCount",
+                "/usageMetadata/toolUsePromptTokenCount",
+            ],
+            &[
+                "/usageMetadata/candidatesTokenCount",
+                "/usageMetadata/thoughtsTokenCount",
+            ],
+            "/usageMetadata/cachedContentTokenCount",
+        )
     }
 }

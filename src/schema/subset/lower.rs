@@ -146,7 +146,7 @@ impl Rewrite<'_> {
                     (Some(_), None) => {
                         out.insert(keyword.clone(), value.clone());
                     }
-                    (Some(format), Some(formats)) if formats.contains(&format) => {
+                    (Some(format), Some(formats)) if super::lists(formats, format) => {
                         out.insert(keyword.clone(), value.clone());
                     }
                     _ => moved.push((keyword.clone(), value.clone())),

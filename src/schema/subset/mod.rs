@@ -21,20 +21,25 @@ use serde_json::{Map, Value};
 pub use lower::to_subset;
 pub use restore::restore;
 
-/// Which keywords a provider takes.
+/// Which keywords a provider takes, as a list of names separated by spaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keywords {
-    Only(&'static [&'static str]),
-    AllBut(&'static [&'static str]),
+    Only(&'static str),
+    AllBut(&'static str),
 }
 
 impl Keywords {
     fn allows(self, keyword: &str) -> bool {
         match self {
-            Keywords::Only(list) => list.contains(&keyword),
-            Keywords::AllBut(list) => !list.contains(&keyword),
+            Keywords::Only(list) => lists(list, keyword),
+            Keywords::AllBut(list) => !lists(list, keyword),
         }
     }
+}
+
+/// Whether `name` is one of the names in the space-separated `list`.
+pub(crate) fn lists(list: &str, name: &str) -> bool {
+    list.split_whitespace().any(|listed| listed == name)
 }
 
 /// What a provider's structured-output mode accepts.
@@ -42,8 +47,8 @@ impl Keywords {
 pub struct Subset {
     pub name: &'static str,
     pub keywords: Keywords,
-    /// String formats the provider takes; `None`: all.
-    pub formats: Option<&'static [&'static str]>,
+    /// String formats the provider takes, separated by spaces; `None`: all.
+    pub formats: Option<&'static str>,
     /// Every object gets `additionalProperties: false`.
     pub closed_objects: bool,
     /// Every property is listed in `required`; optional ones become nullable.
@@ -67,52 +72,38 @@ pub struct Subset {
     pub recursive_refs: bool,
 }
 
-/// OpenAI's strict mode (tests/provider-api/SUBSETS.md).
-pub const OPENAI_STRICT: Subset = Subset {
-    name: "openai-strict",
-    keywords: Keywords::Only(&[
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "const",
-        "anyOf",
-        "$ref",
-        "description",
-        "title",
-        "pattern",
-        "format",
-        "multipleOf",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-    ]),
-    formats: Some(&[
-        "date-time",
-        "time",
-        "date",
-        "duration",
-        "email",
-        "hostname",
-        "ipv4",
-        "ipv6",
-        "uuid",
-    ]),
-    closed_objects: true,
-    all_required: true,
-    encode_free_form: true,
-    any_of_only: true,
-    bare_refs: true,
+/// The schema as it is.
+pub const FULL: Subset = Subset {
+    name: "full",
+    keywords: Keywords::AllBut(""),
+    formats: None,
+    closed_objects: false,
+    all_required: false,
+    encode_free_form: false,
+    any_of_only: false,
+    bare_refs: false,
     max_min_items: None,
     property_ordering: false,
     const_as_enum: false,
     type_arrays_as_any_of: false,
     recursive_refs: true,
+};
+
+/// OpenAI's strict mode (tests/provider-api/SUBSETS.md).
+pub const OPENAI_STRICT: Subset = Subset {
+    name: "openai-strict",
+    keywords: Keywords::Only(concat!(
+        "type properties required additionalProperties items enum const anyOf ",
+        "$ref description title pattern format multipleOf minimum maximum ",
+        "exclusiveMinimum exclusiveMaximum minItems maxItems"
+    )),
+    formats: Some("date-time time date duration email hostname ipv4 ipv6 uuid"),
+    closed_objects: true,
+    all_required: true,
+    encode_free_form: true,
+    any_of_only: true,
+    bare_refs: true,
+    ..FULL
 };
 
 /// Anthropic's structured outputs and strict tools, as Anthropic's SDK rewrites schemas: closed
@@ -120,113 +111,42 @@ pub const OPENAI_STRICT: Subset = Subset {
 /// no numeric or length bounds, no patterns, no `const` or type arrays (said another way).
 pub const ANTHROPIC: Subset = Subset {
     name: "anthropic",
-    keywords: Keywords::Only(&[
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "anyOf",
-        "allOf",
-        "$ref",
-        "description",
-        "title",
-        "format",
-        "minItems",
-    ]),
-    formats: Some(&[
-        "date-time",
-        "time",
-        "date",
-        "duration",
-        "email",
-        "hostname",
-        "uri",
-        "ipv4",
-        "ipv6",
-        "uuid",
-    ]),
+    keywords: Keywords::Only(concat!(
+        "type properties required additionalProperties items enum anyOf allOf ",
+        "$ref description title format minItems"
+    )),
+    formats: Some("date-time time date duration email hostname uri ipv4 ipv6 uuid"),
     closed_objects: true,
-    all_required: false,
     encode_free_form: true,
-    any_of_only: false,
-    bare_refs: false,
     max_min_items: Some(1),
-    property_ordering: false,
     const_as_enum: true,
     type_arrays_as_any_of: true,
     recursive_refs: false,
+    ..FULL
 };
 
 /// Gemini's `responseJsonSchema`: the keywords it honours, key order stated.
 pub const GEMINI: Subset = Subset {
     name: "gemini",
-    keywords: Keywords::Only(&[
-        "type",
-        "format",
-        "title",
-        "description",
-        "enum",
-        "items",
-        "prefixItems",
-        "minItems",
-        "maxItems",
-        "minimum",
-        "maximum",
-        "anyOf",
-        "oneOf",
-        "properties",
-        "additionalProperties",
-        "required",
-        "$ref",
-    ]),
-    formats: None,
-    closed_objects: false,
-    all_required: false,
-    encode_free_form: false,
-    any_of_only: false,
+    keywords: Keywords::Only(concat!(
+        "type format title description enum items prefixItems minItems maxItems ",
+        "minimum maximum anyOf oneOf properties additionalProperties required ",
+        "$ref"
+    )),
     bare_refs: true,
-    max_min_items: None,
     property_ordering: true,
     const_as_enum: true,
     type_arrays_as_any_of: true,
     recursive_refs: false,
+    ..FULL
 };
 
 /// Servers that turn the schema into a grammar with llama.cpp's converter, which fails on some
 /// regular expressions: everything but `pattern`.
 pub const GRAMMAR_WITHOUT_PATTERNS: Subset = Subset {
     name: "grammar",
-    keywords: Keywords::AllBut(&["pattern", "patternProperties"]),
-    formats: None,
-    closed_objects: false,
-    all_required: false,
-    encode_free_form: false,
-    any_of_only: false,
-    bare_refs: false,
-    max_min_items: None,
-    property_ordering: false,
-    const_as_enum: false,
-    type_arrays_as_any_of: false,
-    recursive_refs: true,
-};
-
-/// The schema as it is.
-pub const FULL: Subset = Subset {
-    name: "full",
-    keywords: Keywords::AllBut(&[]),
-    formats: None,
-    closed_objects: false,
-    all_required: false,
-    encode_free_form: false,
-    any_of_only: false,
-    bare_refs: false,
-    max_min_items: None,
-    property_ordering: false,
-    const_as_enum: false,
-    type_arrays_as_any_of: false,
-    recursive_refs: true,
+    keywords: Keywords::AllBut("pattern patternProperties"),
+    ..FULL
 };
 
 /// Annotations with no meaning for the model: dropped silently.

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{Shape, required_names, shape};
 use crate::schema::checks::resolve_local;
+use crate::schema::json_type;
 use crate::schema::walk::too_deep;
 
 /// Maps an answer written for a transformed schema back to the shape of the original: drops the
@@ -149,15 +150,7 @@ fn pick_branch<'a>(root: &'a Value, branches: &'a [Value], instance: &Value) -> 
 }
 
 fn type_fits(schema: &Value, instance: &Value) -> bool {
-    let name = match instance {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
+    let name = json_type(instance);
     let matches = |ty: &Value| ty == name || (ty == "number" && name == "integer");
     match schema.get("type") {
         Some(Value::String(_)) => matches(schema.get("type").unwrap_or(&Value::Null)),

@@ -1,0 +1,178 @@
+//! The typed results as JSON, exactly as the component's tool form and HTTP API write them: each
+//! is turned into the core's own type and serialised by the core, so the JSON shape of an
+//! outcome, an error or a schema's info has one definition.
+
+use serde_json::Value;
+
+use crate::bindings::{BuilderTrace, Error, ErrorKind, Outcome, SchemaInfo, Status, Trace, Usage};
+
+impl Outcome {
+    /// The outcome as the tool form returns it:
+    /// `{"status", "data" | "need" | "errors", "schemaOrigin", "iterations", "usage", "trace"}`.
+    ///
+    /// ```
+    /// use structure_host::{Outcome, Status, Trace, Usage};
+    ///
+    /// let outcome = Outcome {
+    ///     status: Status::NeedMoreInput,
+    ///     data: None,
+    ///     need: Some("the customer's email".into()),
+    ///     errors: Vec::new(),
+    ///     schema_origin: "inline".into(),
+    ///     iterations: 1,
+    ///     usage: Usage { llm_calls: 1, prompt_tokens: 90, completion_tokens: 9, cached_prompt_tokens: 0 },
+    ///     trace: Trace {
+    ///         model: "openai/gpt-4.1-mini".into(),
+    ///         provider_profile: "openai".into(),
+    ///         delivery: "native".into(),
+    ///         schema_transforms: Vec::new(),
+    ///         repairs: Vec::new(),
+    ///         feedback: Vec::new(),
+    ///         retries: 0,
+    ///         schema_builder: None,
+    ///     },
+    /// };
+    /// let json = outcome.to_json();
+    /// assert_eq!(json["status"], "need-more-input");
+    /// assert_eq!(json["need"], "the customer's email");
+    /// assert_eq!(json["usage"]["llmCalls"], 1);
+    /// ```
+    pub fn to_json(&self) -> Value {
+        core_outcome(self).to_json()
+    }
+}
+
+impl Error {
+    /// The error as the tool form returns it: `{"error": {"kind", ...details, "message", "usage"}}`.
+    ///
+    /// ```
+    /// use structure_host::{Error, ErrorKind, Usage};
+    ///
+    /// let error = Error {
+    ///     kind: ErrorKind::Configuration("openai_api_key".into()),
+    ///     message: "no OpenAI API key".into(),
+    ///     usage: Usage { llm_calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0 },
+    /// };
+    /// let json = error.to_json();
+    /// assert_eq!(json["error"]["kind"], "configuration");
+    /// assert_eq!(json["error"]["key"], "openai_api_key");
+    /// ```
+    pub fn to_json(&self) -> Value {
+        core_error(self).to_json()
+    }
+}
+
+impl SchemaInfo {
+    /// The schema's info as the HTTP API lists it:
+    /// `{"name", "title", "description", "version", "origin", "hasManual"}`.
+    ///
+    /// ```
+    /// use structure_host::SchemaInfo;
+    ///
+    /// let info = SchemaInfo {
+    ///     name: "lead".into(),
+    ///     title: None,
+    ///     description: Some("A sales lead".into()),
+    ///     version: "1.0".into(),
+    ///     origin: "tenant:acme".into(),
+    ///     has_manual: false,
+    /// };
+    /// assert_eq!(info.to_json()["hasManual"], false);
+    /// ```
+    pub fn to_json(&self) -> Value {
+        let info = structure::SchemaInfo {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            version: self.version.clone(),
+            origin: self.origin.clone(),
+            has_manual: self.has_manual,
+        };
+        serde_json::to_value(info).unwrap_or_default()
+    }
+}
+
+/// JSON text the component wrote; text that is not JSON (it never is) stays a string.
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+fn core_usage(usage: &Usage) -> structure::Usage {
+    structure::Usage {
+        llm_calls: usage.llm_calls,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        cached_prompt_tokens: usage.cached_prompt_tokens,
+    }
+}
+
+fn core_builder(builder: &BuilderTrace) -> structure::outcome::BuilderTrace {
+    structure::outcome::BuilderTrace {
+        model: builder.model.clone(),
+        cache_hit: builder.cache_hit,
+        usage: core_usage(&builder.usage),
+        schema: builder.schema.as_deref().map(parsed),
+    }
+}
+
+fn core_trace(trace: &Trace) -> structure::Trace {
+    structure::Trace {
+        model: trace.model.clone(),
+        provider_profile: trace.provider_profile.clone(),
+        delivery: trace.delivery.clone(),
+        schema_transforms: trace.schema_transforms.clone(),
+        repairs: trace.repairs.clone(),
+        feedback: trace.feedback.clone(),
+        retries: trace.retries,
+        schema_builder: trace.schema_builder.as_ref().map(core_builder),
+    }
+}
+
+fn core_outcome(outcome: &Outcome) -> structure::Outcome {
+    let answer = match outcome.status {
+        Status::Ok => structure::Answer::Ok(outcome.data.as_deref().map_or(Value::Null, parsed)),
+        Status::NeedMoreInput => {
+            structure::Answer::NeedMoreInput(outcome.need.clone().unwrap_or_default())
+        }
+        Status::Stale => structure::Answer::Stale(outcome.errors.clone()),
+    };
+    structure::Outcome {
+        answer,
+        schema_origin: outcome.schema_origin.clone(),
+        iterations: outcome.iterations,
+        usage: core_usage(&outcome.usage),
+        trace: core_trace(&outcome.trace),
+    }
+}
+
+fn core_error(error: &Error) -> structure::StructureError {
+    use structure::ErrorKind as Core;
+    let kind = match &error.kind {
+        ErrorKind::InvalidRequest(field) => Core::InvalidRequest {
+            field: field.clone(),
+        },
+        ErrorKind::SchemaNotFound(not_found) => Core::SchemaNotFound {
+            name: not_found.name.clone(),
+            suggestions: not_found.suggestions.clone(),
+        },
+        ErrorKind::InvalidSchema => Core::InvalidSchema,
+        ErrorKind::Configuration(key) => Core::Configuration { key: key.clone() },
+        ErrorKind::Provider(failure) => Core::Provider {
+            status: failure.status,
+            retryable: failure.retryable,
+            code: failure.code.clone(),
+        },
+        ErrorKind::Transport => Core::Transport,
+        ErrorKind::Refusal => Core::Refusal,
+        ErrorKind::Blocked(reason) => Core::Blocked {
+            reason: reason.clone(),
+        },
+        ErrorKind::Truncated => Core::Truncated,
+        ErrorKind::InvalidResponse => Core::InvalidResponse,
+        ErrorKind::StructuredOutputFailed => Core::StructuredOutputFailed,
+        ErrorKind::BudgetExhausted => Core::BudgetExhausted,
+        ErrorKind::Storage => Core::Storage,
+        ErrorKind::Unsupported => Core::Unsupported,
+    };
+    structure::StructureError::new(kind, error.message.clone()).with_usage(core_usage(&error.usage))
+}
