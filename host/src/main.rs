@@ -169,23 +169,10 @@ async fn run(cli: Cli) -> ExitCode {
             max_loops,
             overrides,
             prompt,
-        } => {
-            let request = match request(&schema, schema_mode, max_loops, &overrides, prompt) {
-                Ok(request) => request,
-                Err(message) => return fail(EXIT_USAGE, &message),
-            };
-            match client.structure(&scope, &request).await {
-                Ok(outcome) => {
-                    print_json(&outcome.to_json());
-                    ExitCode::from(match outcome.status {
-                        Status::Ok => EXIT_OK,
-                        Status::NeedMoreInput => EXIT_NEED_MORE_INPUT,
-                        Status::Stale => EXIT_STALE,
-                    })
-                }
-                Err(error) => report(error),
-            }
-        }
+        } => match request(&schema, schema_mode, max_loops, &overrides, prompt) {
+            Ok(request) => structure(&client, &scope, &request).await,
+            Err(message) => fail(EXIT_USAGE, &message),
+        },
         Command::Schemas { action, json } => {
             schemas(
                 &client,
@@ -214,28 +201,42 @@ async fn run(cli: Cli) -> ExitCode {
                 .await
                 .map(|definition| print_json(&definition)),
         ),
-        Command::Serve { listen } => {
-            let listener = match tokio::net::TcpListener::bind(&listen).await {
-                Ok(listener) => listener,
-                Err(error) => {
-                    return fail(EXIT_ERROR, &format!("cannot listen on {listen}: {error}"));
-                }
-            };
-            let address = listener
-                .local_addr()
-                .map(|address| address.to_string())
-                .unwrap_or(listen);
-            eprintln!(
-                "structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz)"
-            );
-            tokio::select! {
-                result = client.serve(listener) => match result {
-                    Ok(()) => ExitCode::from(EXIT_OK),
-                    Err(error) => fail(EXIT_ERROR, &format!("{error:#}")),
-                },
-                _ = tokio::signal::ctrl_c() => ExitCode::from(EXIT_OK),
-            }
+        Command::Serve { listen } => serve(&client, listen).await,
+    }
+}
+
+/// `run`: prints the outcome; the exit status is its status.
+async fn structure(client: &Structure, scope: &Scope, request: &Request) -> ExitCode {
+    match client.structure(scope, request).await {
+        Ok(outcome) => {
+            print_json(&outcome.to_json());
+            ExitCode::from(match outcome.status {
+                Status::Ok => EXIT_OK,
+                Status::NeedMoreInput => EXIT_NEED_MORE_INPUT,
+                Status::Stale => EXIT_STALE,
+            })
         }
+        Err(error) => report(error),
+    }
+}
+
+/// `serve`: the HTTP API on `listen` until interrupted.
+async fn serve(client: &Structure, listen: String) -> ExitCode {
+    let listener = match tokio::net::TcpListener::bind(&listen).await {
+        Ok(listener) => listener,
+        Err(error) => return fail(EXIT_ERROR, &format!("cannot listen on {listen}: {error}")),
+    };
+    let address = listener
+        .local_addr()
+        .map(|address| address.to_string())
+        .unwrap_or(listen);
+    eprintln!("structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz)");
+    tokio::select! {
+        result = client.serve(listener) => match result {
+            Ok(()) => ExitCode::from(EXIT_OK),
+            Err(error) => fail(EXIT_ERROR, &format!("{error:#}")),
+        },
+        _ = tokio::signal::ctrl_c() => ExitCode::from(EXIT_OK),
     }
 }
 
