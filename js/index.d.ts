@@ -40,7 +40,7 @@ export interface StructureRequest {
   schemaMode?: SchemaMode;
   /** Content-stage iterations, 1 to 10 (default 3). */
   maxLoops?: number;
-  /** Per-call setting overrides: `model`, `maxLoops`, `delivery`, `tokenBudget`, ... */
+  /** Per-call setting overrides: `model`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, ... */
   settings?: Record<string, unknown>;
 }
 
@@ -78,9 +78,32 @@ interface OutcomeCommon {
   trace: Trace;
 }
 
-/** `data` exists only when it validated against the full schema. */
+/**
+ * Where one value of `data` (a string, a number, an array item) comes from. A supported value
+ * has its span of the prompt: `start`/`end` in Unicode code points, `utf16Start`/`utf16End` in
+ * JavaScript string indices (`prompt.slice(utf16Start, utf16End) === text`).
+ */
+export type Source =
+  | {
+      /** JSON pointer to the value in `data`. */
+      pointer: string;
+      start: number;
+      end: number;
+      text: string;
+      utf16Start: number;
+      utf16End: number;
+      /** `exact`: the span equals the value; `normalized`: after folding case and whitespace, reading a number, a date or an enum value as written. */
+      match: 'exact' | 'normalized';
+    }
+  | {
+      pointer: string;
+      /** No span of the prompt supports the value: the model worked it out. */
+      match: 'derived';
+    };
+
+/** `data` exists only when it validated against the full schema, with the `sources` of its values. */
 export type Outcome =
-  | (OutcomeCommon & { status: 'ok'; data: Record<string, unknown> })
+  | (OutcomeCommon & { status: 'ok'; data: Record<string, unknown>; sources: Source[] })
   | (OutcomeCommon & { status: 'need-more-input'; need: string })
   | (OutcomeCommon & { status: 'stale'; errors: string[] });
 

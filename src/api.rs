@@ -87,7 +87,8 @@ fn structure_with(
         max_loops: request.max_loops.unwrap_or(settings.max_loops),
         retry,
         token_budget: settings.token_budget,
-        extractive: settings.extractive,
+        extractive: settings.extractive.for_profile(provider.profile_name()),
+        grounding: settings.grounding,
         reference_time: settings.reference_time,
     };
     match content::run(&request.prompt, &target, limits, provider.as_ref(), ports) {

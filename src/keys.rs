@@ -16,8 +16,12 @@ pub const DELIVERY: &str = "structure_delivery";
 /// `true` (default): only provider-enforced output (native or strict tool), never `prompt`.
 pub const REQUIRE_PROVIDER_STRICT_OUTPUT: &str = "structure_require_provider_strict_output";
 /// `true`: plain strings and numbers are offered as the spans and numbers the text writes
-/// (for small local models; see the content stage's grounding). Default `false`.
+/// (for small local models; see the content stage's grounding); `auto` (default): on for
+/// the local-server profiles (`ollama`, `llamacpp`, `vllm`), off for hosted providers.
 pub const EXTRACTIVE: &str = "structure_extractive";
+/// How values are held to the text: `off`, `report` (default: every value's source in the
+/// result) or `require` (a value the text does not support is fed back as a violation).
+pub const GROUNDING: &str = "structure_grounding";
 /// The instant relative dates in the text are resolved against, RFC 3339 (default: now),
 /// e.g. the date an email was sent; also makes runs reproducible.
 pub const REFERENCE_TIME: &str = "structure_reference_time";
@@ -82,6 +86,7 @@ pub const ALL: &[&str] = &[
     DELIVERY,
     REQUIRE_PROVIDER_STRICT_OUTPUT,
     EXTRACTIVE,
+    GROUNDING,
     REFERENCE_TIME,
     MAX_OUTPUT_TOKENS,
     REQUEST_TIMEOUT_MS,

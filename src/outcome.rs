@@ -82,10 +82,53 @@ pub struct BuilderTrace {
     pub schema: Option<Value>,
 }
 
+/// How a value of `data` is supported by the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Match {
+    /// A span of the text equals the value.
+    Exact,
+    /// A span equals the value after normalisation: case and whitespace, a number as written
+    /// (`1,200` → 1200), a date written out (`14 April 2025` → `2025-04-14`), an enum value named
+    /// in other words (`failed` → `failure`).
+    Normalized,
+    /// No span of the text supports the value: the model worked it out (or made it up).
+    Derived,
+}
+
+/// Where a span of the text is: Unicode code points, and UTF-16 code units for JavaScript
+/// (`text.slice(utf16Start, utf16End)`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Span {
+    /// The first code point of the span.
+    pub start: usize,
+    /// One past the last code point.
+    pub end: usize,
+    /// The span as the text writes it.
+    pub text: String,
+    pub utf16_start: usize,
+    pub utf16_end: usize,
+}
+
+/// Where one leaf of `data` (a string, number or array item) comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// JSON pointer to the value in `data`.
+    pub pointer: String,
+    /// The span that supports it; none when it is derived.
+    #[serde(flatten)]
+    pub span: Option<Span>,
+    #[serde(rename = "match")]
+    pub matched: Match,
+}
+
 /// The outcome of a `structure` call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub answer: Answer,
+    /// Where each value of an `ok` answer's data comes from (empty otherwise).
+    pub sources: Vec<Source>,
     /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`.
     pub schema_origin: String,
     /// Content-stage iterations consumed.
@@ -106,7 +149,10 @@ impl Serialize for Outcome {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("status", self.answer.status())?;
         match &self.answer {
-            Answer::Ok(data) => map.serialize_entry("data", data)?,
+            Answer::Ok(data) => {
+                map.serialize_entry("data", data)?;
+                map.serialize_entry("sources", &self.sources)?;
+            }
             Answer::NeedMoreInput(need) => map.serialize_entry("need", need)?,
             Answer::Stale(errors) => map.serialize_entry("errors", errors)?,
         }

@@ -536,3 +536,115 @@ async fn a_ref_to_a_live_server_is_refused_and_never_fetched() {
     }
     assert!(mock.requests().is_empty(), "nothing was fetched");
 }
+
+/// A schema for the grounding tests: a name the text must hold, and a summary marked derived.
+const PERSON: &str = r#"{"type": "object", "properties": {
+    "name": {"type": "string"},
+    "city": {"type": "string"},
+    "summary": {"type": "string", "x-structure-derived": true}
+}, "required": ["name", "city", "summary"]}"#;
+
+#[tokio::test]
+async fn require_mode_feeds_an_ungrounded_value_back_and_takes_the_fixed_answer() {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(
+        json!({ "name": "John Smith", "city": "München", "summary": "A customer in Munich" }),
+    ));
+    mock.push(Reply::answer(
+        json!({ "name": "Jürgen Groß", "city": "München", "summary": "A customer in Munich" }),
+    ));
+    let request = Request {
+        prompt: "Kunde: Jürgen Groß aus München 🎉".into(),
+        schema: SchemaInput::Inline(PERSON.into()),
+        max_loops: None,
+        settings: Some(json!({ "grounding": "require" }).to_string()),
+    };
+    let outcome = client(&mock)
+        .structure(&Scope::default(), &request)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    assert_eq!((outcome.iterations, outcome.usage.llm_calls), (2, 2));
+    assert_eq!(
+        outcome.trace.feedback[0].lines().nth(1),
+        Some(
+            "- /name: \"John Smith\" does not appear in the text; copy the value as the text \
+             writes it, or answer with _need if the text does not give it"
+        ),
+        "the summary is marked derived: only the name is fed back"
+    );
+    let sent = mock.requests()[1].json();
+    let fed_back = sent["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(fed_back.contains("John Smith"), "{fed_back}");
+    // The sources of the fixed answer: offsets in code points and UTF-16 units.
+    let name = outcome
+        .sources
+        .iter()
+        .find(|source| source.pointer == "/name")
+        .unwrap();
+    let span = name.span.as_ref().unwrap();
+    assert_eq!(
+        (span.start, span.end, span.text.as_str()),
+        (7, 18, "Jürgen Groß")
+    );
+    let city = outcome
+        .sources
+        .iter()
+        .find(|source| source.pointer == "/city")
+        .unwrap();
+    assert_eq!(city.span.as_ref().unwrap().start, 23);
+    let summary = outcome
+        .sources
+        .iter()
+        .find(|source| source.pointer == "/summary")
+        .unwrap();
+    assert_eq!(summary.matched, structure_host::SourceMatch::Derived);
+    assert_eq!(outcome.to_json()["sources"][0]["match"], "exact");
+}
+
+#[tokio::test]
+async fn require_mode_ends_stale_when_the_value_stays_ungrounded() {
+    let mock = MockLlm::start();
+    for name in ["John Smith", "Jane Doe"] {
+        mock.push(Reply::answer(
+            json!({ "name": name, "city": "Berlin", "summary": "x" }),
+        ));
+    }
+    let request = Request {
+        prompt: "A customer wrote in from Berlin.".into(),
+        schema: SchemaInput::Inline(PERSON.into()),
+        max_loops: Some(2),
+        settings: Some(json!({ "grounding": "require" }).to_string()),
+    };
+    let outcome = client(&mock)
+        .structure(&Scope::default(), &request)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Stale);
+    assert!(outcome.data.is_none() && outcome.sources.is_empty());
+    assert!(
+        outcome.errors[0].contains("\"Jane Doe\" does not appear in the text"),
+        "{:?}",
+        outcome.errors
+    );
+    // Report mode (the default) keeps the same answer, with its provenance.
+    mock.push(Reply::answer(
+        json!({ "name": "John Smith", "city": "Berlin", "summary": "x" }),
+    ));
+    let report = Request {
+        settings: None,
+        ..request
+    };
+    let outcome = client(&mock)
+        .structure(&Scope::default(), &report)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    let derived: Vec<&str> = outcome
+        .sources
+        .iter()
+        .filter(|source| source.matched == structure_host::SourceMatch::Derived)
+        .map(|source| source.pointer.as_str())
+        .collect();
+    assert_eq!(derived, ["/name", "/summary"]);
+}

@@ -112,9 +112,20 @@ fn every_request_body_validates_against_openais_request_schema() {
     let configs = [
         openai_config(None),
         openai_config(Some("http://localhost:8080/v1")),
-        MapConfig::with(&[("structure_model", "ollama/llama3.2")]),
-        MapConfig::with(&[("structure_model", "vllm/meta-llama/Llama-3.1-8B-Instruct")]),
-        MapConfig::with(&[("structure_model", "llamacpp/smollm2")]),
+        // The local profiles with extractive mode off: these requests carry the schema as it
+        // is (extractive mode's narrowed schemas are checked in tests/core_grounding.rs).
+        MapConfig::with(&[
+            ("structure_model", "ollama/llama3.2"),
+            ("structure_extractive", "false"),
+        ]),
+        MapConfig::with(&[
+            ("structure_model", "vllm/meta-llama/Llama-3.1-8B-Instruct"),
+            ("structure_extractive", "false"),
+        ]),
+        MapConfig::with(&[
+            ("structure_model", "llamacpp/smollm2"),
+            ("structure_extractive", "false"),
+        ]),
     ];
     for config in &configs {
         for schema in &schemas {
@@ -270,7 +281,10 @@ fn local_server_profiles_shape_the_request_for_their_server() {
         ),
     ];
     for (model, base_url, url, format_type) in profiles {
-        let mut config = MapConfig::with(&[("structure_model", model)]);
+        let mut config = MapConfig::with(&[
+            ("structure_model", model),
+            ("structure_extractive", "false"),
+        ]);
         if let Some(base_url) = base_url {
             config
                 .values

@@ -18,7 +18,8 @@ wasmtime::component::bindgen!({
 
 pub use exports::structure::tool::structuring::{
     BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
-    Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Status, Trace, Usage,
+    Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Source, SourceMatch, Span,
+    Status, Trace, Usage,
 };
 
 /// The `default` tenant, no project: single-tenant use.

@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 
-use crate::bindings::{BuilderTrace, Error, ErrorKind, Outcome, SchemaInfo, Status, Trace, Usage};
+use crate::bindings::{
+    BuilderTrace, Error, ErrorKind, Outcome, SchemaInfo, Source, SourceMatch, Status, Trace, Usage,
+};
 
 impl Outcome {
     /// The outcome as the tool form returns it:
@@ -16,6 +18,7 @@ impl Outcome {
     /// let outcome = Outcome {
     ///     status: Status::NeedMoreInput,
     ///     data: None,
+    ///     sources: Vec::new(),
     ///     need: Some("the customer's email".into()),
     ///     errors: Vec::new(),
     ///     schema_origin: "inline".into(),
@@ -138,10 +141,30 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
     };
     structure::Outcome {
         answer,
+        sources: outcome.sources.iter().map(core_source).collect(),
         schema_origin: outcome.schema_origin.clone(),
         iterations: outcome.iterations,
         usage: core_usage(&outcome.usage),
         trace: core_trace(&outcome.trace),
+    }
+}
+
+fn core_source(source: &Source) -> structure::outcome::Source {
+    use structure::outcome::Match;
+    structure::outcome::Source {
+        pointer: source.pointer.clone(),
+        span: source.span.as_ref().map(|span| structure::outcome::Span {
+            start: span.start as usize,
+            end: span.end as usize,
+            text: span.text.clone(),
+            utf16_start: span.utf16_start as usize,
+            utf16_end: span.utf16_end as usize,
+        }),
+        matched: match source.matched {
+            SourceMatch::Exact => Match::Exact,
+            SourceMatch::Normalized => Match::Normalized,
+            SourceMatch::Derived => Match::Derived,
+        },
     }
 }
 

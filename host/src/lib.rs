@@ -46,7 +46,8 @@ mod state;
 
 pub use bindings::{
     BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
-    Registration, Request, SchemaInfo, SchemaInput, Scope, Status, Trace, Usage,
+    Registration, Request, SchemaInfo, SchemaInput, Scope, Source, SourceMatch, Span, Status,
+    Trace, Usage,
 };
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;

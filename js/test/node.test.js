@@ -39,6 +39,22 @@ test('ok: a valid first answer is the data, after one LLM call made with the con
   assert.equal(sent.headers.find(([name]) => name === 'authorization')?.[1], 'Bearer sk-node-test');
 });
 
+test('sources: each value of the data with its span of the prompt, in JavaScript string indices', async () => {
+  const text = '🎉 Zoë Kim from Zürich, zoe@example.org';
+  const zoe = { name: 'Zoë Kim', email: 'zoe@example.org', organization: 'Fabrikam' };
+  await mock.reply(answer(zoe));
+  const outcome = await structure.structure({ prompt: text, schema: 'contact', schemaMode: 'named' });
+  assert.equal(outcome.status, 'ok');
+  const byPointer = Object.fromEntries(outcome.sources.map((source) => [source.pointer, source]));
+  for (const pointer of ['/name', '/email']) {
+    const source = byPointer[pointer];
+    assert.equal(source.match, 'exact');
+    assert.equal(text.slice(source.utf16Start, source.utf16End), source.text);
+    assert.equal([...text].slice(source.start, source.end).join(''), source.text);
+  }
+  assert.deepEqual(byPointer['/organization'], { pointer: '/organization', match: 'derived' });
+});
+
 test('ok after a violation: the reason fed back names the field', async () => {
   await mock.reply(answer({ ...ada, email: 'not an email' }));
   await mock.reply(answer(ada));

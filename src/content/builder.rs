@@ -307,6 +307,7 @@ impl Run<'_> {
 fn finished(answer: Answer, trace: BuilderTrace, outer: Trace) -> Built {
     Built::Finished(Outcome {
         answer,
+        sources: Vec::new(),
         schema_origin: "inferred".to_owned(),
         iterations: 0,
         usage: trace.usage,

@@ -6,7 +6,9 @@ pub mod grounding;
 pub mod prompt;
 pub mod reason;
 
-use crate::answer::format::AnswerFormat;
+use serde_json::Value;
+
+use crate::answer::format::{AnswerFormat, NEED_KEY};
 use crate::answer::{Decoded, decode};
 use crate::content::grounding::{Grounded, ground};
 use crate::error::{ErrorKind, StructureError};
@@ -15,7 +17,9 @@ use crate::ports::Ports;
 use crate::provider::retry::{self, RetryPolicy};
 use crate::provider::{ANSWER_TOOL, Completion, Conversation, Delivered, Delivery, Provider, Turn};
 use crate::schema::TargetSchema;
-use crate::schema::violation::Violation;
+use crate::schema::violation::{Violation, show};
+use crate::settings::Grounding;
+use grounding::provenance;
 
 /// Plain-text answers tolerated in tool mode before giving up (spec 001).
 pub const MAX_TOOL_REMINDERS: u32 = 2;
@@ -29,6 +33,8 @@ pub struct Limits {
     pub token_budget: Option<u64>,
     /// Ground plain strings and numbers in the text too (see [`grounding`]).
     pub extractive: bool,
+    /// Whether values are located in the text, and whether they must be.
+    pub grounding: Grounding,
     /// The instant relative dates are resolved against (milliseconds since the epoch); `None`:
     /// the clock's now.
     pub reference_time: Option<u64>,
@@ -82,6 +88,7 @@ pub fn run(
         turns: vec![Turn::User(prompt.to_owned())],
     };
     Loop {
+        prompt,
         target,
         limits,
         provider,
@@ -96,6 +103,7 @@ pub fn run(
 
 /// One call's conversation with the model, and what it has cost.
 struct Loop<'a> {
+    prompt: &'a str,
     target: &'a TargetSchema,
     limits: Limits,
     provider: &'a dyn Provider,
@@ -180,7 +188,10 @@ impl Loop<'_> {
             Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
             Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
             Decoded::Candidate(candidate) => {
-                let violations = self.target.compiled.violations(&candidate);
+                let mut violations = self.target.compiled.violations(&candidate);
+                if violations.is_empty() && self.limits.grounding == Grounding::Require {
+                    violations = ungrounded(&candidate, &self.target.schema, self.prompt);
+                }
                 if violations.is_empty() {
                     Ok(Answer::Ok(candidate))
                 } else {
@@ -198,8 +209,30 @@ impl Loop<'_> {
     }
 
     fn finish(self, answer: Answer, iterations: u32) -> Outcome {
-        finish(answer, self.target, iterations, self.usage, self.trace)
+        let mut outcome = finish(answer, self.target, iterations, self.usage, self.trace);
+        if let Answer::Ok(data) = &outcome.answer
+            && self.limits.grounding != Grounding::Off
+        {
+            outcome.sources = provenance::sources(data, &self.target.schema, self.prompt);
+        }
+        outcome
     }
+}
+
+/// The violations of the values of a valid `candidate` that no span of `text` supports.
+fn ungrounded(candidate: &Value, schema: &Value, text: &str) -> Vec<Violation> {
+    provenance::ungrounded(candidate, schema, text)
+        .into_iter()
+        .map(|(pointer, value)| Violation {
+            pointer,
+            constraint: format!(
+                "{} does not appear in the text; copy the value as the text writes it, or answer \
+                 with {NEED_KEY} if the text does not give it",
+                show(value)
+            ),
+            actual: None,
+        })
+        .collect()
 }
 
 /// Asks `provider` for the next answer in `conversation` (retrying what may pass), adding what
@@ -250,6 +283,7 @@ fn finish(
 ) -> Outcome {
     Outcome {
         answer,
+        sources: Vec::new(),
         schema_origin: target.origin.clone(),
         iterations,
         usage,

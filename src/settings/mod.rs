@@ -42,6 +42,62 @@ pub enum DeliveryChoice {
     Prompt,
 }
 
+/// Whether plain strings and numbers are offered as the text's spans and numbers
+/// (`structure_extractive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extractive {
+    /// On for the local-server profiles, whose small models invent values; off for hosted
+    /// providers.
+    Auto,
+    On,
+    Off,
+}
+
+/// The profiles [`Extractive::Auto`] turns extractive mode on for: servers of local models.
+pub const LOCAL_PROFILES: &[&str] = &["ollama", "llamacpp", "vllm"];
+
+impl Extractive {
+    /// Whether extractive mode is on for a provider of `profile`.
+    pub fn for_profile(self, profile: &str) -> bool {
+        match self {
+            Extractive::Auto => LOCAL_PROFILES.contains(&profile),
+            Extractive::On => true,
+            Extractive::Off => false,
+        }
+    }
+
+    /// As the settings describe it: `auto`, `true` or `false`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extractive::Auto => "auto",
+            Extractive::On => "true",
+            Extractive::Off => "false",
+        }
+    }
+}
+
+/// How values are held to the text (`structure_grounding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grounding {
+    /// No provenance.
+    Off,
+    /// Every value's source in the result.
+    Report,
+    /// Also: a value no span supports (in a field not marked derived) is a violation.
+    Require,
+}
+
+impl Grounding {
+    /// As the settings write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Grounding::Off => "off",
+            Grounding::Report => "report",
+            Grounding::Require => "require",
+        }
+    }
+}
+
 /// The settings of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -55,7 +111,8 @@ pub struct Settings {
     pub provider_profile: Option<String>,
     pub delivery: DeliveryChoice,
     pub require_provider_strict_output: bool,
-    pub extractive: bool,
+    pub extractive: Extractive,
+    pub grounding: Grounding,
     /// Milliseconds since the Unix epoch; `None`: the clock's now.
     pub reference_time: Option<u64>,
     pub max_output_tokens: u32,
@@ -91,7 +148,8 @@ impl Settings {
             provider_profile: read.text(keys::PROVIDER_PROFILE)?,
             delivery,
             require_provider_strict_output,
-            extractive: read.boolean(keys::EXTRACTIVE, false)?,
+            extractive: read.extractive()?,
+            grounding: read.grounding()?,
             reference_time: read.reference_time()?,
             max_output_tokens: read.small(
                 keys::MAX_OUTPUT_TOKENS,
@@ -216,6 +274,32 @@ impl Reader<'_> {
                     allowed.join(", ")
                 ),
             )),
+        }
+    }
+
+    fn extractive(&self) -> Result<Extractive, StructureError> {
+        match self.text(keys::EXTRACTIVE)?.as_deref() {
+            None | Some("auto") => Ok(Extractive::Auto),
+            Some("true" | "1" | "yes") => Ok(Extractive::On),
+            Some("false" | "0" | "no") => Ok(Extractive::Off),
+            Some(other) => Err(StructureError::configuration(
+                keys::EXTRACTIVE,
+                format!(
+                    "setting {} must be auto, true or false, not {other:?}",
+                    keys::EXTRACTIVE
+                ),
+            )),
+        }
+    }
+
+    fn grounding(&self) -> Result<Grounding, StructureError> {
+        match self
+            .choice(keys::GROUNDING, &["report", "off", "require"])?
+            .as_str()
+        {
+            "off" => Ok(Grounding::Off),
+            "require" => Ok(Grounding::Require),
+            _ => Ok(Grounding::Report),
         }
     }
 

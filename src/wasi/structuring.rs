@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::exports::structure::tool::structuring as api;
 use super::{Component, with_ports};
 use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Outcome, Usage};
+use crate::outcome::{Answer, Match, Outcome, Source, Usage};
 use crate::request::{SchemaInput, StructureRequest};
 use crate::schema::registry::{Registration, SchemaInfo};
 use crate::schema::skill::SkillFiles;
@@ -167,6 +167,7 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
     api::Outcome {
         status,
         data,
+        sources: outcome.sources.into_iter().map(to_wit_source).collect(),
         need,
         errors,
         schema_origin: outcome.schema_origin,
@@ -189,6 +190,25 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
                     usage: to_wit_usage(builder.usage),
                     schema: builder.schema.map(|schema| schema.to_string()),
                 }),
+        },
+    }
+}
+
+fn to_wit_source(source: Source) -> api::Source {
+    let offset = |offset: usize| u32::try_from(offset).unwrap_or(u32::MAX);
+    api::Source {
+        pointer: source.pointer,
+        span: source.span.map(|span| api::Span {
+            start: offset(span.start),
+            end: offset(span.end),
+            text: span.text,
+            utf16_start: offset(span.utf16_start),
+            utf16_end: offset(span.utf16_end),
+        }),
+        matched: match source.matched {
+            Match::Exact => api::SourceMatch::Exact,
+            Match::Normalized => api::SourceMatch::Normalized,
+            Match::Derived => api::SourceMatch::Derived,
         },
     }
 }

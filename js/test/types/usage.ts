@@ -8,6 +8,12 @@ const structure = await createStructure({
 const outcome: Outcome = await structure.structure({ prompt: 'Ada, ada@example.org', schema: 'contact', schemaMode: 'named' });
 if (outcome.status === 'ok') {
   const data: Record<string, unknown> = outcome.data;
+  for (const source of outcome.sources) {
+    if (source.match !== 'derived') {
+      const shown: string = 'Ada, ada@example.org'.slice(source.utf16Start, source.utf16End);
+      void [shown, source.start, source.text];
+    }
+  }
   void data;
 } else if (outcome.status === 'need-more-input') {
   const need: string = outcome.need;
@@ -28,6 +34,8 @@ try {
 
 // @ts-expect-error: data exists only on an ok outcome
 void outcome.data;
+// @ts-expect-error: sources exist only on an ok outcome
+void outcome.sources;
 // @ts-expect-error: the prompt is text
 await structure.structure({ prompt: 42, schema: {} });
 // @ts-expect-error: not a schema mode

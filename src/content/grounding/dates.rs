@@ -270,18 +270,36 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
     if unreadable || patterns().ambiguous.is_match(&lower) {
         return None;
     }
+    let found = full_dates(&lower, with_time)?;
+    let covered: Vec<std::ops::Range<usize>> =
+        found.iter().map(|(_, range)| range.clone()).collect();
+    let dates = found.into_iter().map(|(date, _)| date).collect();
+    // A month named without a full date around it (`in March`, `March 8`) leaves the day or
+    // year to be worked out.
+    let month_alone = patterns()
+        .english_month
+        .find_iter(&lower)
+        .any(|month| !covered.iter().any(|range| range.contains(&month.start())));
+    if month_alone {
+        return None;
+    }
+    Some(dates)
+}
+
+/// The dates written out in full in `lower` (a lower-cased text), with their byte ranges;
+/// `None` when an instant (`with_time`) is written without a zone.
+fn full_dates(lower: &str, with_time: bool) -> Option<Vec<(String, std::ops::Range<usize>)>> {
     let mut dates = Vec::new();
-    let mut covered = Vec::new();
-    for found in patterns().iso.captures_iter(&lower) {
-        covered.push(found.get(0)?.range());
+    for found in patterns().iso.captures_iter(lower) {
         let date = format!("{}-{}-{}", &found["year"], &found["month"], &found["day"]);
-        dates.push(if with_time {
+        let date = if with_time {
             instant(&date, &found)?
         } else {
             date
-        });
+        };
+        dates.push((date, found.get(0)?.range()));
     }
-    for found in patterns().written.captures_iter(&lower) {
+    for found in patterns().written.captures_iter(lower) {
         let month_name = found
             .name("month_a")
             .or_else(|| found.name("month_b"))?
@@ -295,23 +313,38 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
             .position(|name| name.starts_with(month_name.trim_end_matches('.')))?
             + 1;
         let date = format!("{}-{month:02}-{:0>2}", &found["year"], day);
-        covered.push(found.get(0)?.range());
-        dates.push(if with_time {
+        let date = if with_time {
             instant(&date, &found)?
         } else {
             date
-        });
-    }
-    // A month named without a full date around it (`in March`, `March 8`) leaves the day or
-    // year to be worked out.
-    let month_alone = patterns()
-        .english_month
-        .find_iter(&lower)
-        .any(|month| !covered.iter().any(|range| range.contains(&month.start())));
-    if month_alone {
-        return None;
+        };
+        dates.push((date, found.get(0)?.range()));
     }
     Some(dates)
+}
+
+/// The dates (or, `with_time`, instants) `text` writes out in full, each with the byte range
+/// of `text` it is written in, whatever else the text says.
+pub(crate) fn date_spans(text: &str, with_time: bool) -> Vec<(String, std::ops::Range<usize>)> {
+    // Lower-casing may change a character's length: map the lower-cased text's byte offsets
+    // back to the text's.
+    let mut lower = String::with_capacity(text.len());
+    let mut origin = Vec::with_capacity(text.len() + 1);
+    for (index, c) in text.char_indices() {
+        for lowered in c.to_lowercase() {
+            for _ in 0..lowered.len_utf8() {
+                origin.push(index);
+            }
+            lower.push(lowered);
+        }
+    }
+    origin.push(text.len());
+    let back = |offset: usize| origin.get(offset).copied().unwrap_or(text.len());
+    full_dates(&lower, with_time)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(date, range)| (date, back(range.start)..back(range.end)))
+        .collect()
 }
 
 /// `date` with the time and zone `found` holds, or `None` when it holds no zone.

@@ -43,6 +43,7 @@ use crate::schema::validator::CompiledSchema;
 use crate::schema::walk::{self, Next, escape, too_deep};
 
 mod dates;
+pub mod provenance;
 mod words;
 
 pub use dates::mentions_a_date;
@@ -261,7 +262,11 @@ impl Walk<'_> {
     }
 
     fn kind(&self, field: &Value) -> Option<Kind> {
-        if is_combined(field) || field.get("enum").is_some() || field.get("const").is_some() {
+        if is_combined(field)
+            || field.get("enum").is_some()
+            || field.get("const").is_some()
+            || is_derived(field)
+        {
             return None;
         }
         let format = field.get("format").and_then(Value::as_str);
@@ -310,7 +315,7 @@ enum Narrowed {
 /// `failure`), when it names some but not all; `None` otherwise (the choice is then the
 /// model's judgement).
 fn named_values(field: &Value, text: &str) -> Option<Vec<Value>> {
-    if is_combined(field) {
+    if is_combined(field) || is_derived(field) {
         return None;
     }
     let values = field.get("enum")?.as_array()?;
@@ -325,6 +330,14 @@ fn named_values(field: &Value, text: &str) -> Option<Vec<Value>> {
         .cloned()
         .collect();
     (!named.is_empty() && named.len() < values.len()).then_some(named)
+}
+
+/// A field marked [`provenance::DERIVED_ANNOTATION`]: its value is worked out, not copied.
+fn is_derived(field: &Value) -> bool {
+    field
+        .get(provenance::DERIVED_ANNOTATION)
+        .and_then(Value::as_bool)
+        == Some(true)
 }
 
 fn is_combined(field: &Value) -> bool {

@@ -114,22 +114,59 @@ pub(super) fn lowercase_words<'t>(
 pub(super) fn names(text_words: &[String], value: &str) -> bool {
     let mut value_words = lowercase_words(value, &[]).peekable();
     value_words.peek().is_some()
-        && value_words.all(|wanted| {
-            text_words.iter().any(|word| {
-                let common = word
-                    .chars()
-                    .zip(wanted.chars())
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                let shorter = word.chars().count().min(wanted.chars().count());
-                *word == wanted || (common >= 4 && common * 3 >= shorter * 2)
-            })
-        })
+        && value_words.all(|wanted| text_words.iter().any(|word| names_word(word, &wanted)))
+}
+
+/// Whether the lower-case `word` is `wanted` or shares its stem.
+fn names_word(word: &str, wanted: &str) -> bool {
+    let common = word
+        .chars()
+        .zip(wanted.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let shorter = word.chars().count().min(wanted.chars().count());
+    word == wanted || (common >= 4 && common * 3 >= shorter * 2)
+}
+
+/// The byte range of `text` that names `value` as [`names`] reads it: from the first word
+/// naming one of its words to the last.
+pub(crate) fn named_span(text: &str, value: &str) -> Option<std::ops::Range<usize>> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (index, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(index),
+            (false, Some(begin)) => {
+                words.push((text[begin..index].to_lowercase(), begin..index));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let mut span: Option<std::ops::Range<usize>> = None;
+    for wanted in lowercase_words(value, &[]) {
+        let (_, range) = words.iter().find(|(word, _)| names_word(word, &wanted))?;
+        span = Some(match span {
+            None => range.clone(),
+            Some(span) => span.start.min(range.start)..span.end.max(range.end),
+        });
+    }
+    span
 }
 
 /// The numbers written in `text` with digits (`34-year-old` → 34, `1,200` → 1200, `-3.5`);
 /// with `integer`, whole numbers only.
 pub(super) fn numbers(text: &str, integer: bool) -> Vec<Value> {
+    written_numbers(text)
+        .into_iter()
+        .filter(|(value, _)| !integer || !value.is_f64())
+        .map(|(value, _)| value)
+        .collect()
+}
+
+/// The numbers written in `text` with digits, each with the byte range it is written in (its
+/// sign included).
+pub(crate) fn written_numbers(text: &str) -> Vec<(Value, std::ops::Range<usize>)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut index = 0;
@@ -170,12 +207,12 @@ pub(super) fn numbers(text: &str, integer: bool) -> Vec<Value> {
             digits
                 .parse::<f64>()
                 .ok()
-                .filter(|_| !integer)
                 .and_then(|n| serde_json::Number::from_f64(n).map(Value::Number))
         } else {
             digits.parse::<i64>().ok().map(Value::from)
         };
-        out.extend(value);
+        let start = if signed { index - 1 } else { index };
+        out.extend(value.map(|value| (value, start..end)));
         index = end;
     }
     out
