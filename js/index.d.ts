@@ -14,6 +14,8 @@ export interface KeyValue {
   get(key: string): Uint8Array | undefined;
   set(key: string, value: Uint8Array): void;
   delete(key: string): void;
+  /** Every key of the store (the registry lists its schemas by their keys). */
+  keys(): Iterable<string>;
 }
 
 export interface CreateOptions {

@@ -123,6 +123,8 @@ pub trait KeyValue {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
     fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
     fn delete(&self, key: &str) -> Result<(), String>;
+    /// Every key that starts with `prefix`, in any order.
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, String>;
 }
 
 /// A key-value store in memory, for native embedders and tests.
@@ -157,6 +159,16 @@ impl KeyValue for MemoryKeyValue {
     fn delete(&self, key: &str) -> Result<(), String> {
         self.entries().remove(key);
         Ok(())
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, String> {
+        Ok(self
+            .entries()
+            .range(prefix.to_owned()..)
+            .map(|(key, _)| key)
+            .take_while(|key| key.starts_with(prefix))
+            .cloned()
+            .collect())
     }
 }
 

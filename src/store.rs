@@ -46,6 +46,13 @@ pub fn write<T: Serialize>(
         .map_err(|message| failed("write", key, &message))
 }
 
+/// Every key that starts with `prefix`.
+pub fn keys(store: &dyn KeyValue, prefix: &str) -> Result<Vec<String>, StructureError> {
+    store
+        .keys(prefix)
+        .map_err(|message| failed("list", prefix, &message))
+}
+
 pub fn delete(store: &dyn KeyValue, key: &str) -> Result<(), StructureError> {
     store
         .delete(key)

@@ -12,9 +12,9 @@ use crate::bindings::{
     Error, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, Scope, Skill,
 };
 use crate::config::Settings;
-use crate::key_value::{KeyValueStore, MemoryStore};
 use crate::runtime::Runtime;
 use crate::state::HostState;
+use crate::store::{KeyValueStore, MemoryStore};
 
 /// Why a call produced no outcome.
 #[derive(Debug)]
@@ -69,9 +69,9 @@ impl StructureBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use structure_host::{RedbStore, Structure};
+    /// use structure_host::{SqliteStore, Structure};
     ///
-    /// let builder = Structure::builder().key_value(Arc::new(RedbStore::new("store.redb")));
+    /// let builder = Structure::builder().key_value(Arc::new(SqliteStore::new("store.db")));
     /// ```
     pub fn key_value(mut self, store: Arc<dyn KeyValueStore>) -> Self {
         self.key_value = Some(store);

@@ -43,6 +43,7 @@ mod key_value;
 mod runtime;
 mod serve;
 mod state;
+mod store;
 
 pub use bindings::{
     BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
@@ -51,5 +52,8 @@ pub use bindings::{
 };
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
-pub use key_value::{KeyValueStore, MemoryStore, RedbStore};
 pub use runtime::{Runtime, default_cache_dir};
+pub use store::{
+    KeyValueStore, MemoryStore, RedisStore, SqliteStore, check_no_old_store, default_store_path,
+    open_store,
+};

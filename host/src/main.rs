@@ -10,8 +10,8 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 use structure_host::{
-    CallError, KeyValueStore, MemoryStore, RedbStore, Registration, Request, SchemaInfo,
-    SchemaInput, Scope, Settings, Status, Structure,
+    CallError, KeyValueStore, MemoryStore, Registration, Request, SchemaInfo, SchemaInput, Scope,
+    Settings, SqliteStore, Status, Structure, check_no_old_store, default_store_path, open_store,
 };
 
 #[derive(Parser)]
@@ -32,8 +32,9 @@ struct Cli {
     /// Any other host setting, as key=value (e.g. structure_max_output_tokens=2048). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", global = true)]
     settings: Vec<String>,
-    /// The key-value store: a redb file path, or "memory". Default: ~/.local/share/structure/store.redb.
-    #[arg(long, global = true)]
+    /// The key-value store: a SQLite file path, redis://host:port/N (shared by several
+    /// instances), or "memory". Default: ~/.local/share/structure/sqlite_key_value.db.
+    #[arg(long, global = true, env = "STRUCTURE_STORE")]
     store: Option<String>,
     /// A JSON file of settings by config key (`{"structure_model": "...", "openai_api_key": "..."}`);
     /// the environment and flags override it.
@@ -380,12 +381,14 @@ fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
         settings = settings.set(key.trim(), value);
     }
     let store: Arc<dyn KeyValueStore> = match cli.store.as_deref() {
-        Some("memory") => Arc::new(MemoryStore::default()),
-        Some(path) => Arc::new(RedbStore::new(path)),
-        None => match RedbStore::default_path() {
-            Some(path) => Arc::new(RedbStore::new(path)),
-            None => Arc::new(MemoryStore::default()),
-        },
+        Some(spec) => open_store(spec).map_err(|message| (EXIT_USAGE, message))?,
+        None => {
+            check_no_old_store().map_err(|message| (EXIT_ERROR, message))?;
+            match default_store_path() {
+                Some(path) => Arc::new(SqliteStore::new(path)),
+                None => Arc::new(MemoryStore::default()),
+            }
+        }
     };
     Structure::builder()
         .settings(settings)

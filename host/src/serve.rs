@@ -15,8 +15,8 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::config::Settings;
-use crate::key_value::KeyValueStore;
 use crate::state::HostState;
+use crate::store::KeyValueStore;
 
 /// What every request's instance gets.
 #[derive(Clone)]

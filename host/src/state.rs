@@ -8,7 +8,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::config::Settings;
 use crate::egress::{ConnectionPool, Egress};
-use crate::key_value::KeyValueStore;
+use crate::store::KeyValueStore;
 
 /// What one store's instance acts on: WASI, outgoing HTTP, the settings and the key-value store.
 pub(crate) struct HostState {

@@ -334,7 +334,7 @@ fn schemas_and_tool_definition_list_what_the_component_offers() {
 fn the_registry_settings_and_text_mode_from_the_command_line() {
     let mock = MockLlm::start();
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store.redb");
+    let store = dir.path().join("store.db");
     let store = store.to_str().unwrap();
     let run = |args: &[&str]| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
@@ -597,4 +597,100 @@ fn bad_input_on_the_command_line_is_a_usage_error_naming_what_is_wrong() {
         );
     }
     assert!(mock.requests().is_empty(), "no LLM call for bad input");
+}
+
+/// The command with the mock as its model, from a clean environment whose data folder
+/// (`XDG_DATA_HOME`, where the default store is) is under `home`.
+fn command_on(mock: &MockLlm, home: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+    for (name, _) in std::env::vars() {
+        if name.starts_with("STRUCTURE_") || name.starts_with("OPENAI_") || name.starts_with("XDG_")
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+#[test]
+fn eight_commands_at_once_share_the_default_sqlite_store() {
+    let mock = MockLlm::start();
+    let home = tempfile::tempdir().unwrap();
+    let schema =
+        r#"{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}"#;
+    let file = home.path().join("lead.json");
+    std::fs::write(&file, schema).unwrap();
+    for _ in 0..4 {
+        mock.push(Reply::answer(
+            json!({ "name": "Ada", "email": "ada@example.org" }),
+        ));
+    }
+    // Eight processes at once: four register a schema of their own, four run a call each.
+    let children: Vec<_> = (0..8)
+        .map(|index| {
+            let mut command = command_on(&mock, home.path());
+            if index % 2 == 0 {
+                command.args(["schemas", "register", &format!("lead-{index}"), "--file"]);
+                command.arg(&file);
+            } else {
+                command.args(["run", "--schema", "contact", "Ada, ada@example.org"]);
+            }
+            command.spawn().unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let output = command_on(&mock, home.path())
+        .args(["schemas", "list", "--json"])
+        .output()
+        .unwrap();
+    let names: Vec<String> = stdout_json(&output)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|info| info["name"].as_str().unwrap().to_owned())
+        .collect();
+    for index in [0, 2, 4, 6] {
+        assert!(names.contains(&format!("lead-{index}")), "{names:?}");
+    }
+    assert!(
+        home.path()
+            .join(".local/share/structure/sqlite_key_value.db")
+            .exists()
+    );
+}
+
+#[test]
+fn the_old_redb_store_at_the_default_path_is_not_silently_left_behind() {
+    let mock = MockLlm::start();
+    let home = tempfile::tempdir().unwrap();
+    let old = home.path().join(".local/share/structure/store.redb");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::write(&old, b"redb").unwrap();
+    let output = command_on(&mock, home.path())
+        .args(["schemas", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("store.redb")
+            && message.contains("sqlite_key_value.db")
+            && message.contains("Re-register"),
+        "{message}"
+    );
+    // Pointing at a store explicitly is always possible.
+    let output = command_on(&mock, home.path())
+        .args(["--store", "memory", "schemas", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }

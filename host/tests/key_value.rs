@@ -1,7 +1,9 @@
 //! The host's key-value backends (the interface as the component sees it is tested in
 //! `src/key_value.rs`).
 
-use structure_host::{KeyValueStore, MemoryStore, RedbStore};
+mod support;
+
+use structure_host::{KeyValueStore, MemoryStore, SqliteStore};
 
 fn exercise(store: &dyn KeyValueStore) {
     assert_eq!(store.get("a").unwrap(), None);
@@ -24,24 +26,24 @@ fn the_memory_store_behaves_like_a_map() {
 }
 
 #[test]
-fn the_redb_store_keeps_entries_across_reopening() {
+fn the_sqlite_store_keeps_entries_across_reopening() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("nested/store.redb");
-    let store = RedbStore::new(&path);
+    let path = dir.path().join("nested/store.db");
+    let store = SqliteStore::new(&path);
     assert!(!path.exists(), "nothing is created before first use");
     exercise(&store);
     drop(store);
-    let reopened = RedbStore::new(&path);
+    let reopened = SqliteStore::new(&path);
     assert_eq!(reopened.get("a").unwrap(), Some(b"2".to_vec()));
     assert_eq!(reopened.keys_after(None, 10).unwrap(), ["a", "c/d"]);
 }
 
 #[test]
-fn an_unusable_redb_path_is_an_error_not_a_panic() {
+fn an_unusable_sqlite_path_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, b"x").unwrap();
-    let store = RedbStore::new(blocker.join("store.redb"));
+    let store = SqliteStore::new(blocker.join("store.db"));
     let error = store.get("a").unwrap_err();
     assert!(error.contains("cannot open the key-value store"), "{error}");
 }
@@ -53,7 +55,7 @@ fn crash_test_writer() {
     let Ok(path) = std::env::var("STRUCTURE_CRASH_TEST_DB") else {
         return;
     };
-    let store = RedbStore::new(path);
+    let store = SqliteStore::new(path);
     let value = vec![b'v'; 4096];
     let mut n = 0u64;
     loop {
@@ -65,12 +67,12 @@ fn crash_test_writer() {
 }
 
 #[test]
-fn the_redb_store_survives_kill_9_during_writes() {
+fn the_sqlite_store_survives_kill_9_during_writes() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
 
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("crash.redb");
+    let path = dir.path().join("crash.db");
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
@@ -99,7 +101,7 @@ fn the_redb_store_survives_kill_9_during_writes() {
         child.wait().unwrap();
         let last = last.expect("the writer committed something");
 
-        let store = RedbStore::new(&path);
+        let store = SqliteStore::new(&path);
         for n in 0..=last {
             let value = store
                 .get(&format!("key-{n:08}"))
@@ -109,4 +111,68 @@ fn the_redb_store_survives_kill_9_during_writes() {
         }
         drop(store);
     }
+}
+
+#[test]
+fn the_sqlite_file_has_spins_table_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sqlite_key_value.db");
+    let store = SqliteStore::new(&path);
+    store.set("t/acme/settings", b"{\"maxLoops\":4}").unwrap();
+    drop(store);
+    // What a Spin app's own store holds: one row per key, under the store label `default`.
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let columns: Vec<String> = connection
+        .prepare("SELECT name FROM pragma_table_info('spin_key_value') ORDER BY cid")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(columns, ["store", "key", "value"]);
+    let (store, value): (String, Vec<u8>) = connection
+        .query_row(
+            "SELECT store, value FROM spin_key_value WHERE key = 't/acme/settings'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (store.as_str(), value.as_slice()),
+        ("default", &b"{\"maxLoops\":4}"[..])
+    );
+    let journal: String = connection
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(journal, "wal", "many processes share the file");
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.redb");
+    std::fs::write(&path, b"redb\x1a\x0a\xa9\x0d\x0a".repeat(512)).unwrap();
+    let error = SqliteStore::new(&path).get("a").unwrap_err();
+    assert!(error.contains("not a SQLite database"), "{error}");
+    assert_eq!(
+        std::fs::read(&path).unwrap().len(),
+        9 * 512,
+        "the file is left as it was"
+    );
+}
+
+#[test]
+fn the_redis_store_behaves_like_a_map_and_comes_back_after_an_outage() {
+    let mut redis = support::Redis::start();
+    let store = structure_host::RedisStore::new(&redis.url()).unwrap();
+    exercise(&store);
+    redis.stop();
+    let error = store.get("a").unwrap_err();
+    assert!(error.contains("Redis"), "{error}");
+    redis.restart();
+    assert_eq!(
+        store.get("a").unwrap(),
+        Some(b"2".to_vec()),
+        "reconnected, nothing lost"
+    );
 }

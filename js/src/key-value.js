@@ -1,6 +1,7 @@
 // Key-value backends for the component's `wasi:keyvalue/store` (the schema registry, settings
 // overrides and the schema builder's cache live there). A backend is synchronous because the
-// component calls it synchronously: { get(key) -> Uint8Array | undefined, set(key, bytes), delete(key) }.
+// component calls it synchronously: { get(key) -> Uint8Array | undefined, set(key, bytes), delete(key),
+// keys() -> iterable of every key } (the registry lists its schemas by their keys).
 
 /** Entries in a Map: gone when the process ends. The default in Node. */
 export function memoryKeyValue(map = new Map()) {
@@ -8,6 +9,7 @@ export function memoryKeyValue(map = new Map()) {
     get: (key) => map.get(key),
     set: (key, value) => void map.set(key, Uint8Array.from(value)),
     delete: (key) => void map.delete(key),
+    keys: () => map.keys(),
   };
 }
 
@@ -30,5 +32,11 @@ export function localStorageKeyValue({ prefix = 'structure:', storage = globalTh
       storage.setItem(prefix + key, btoa(binary));
     },
     delete: (key) => storage.removeItem(prefix + key),
+    *keys() {
+      for (let index = 0; index < storage.length; index += 1) {
+        const key = storage.key(index);
+        if (key?.startsWith(prefix)) yield key.slice(prefix.length);
+      }
+    },
   };
 }

@@ -173,9 +173,9 @@ function configStore(config) {
 // failing backend is reported to the component as the WIT error value (a thrown `Error` would
 // unwind through it instead).
 function keyValueStore(backend) {
-  for (const method of ['get', 'set', 'delete']) {
+  for (const method of ['get', 'set', 'delete', 'keys']) {
     if (typeof backend?.[method] !== 'function') {
-      throw new TypeError(`keyValue must have get, set and delete methods (missing ${method})`);
+      throw new TypeError(`keyValue must have get, set, delete and keys methods (missing ${method})`);
     }
   }
   const guarded = (operation) => {
@@ -197,6 +197,10 @@ function keyValueStore(backend) {
     }
     exists(key) {
       return guarded(() => backend.get(key) !== undefined);
+    }
+    // Every key in one page: the registry lists its schemas by their keys.
+    listKeys() {
+      return guarded(() => ({ keys: [...backend.keys()], cursor: undefined }));
     }
   }
   const bucket = new Bucket();

@@ -155,12 +155,24 @@ test('text mode: the built schema is cached in the key-value store given', async
 test('a failing key-value store is a storage error, not an exception from the backend', async () => {
   const broken = await createStructure({
     config: { openai_base_url: mock.baseUrl, openai_api_key: 'sk' },
-    keyValue: { get: () => { throw new Error('disk on fire'); }, set() {}, delete() {} },
+    keyValue: {
+      get: () => { throw new Error('disk on fire'); },
+      set() {},
+      delete() {},
+      keys: () => { throw new Error('disk on fire'); },
+    },
   });
   const error = await broken.listSchemas().catch((e) => e);
   assert.ok(error instanceof StructureError, String(error));
   assert.equal(error.kind, 'storage');
   assert.match(error.message, /disk on fire/);
+});
+
+test('a key-value backend without keys() is refused when the client is made', async () => {
+  await assert.rejects(
+    createStructure({ config: {}, keyValue: { get() {}, set() {}, delete() {} } }),
+    /keyValue must have get, set, delete and keys methods \(missing keys\)/,
+  );
 });
 
 test('the registry and settings, per scope, in the store given', async () => {

@@ -153,9 +153,6 @@ pub struct Registry<'a> {
     scope: &'a Scope,
 }
 
-/// The index of the names registered at one level.
-const INDEX: &str = "_index";
-
 impl<'a> Registry<'a> {
     pub fn new(store: &'a dyn KeyValue, scope: &'a Scope) -> Self {
         Self { store, scope }
@@ -218,11 +215,14 @@ impl<'a> Registry<'a> {
         Ok(names)
     }
 
+    /// The names registered under `prefix`, from the keys themselves: no index document that
+    /// two registrations at once could each rewrite without the other's name.
     fn index(&self, prefix: &str) -> Result<Vec<String>, StructureError> {
-        Ok(
-            store::read::<Vec<String>>(self.store, &format!("{prefix}{INDEX}"))?
-                .unwrap_or_default(),
-        )
+        Ok(store::keys(self.store, prefix)?
+            .into_iter()
+            .filter_map(|key| key.strip_prefix(prefix).map(str::to_owned))
+            .filter(|name| check_name(name).is_ok())
+            .collect())
     }
 
     /// Every schema this scope can use, as the cascade resolves it, sorted by name.
@@ -274,12 +274,6 @@ impl<'a> Registry<'a> {
             manual,
         };
         store::write(self.store, &key, &stored)?;
-        let mut index = self.index(&prefix)?;
-        if !index.contains(&registration.name) {
-            index.push(registration.name);
-            index.sort();
-            store::write(self.store, &format!("{prefix}{INDEX}"), &index)?;
-        }
         Ok(RegisteredSchema {
             name: stored.name,
             schema: stored.schema,
@@ -300,9 +294,6 @@ impl<'a> Registry<'a> {
             return Ok(false);
         }
         store::delete(self.store, &key)?;
-        let mut index = self.index(&prefix)?;
-        index.retain(|entry| entry != name);
-        store::write(self.store, &format!("{prefix}{INDEX}"), &index)?;
         Ok(true)
     }
 }

@@ -41,6 +41,23 @@ impl KeyValue for WasiKeyValue {
             .delete(key)
             .map_err(|error| describe_store(&error))
     }
+
+    /// Pages through every key of the store (Spin's stores take no prefix).
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, String> {
+        let bucket = self.bucket()?;
+        let mut keys = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = bucket
+                .list_keys(cursor.as_deref())
+                .map_err(|error| describe_store(&error))?;
+            keys.extend(page.keys.into_iter().filter(|key| key.starts_with(prefix)));
+            match page.cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => return Ok(keys),
+            }
+        }
+    }
 }
 
 fn describe_store(error: &wasi::keyvalue::store::Error) -> String {

@@ -35,6 +35,9 @@ struct Args {
     /// Also write the figures here, as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// The servers' key-value store (`memory`, a SQLite file, `redis://host:port/N`).
+    #[arg(long, default_value = "memory")]
+    store: String,
 }
 
 /// The server process; killed when dropped.
@@ -67,7 +70,7 @@ async fn main() -> anyhow::Result<()> {
         "userId": "mike_42", "action": "broke_build", "timestamp": "2026-11-30T14:30:00Z", "status": "failure"
     }))));
     let mut child = Command::new(&cli)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", &args.store])
         .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
         .env("OPENAI_BASE_URL", mock.base_url())
         .env("OPENAI_API_KEY", "sk-load")

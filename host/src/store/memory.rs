@@ -1,0 +1,43 @@
+//! Entries in memory.
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use super::KeyValueStore;
+
+/// Entries in memory, gone when the process ends.
+#[derive(Default)]
+pub struct MemoryStore {
+    entries: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl KeyValueStore for MemoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.entries.read().map_err(poisoned)?.get(key).cloned())
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.entries
+            .write()
+            .map_err(poisoned)?
+            .insert(key.to_owned(), value.to_vec());
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.entries.write().map_err(poisoned)?.remove(key);
+        Ok(())
+    }
+
+    fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
+        let entries = self.entries.read().map_err(poisoned)?;
+        let keys = entries
+            .keys()
+            .filter(|key| after.is_none_or(|after| key.as_str() > after));
+        Ok(keys.take(limit).cloned().collect())
+    }
+}
+
+fn poisoned<T>(_: T) -> String {
+    "the in-memory store is unusable after a panic".to_owned()
+}

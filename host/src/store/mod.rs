@@ -1,0 +1,101 @@
+//! The key-value backends behind the component's `wasi:keyvalue` store, chosen by a spec:
+//!
+//! | spec | backend |
+//! |---|---|
+//! | `memory` | [`MemoryStore`]: in this process, gone when it ends |
+//! | a file path | [`SqliteStore`]: a SQLite file many processes share (WAL), Spin's layout |
+//! | `redis://host:port/N` | [`RedisStore`]: a Redis database many instances share, Spin's layout |
+//!
+//! ```
+//! use structure_host::{KeyValueStore, open_store};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = open_store(dir.path().join("store.db").to_str().unwrap()).unwrap();
+//! store.set("t/acme/settings", b"{}").unwrap();
+//! assert_eq!(store.get("t/acme/settings").unwrap(), Some(b"{}".to_vec()));
+//! ```
+
+mod memory;
+mod redis;
+mod sqlite;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use memory::MemoryStore;
+pub use redis::RedisStore;
+pub use sqlite::SqliteStore;
+
+/// A key-value backend. Errors are messages; the component sees them as `error::other`.
+///
+/// ```
+/// use structure_host::{KeyValueStore, MemoryStore};
+///
+/// let store = MemoryStore::default();
+/// store.set("t/acme/schemas/lead", b"{}").unwrap();
+/// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), Some(b"{}".to_vec()));
+/// assert_eq!(store.keys_after(None, 10).unwrap(), ["t/acme/schemas/lead"]);
+/// store.delete("t/acme/schemas/lead").unwrap();
+/// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), None);
+/// ```
+pub trait KeyValueStore: Send + Sync {
+    /// The value at `key`, `None` when there is none.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
+    /// Stores `value` at `key`, replacing any value.
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
+    /// Removes `key`; removing a key that is not there is no error.
+    fn delete(&self, key: &str) -> Result<(), String>;
+    /// Up to `limit` keys after `after` (exclusive), in order.
+    fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String>;
+}
+
+/// The store `spec` names: `memory`, `redis://…` (or `rediss://…`), else a SQLite file path.
+/// A file that an older version of the command wrote with redb is refused with what to do.
+pub fn open_store(spec: &str) -> Result<Arc<dyn KeyValueStore>, String> {
+    if spec == "memory" {
+        return Ok(Arc::new(MemoryStore::default()));
+    }
+    if spec.starts_with("redis://") || spec.starts_with("rediss://") {
+        return Ok(Arc::new(RedisStore::new(spec)?));
+    }
+    Ok(Arc::new(SqliteStore::new(spec)))
+}
+
+/// The command's default store: `$XDG_DATA_HOME/structure/sqlite_key_value.db`, else
+/// `~/.local/share/structure/sqlite_key_value.db` (the file name Spin gives its own).
+pub fn default_store_path() -> Option<PathBuf> {
+    data_dir().map(|dir| dir.join("sqlite_key_value.db"))
+}
+
+/// Where the command keeps its data.
+fn data_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share"))
+        })?;
+    Some(base.join("structure"))
+}
+
+/// Refuses to start on a fresh default store while the redb store of an older version sits
+/// beside it: its registry and settings would silently be gone.
+pub fn check_no_old_store() -> Result<(), String> {
+    let (Some(old), Some(new)) = (
+        data_dir().map(|dir| dir.join("store.redb")),
+        default_store_path(),
+    ) else {
+        return Ok(());
+    };
+    if old.exists() && !new.exists() {
+        return Err(format!(
+            "{} is the store of an older version (redb), which this version no longer reads; the \
+             store is now SQLite ({}). Re-register your schemas and settings into the new store \
+             (structure schemas register, structure settings set), then delete the old file; or \
+             keep using it with --store {} on the older version",
+            old.display(),
+            new.display(),
+            old.display()
+        ));
+    }
+    Ok(())
+}

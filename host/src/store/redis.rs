@@ -1,0 +1,114 @@
+//! Entries in a Redis database, laid out as Spin's Redis key-value store lays them out: each key
+//! a plain Redis key holding its value as a string, no prefix, so one database is one store. A
+//! Spin app whose `runtime-config.toml` backs its `default` store with the same database, and
+//! any number of `structure serve` instances, share one registry, settings and builder cache.
+//!
+//! A call while Redis is unreachable fails with the reason (the component reports it as a
+//! `storage` error); the next call connects again.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use redis::{Client, Connection, RedisResult};
+
+use super::KeyValueStore;
+
+/// How long connecting, and each command, may take before the call fails.
+const TIMEOUT: Duration = Duration::from_secs(2);
+/// Keys asked for per `SCAN` step.
+const SCAN_COUNT: usize = 1000;
+
+/// A Redis database, connected on first use and again after a failure.
+pub struct RedisStore {
+    client: Client,
+    /// `host:port/db`, for messages (without a password).
+    shown: String,
+    connection: Mutex<Option<Connection>>,
+}
+
+impl RedisStore {
+    /// The database at `url` (`redis://host:port/N`, `rediss://…` for TLS); nothing is connected
+    /// yet.
+    ///
+    /// ```
+    /// use structure_host::RedisStore;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:6379/0").unwrap();
+    /// assert!(RedisStore::new("redis://[bad").is_err());
+    /// ```
+    pub fn new(url: &str) -> Result<Self, String> {
+        let client = Client::open(url)
+            .map_err(|error| format!("the Redis store URL {url:?} is not usable: {error}"))?;
+        let info = client.get_connection_info();
+        let shown = format!("{}/{}", info.addr(), info.redis_settings().db());
+        Ok(Self {
+            client,
+            shown,
+            connection: Mutex::new(None),
+        })
+    }
+
+    fn with<T>(&self, run: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, String> {
+        let mut slot = self
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if slot.is_none() {
+            let connection = self
+                .client
+                .get_connection_with_timeout(TIMEOUT)
+                .and_then(|connection| {
+                    connection.set_read_timeout(Some(TIMEOUT))?;
+                    connection.set_write_timeout(Some(TIMEOUT))?;
+                    Ok(connection)
+                })
+                .map_err(|error| format!("cannot reach Redis at {}: {error}", self.shown))?;
+            *slot = Some(connection);
+        }
+        let connection = slot.as_mut().expect("connected just above");
+        run(connection).map_err(|error| {
+            // The connection may be broken: the next call makes a new one.
+            *slot = None;
+            format!("Redis at {} failed: {error}", self.shown)
+        })
+    }
+}
+
+impl KeyValueStore for RedisStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.with(|connection| redis::cmd("GET").arg(key).query(connection))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.with(|connection| redis::cmd("SET").arg(key).arg(value).query(connection))
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.with(|connection| redis::cmd("DEL").arg(key).query::<i64>(connection))
+            .map(drop)
+    }
+
+    fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
+        let mut keys: Vec<String> = self.with(|connection| {
+            let mut keys = Vec::new();
+            let mut cursor = 0u64;
+            loop {
+                let (next, page): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(SCAN_COUNT)
+                    .query(connection)?;
+                keys.extend(page);
+                if next == 0 {
+                    return Ok(keys);
+                }
+                cursor = next;
+            }
+        })?;
+        keys.retain(|key| after.is_none_or(|after| key.as_str() > after));
+        keys.sort_unstable();
+        keys.dedup();
+        keys.truncate(limit);
+        Ok(keys)
+    }
+}

@@ -1,0 +1,148 @@
+//! Entries in a SQLite file, in the table Spin's own key-value store uses
+//! (`spin_key_value (store, key, value)`, the store named `default`), so a Spin user knows the
+//! file. Many processes read and write it at once: WAL journaling, and a busy timeout instead of
+//! an error when another process holds the write lock. A commit survives the process being
+//! killed (`kill -9`) the moment after.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::KeyValueStore;
+
+/// The store label of every entry: the one store the host offers.
+const STORE: &str = "default";
+/// How long a write waits for another process's write to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A SQLite file, opened on first use (a run that never touches the store never creates it).
+pub struct SqliteStore {
+    path: PathBuf,
+    connection: OnceLock<Result<Mutex<Connection>, String>>,
+}
+
+impl SqliteStore {
+    /// The store at `path`; the file (and its folder) is created on first use.
+    ///
+    /// ```
+    /// use structure_host::{KeyValueStore, SqliteStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteStore::new(dir.path().join("store.db"));
+    /// store.set("a", b"1").unwrap();
+    /// assert_eq!(store.get("a").unwrap(), Some(b"1".to_vec()));
+    /// ```
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            connection: OnceLock::new(),
+        }
+    }
+
+    fn with<T>(&self, run: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+        let connection = self
+            .connection
+            .get_or_init(|| open(&self.path).map(Mutex::new))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let connection = connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        run(&connection)
+            .map_err(|error| format!("the SQLite store {} failed: {error}", self.path.display()))
+    }
+}
+
+fn open(path: &Path) -> Result<Connection, String> {
+    let failed = |error: &dyn std::fmt::Display| {
+        format!(
+            "cannot open the key-value store {}: {error}",
+            path.display()
+        )
+    };
+    if let Some(folder) = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(folder).map_err(|error| failed(&error))?;
+    }
+    let connection = Connection::open(path).map_err(|error| failed(&error))?;
+    connection
+        .busy_timeout(BUSY_TIMEOUT)
+        .map_err(|error| failed(&error))?;
+    let setup = connection
+        .pragma_update(None, "journal_mode", "WAL")
+        .and_then(|()| {
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS spin_key_value (
+                    store TEXT NOT NULL,
+                    key   TEXT NOT NULL,
+                    value BLOB NOT NULL,
+                    PRIMARY KEY (store, key)
+                )",
+                [],
+            )
+        });
+    match setup {
+        Ok(_) => Ok(connection),
+        Err(rusqlite::Error::SqliteFailure(code, _))
+            if code.code == rusqlite::ErrorCode::NotADatabase =>
+        {
+            Err(failed(
+                &"it is not a SQLite database (a store an older version wrote with redb cannot be \
+                  read: give a new path, and register the schemas and settings again)",
+            ))
+        }
+        Err(error) => Err(failed(&error)),
+    }
+}
+
+impl KeyValueStore for SqliteStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.with(|connection| {
+            connection
+                .query_row(
+                    "SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2",
+                    params![STORE, key],
+                    |row| row.get(0),
+                )
+                .optional()
+        })
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.with(|connection| {
+            connection.execute(
+                "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+                params![STORE, key, value],
+            )
+        })
+        .map(drop)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.with(|connection| {
+            connection.execute(
+                "DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2",
+                params![STORE, key],
+            )
+        })
+        .map(drop)
+    }
+
+    fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
+        self.with(|connection| {
+            let mut statement = connection.prepare(
+                "SELECT key FROM spin_key_value WHERE store = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
+            )?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let keys = statement.query_map(params![STORE, after.unwrap_or(""), limit], |row| {
+                row.get(0)
+            })?;
+            keys.collect()
+        })
+    }
+}
