@@ -60,6 +60,24 @@ export interface BuilderTrace {
   schema: JsonSchema | null;
 }
 
+/** The kind of constraint a violation breaks. */
+export type ReasonCategory =
+  | 'type'
+  | 'required'
+  | 'additional-property'
+  | 'enum'
+  | 'pattern'
+  | 'format'
+  | 'range'
+  | 'length'
+  | 'items'
+  | 'properties'
+  | 'combination'
+  | 'unreadable'
+  | 'ungrounded'
+  | 'schema'
+  | 'other';
+
 export interface Trace {
   model: string;
   providerProfile: string;
@@ -68,6 +86,8 @@ export interface Trace {
   repairs: string[];
   /** Each reason message fed back to the model, in order. */
   feedback: string[];
+  /** Each violation those messages named: the iteration whose answer broke it, where, and what kind. */
+  reasons: { iteration: number; pointer: string; category: ReasonCategory }[];
   retries: number;
   schemaBuilder?: BuilderTrace;
 }

@@ -45,6 +45,75 @@ impl Usage {
     }
 }
 
+/// The kind of constraint a violation breaks, for counting which ones models break most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// The value's JSON type.
+    Type,
+    /// A required property is missing.
+    Required,
+    /// A property the schema does not allow.
+    AdditionalProperty,
+    /// Not one of the allowed values (`enum`, `const`).
+    Enum,
+    /// `pattern` (or a pattern too costly to check).
+    Pattern,
+    /// `format`.
+    Format,
+    /// Numeric bounds: `minimum`, `maximum`, their exclusive forms, `multipleOf`.
+    Range,
+    /// String length.
+    Length,
+    /// Array size, uniqueness, `contains`.
+    Items,
+    /// Object size, property names.
+    Properties,
+    /// `anyOf`, `oneOf`, `not`, `false`.
+    Combination,
+    /// The answer is not JSON.
+    Unreadable,
+    /// A value the text does not hold (`structure_grounding=require`).
+    Ungrounded,
+    /// A built schema that is not usable (the schema builder).
+    Schema,
+    /// Anything else the validator reports.
+    Other,
+}
+
+impl Category {
+    /// As the trace and the metrics write it: `additional-property`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Type => "type",
+            Category::Required => "required",
+            Category::AdditionalProperty => "additional-property",
+            Category::Enum => "enum",
+            Category::Pattern => "pattern",
+            Category::Format => "format",
+            Category::Range => "range",
+            Category::Length => "length",
+            Category::Items => "items",
+            Category::Properties => "properties",
+            Category::Combination => "combination",
+            Category::Unreadable => "unreadable",
+            Category::Ungrounded => "ungrounded",
+            Category::Schema => "schema",
+            Category::Other => "other",
+        }
+    }
+}
+
+/// One violation fed back to the model: in which iteration, where, of what kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    /// The iteration whose answer broke it (1 for the first answer).
+    pub iteration: u32,
+    /// JSON pointer into that answer.
+    pub pointer: String,
+    pub category: Category,
+}
+
 /// What was sent and repaired on the way.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +130,8 @@ pub struct Trace {
     pub repairs: Vec<String>,
     /// Each reason message fed back to the model, in order.
     pub feedback: Vec<String>,
+    /// Each violation those messages named, with its category.
+    pub reasons: Vec<Reason>,
     /// LLM requests repeated after a rate limit, an overload or a dropped connection.
     pub retries: u32,
     /// The schema builder's part, in `text` mode.

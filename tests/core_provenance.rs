@@ -6,7 +6,7 @@ mod support;
 
 use mock_llm::Reply;
 use serde_json::{Value, json};
-use structure::outcome::{Match, Source};
+use structure::outcome::{Category, Match, Reason, Source};
 use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureRequest};
 use support::{MapConfig, ScriptedTransport, ports, root};
 
@@ -147,6 +147,14 @@ fn a_value_of_100_kb_is_located_or_fed_back_cut_short() {
         outcome.trace.feedback[0].len()
     );
     assert!(outcome.trace.feedback[0].contains("/note: \"yyy"));
+    assert_eq!(
+        outcome.trace.reasons,
+        [Reason {
+            iteration: 1,
+            pointer: "/note".to_owned(),
+            category: Category::Ungrounded,
+        }]
+    );
 }
 
 #[test]

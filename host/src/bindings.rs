@@ -17,9 +17,9 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::structure::tool::structuring::{
-    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
-    Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Source, SourceMatch, Span,
-    Status, Trace, Usage,
+    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, Reason, ReasonCategory,
+    RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Source,
+    SourceMatch, Span, Status, Trace, Usage,
 };
 
 /// The `default` tenant, no project: single-tenant use.

@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use crate::bindings::{
-    BuilderTrace, Error, ErrorKind, Outcome, SchemaInfo, Source, SourceMatch, Status, Trace, Usage,
+    BuilderTrace, Error, ErrorKind, Outcome, ReasonCategory, SchemaInfo, Source, SourceMatch,
+    Status, Trace, Usage,
 };
 
 impl Outcome {
@@ -31,6 +32,7 @@ impl Outcome {
     ///         schema_transforms: Vec::new(),
     ///         repairs: Vec::new(),
     ///         feedback: Vec::new(),
+    ///         reasons: Vec::new(),
     ///         retries: 0,
     ///         schema_builder: None,
     ///     },
@@ -126,6 +128,15 @@ fn core_trace(trace: &Trace) -> structure::Trace {
         schema_transforms: trace.schema_transforms.clone(),
         repairs: trace.repairs.clone(),
         feedback: trace.feedback.clone(),
+        reasons: trace
+            .reasons
+            .iter()
+            .map(|reason| structure::outcome::Reason {
+                iteration: reason.iteration,
+                pointer: reason.pointer.clone(),
+                category: core_category(reason.category),
+            })
+            .collect(),
         retries: trace.retries,
         schema_builder: trace.schema_builder.as_ref().map(core_builder),
     }
@@ -146,6 +157,27 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
         iterations: outcome.iterations,
         usage: core_usage(&outcome.usage),
         trace: core_trace(&outcome.trace),
+    }
+}
+
+fn core_category(category: ReasonCategory) -> structure::outcome::Category {
+    use structure::outcome::Category;
+    match category {
+        ReasonCategory::Type => Category::Type,
+        ReasonCategory::Required => Category::Required,
+        ReasonCategory::AdditionalProperty => Category::AdditionalProperty,
+        ReasonCategory::Enum => Category::Enum,
+        ReasonCategory::Pattern => Category::Pattern,
+        ReasonCategory::Format => Category::Format,
+        ReasonCategory::Range => Category::Range,
+        ReasonCategory::Length => Category::Length,
+        ReasonCategory::Items => Category::Items,
+        ReasonCategory::Properties => Category::Properties,
+        ReasonCategory::Combination => Category::Combination,
+        ReasonCategory::Unreadable => Category::Unreadable,
+        ReasonCategory::Ungrounded => Category::Ungrounded,
+        ReasonCategory::Schema => Category::Schema,
+        ReasonCategory::Other => Category::Other,
     }
 }
 

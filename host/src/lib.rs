@@ -46,9 +46,9 @@ mod state;
 mod store;
 
 pub use bindings::{
-    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, RegisteredSchema,
-    Registration, Request, SchemaInfo, SchemaInput, Scope, Source, SourceMatch, Span, Status,
-    Trace, Usage,
+    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, Reason, ReasonCategory,
+    RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput, Scope, Source, SourceMatch,
+    Span, Status, Trace, Usage,
 };
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;

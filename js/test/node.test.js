@@ -63,6 +63,7 @@ test('ok after a violation: the reason fed back names the field', async () => {
   assert.equal(outcome.iterations, 2);
   assert.equal(outcome.trace.feedback.length, 1);
   assert.match(outcome.trace.feedback[0], /\/email/);
+  assert.deepEqual(outcome.trace.reasons, [{ iteration: 1, pointer: '/email', category: 'format' }]);
   assert.equal((await mock.requests()).length, 2);
 });
 

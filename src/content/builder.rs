@@ -19,7 +19,7 @@ use crate::content::ask;
 use crate::content::reason;
 use crate::error::StructureError;
 use crate::limits::CallLimits;
-use crate::outcome::{Answer, BuilderTrace, Outcome, Trace, Usage};
+use crate::outcome::{Answer, BuilderTrace, Outcome, Reason, Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Conversation, Provider, SystemPrompt, Turn};
@@ -27,7 +27,7 @@ use crate::schema::TargetSchema;
 use crate::schema::registry::META_SCHEMA;
 use crate::schema::subset;
 use crate::schema::validator::CompiledSchema;
-use crate::schema::violation::Violation;
+use crate::schema::violation::{Category, Violation};
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store;
@@ -37,7 +37,9 @@ pub const MAX_ATTEMPTS: u32 = 2;
 /// How long a built schema is reused.
 pub const CACHE_TTL_MILLIS: u64 = 7 * 24 * 60 * 60 * 1000;
 
-/// What the builder arrived at.
+/// What the builder arrived at. One a call, moved once: boxing a variant would only add an
+/// allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum Built {
     /// A schema for the content stage.
     Ready {
@@ -227,7 +229,7 @@ impl Run<'_> {
             ..Trace::default()
         };
         let mut violations = Vec::new();
-        for _attempt in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let completion = ask(
                 self.provider,
                 &conversation,
@@ -248,6 +250,13 @@ impl Run<'_> {
                     }
                 }
             };
+            outer
+                .reasons
+                .extend(violations.iter().map(|violation| Reason {
+                    iteration: attempt + 1,
+                    pointer: violation.pointer.clone(),
+                    category: violation.category,
+                }));
             let feedback = reason::reason_message(&violations);
             outer.feedback.push(feedback.clone());
             conversation.turns.push(Turn::Model(completion.delivered));
@@ -337,6 +346,7 @@ fn accept(
     )
     .map_err(|error| {
         vec![Violation {
+            category: Category::Schema,
             pointer: "/schema".to_owned(),
             constraint: error.message,
             actual: None,

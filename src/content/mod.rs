@@ -12,12 +12,12 @@ use crate::answer::format::{AnswerFormat, NEED_KEY};
 use crate::answer::{Decoded, decode};
 use crate::content::grounding::{Grounded, ground};
 use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Outcome, Trace, Usage};
+use crate::outcome::{Answer, Outcome, Reason, Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::{self, RetryPolicy};
 use crate::provider::{ANSWER_TOOL, Completion, Conversation, Delivered, Delivery, Provider, Turn};
 use crate::schema::TargetSchema;
-use crate::schema::violation::{Violation, show};
+use crate::schema::violation::{Category, Violation, show};
 use crate::settings::Grounding;
 use grounding::provenance;
 
@@ -155,6 +155,13 @@ impl Loop<'_> {
                 let errors = violations.iter().map(Violation::to_string).collect();
                 return Ok(self.finish(Answer::Stale(errors), iteration));
             }
+            self.trace
+                .reasons
+                .extend(violations.iter().map(|violation| Reason {
+                    iteration,
+                    pointer: violation.pointer.clone(),
+                    category: violation.category,
+                }));
             let reason = reason::reason_message(&violations);
             self.feed_back(completion.delivered, reason);
         }
@@ -224,6 +231,7 @@ fn ungrounded(candidate: &Value, schema: &Value, text: &str) -> Vec<Violation> {
     provenance::ungrounded(candidate, schema, text)
         .into_iter()
         .map(|(pointer, value)| Violation {
+            category: Category::Ungrounded,
             pointer,
             constraint: format!(
                 "{} does not appear in the text; copy the value as the text writes it, or answer \

@@ -2,7 +2,7 @@
 
 use crate::answer::format::{ANSWER_KEY, NEED_KEY};
 use crate::provider::ANSWER_TOOL;
-use crate::schema::violation::Violation;
+use crate::schema::violation::{Category, Violation};
 
 /// The user turn that tells the model what to fix.
 pub fn reason_message(violations: &[Violation]) -> String {
@@ -23,6 +23,7 @@ pub fn reason_message(violations: &[Violation]) -> String {
 /// The violation standing for an answer that is not JSON at all.
 pub fn unreadable(reason: &str) -> Violation {
     Violation {
+        category: Category::Unreadable,
         pointer: "/".to_owned(),
         constraint: format!(
             "the answer must be one JSON object, but it is not valid JSON ({reason})"

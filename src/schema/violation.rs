@@ -7,11 +7,51 @@ use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
+pub use crate::outcome::Category;
+
 use crate::schema::walk::escape;
+
+/// The category of a validator error.
+fn category(kind: &ValidationErrorKind) -> Category {
+    use ValidationErrorKind as Kind;
+    match kind {
+        Kind::Type { .. } => Category::Type,
+        Kind::Required { .. } => Category::Required,
+        Kind::AdditionalProperties { .. } | Kind::UnevaluatedProperties { .. } => {
+            Category::AdditionalProperty
+        }
+        Kind::Enum { .. } | Kind::Constant { .. } => Category::Enum,
+        Kind::Pattern { .. } | Kind::BacktrackLimitExceeded { .. } => Category::Pattern,
+        Kind::Format { .. } => Category::Format,
+        Kind::Minimum { .. }
+        | Kind::Maximum { .. }
+        | Kind::ExclusiveMinimum { .. }
+        | Kind::ExclusiveMaximum { .. }
+        | Kind::MultipleOf { .. } => Category::Range,
+        Kind::MinLength { .. } | Kind::MaxLength { .. } => Category::Length,
+        Kind::MinItems { .. }
+        | Kind::MaxItems { .. }
+        | Kind::UniqueItems
+        | Kind::Contains
+        | Kind::AdditionalItems { .. }
+        | Kind::UnevaluatedItems { .. } => Category::Items,
+        Kind::MinProperties { .. } | Kind::MaxProperties { .. } | Kind::PropertyNames { .. } => {
+            Category::Properties
+        }
+        Kind::AnyOf { .. }
+        | Kind::OneOfNotValid { .. }
+        | Kind::OneOfMultipleValid { .. }
+        | Kind::Not { .. }
+        | Kind::FalseSchema => Category::Combination,
+        _ => Category::Other,
+    }
+}
 
 /// One violated constraint of an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
+    /// What kind of constraint.
+    pub category: Category,
     /// JSON pointer to the offending value in the answer (`/` for the root).
     pub pointer: String,
     /// The constraint, in words: `value must be ≤ 5`.
@@ -50,6 +90,7 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_owned);
             vec![Violation {
+                category: Category::Required,
                 pointer: format!("{pointer}/{}", escape(&name)),
                 constraint: "required property is missing".to_owned(),
                 actual: None,
@@ -59,6 +100,7 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected
             .iter()
             .map(|name| Violation {
+                category: Category::AdditionalProperty,
                 pointer: format!("{pointer}/{}", escape(name)),
                 constraint: "property is not allowed here: remove it".to_owned(),
                 actual: None,
@@ -67,6 +109,7 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
         _ => {
             let (constraint, actual) = constraint(error);
             vec![Violation {
+                category: category(error.kind()),
                 pointer: at(pointer),
                 constraint,
                 actual,

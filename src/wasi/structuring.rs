@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::exports::structure::tool::structuring as api;
 use super::{Component, with_ports};
 use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Match, Outcome, Source, Usage};
+use crate::outcome::{Answer, Category, Match, Outcome, Source, Usage};
 use crate::request::{SchemaInput, StructureRequest};
 use crate::schema::registry::{Registration, SchemaInfo};
 use crate::schema::skill::SkillFiles;
@@ -180,6 +180,16 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
             schema_transforms: outcome.trace.schema_transforms,
             repairs: outcome.trace.repairs,
             feedback: outcome.trace.feedback,
+            reasons: outcome
+                .trace
+                .reasons
+                .into_iter()
+                .map(|reason| api::Reason {
+                    iteration: reason.iteration,
+                    pointer: reason.pointer,
+                    category: to_wit_category(reason.category),
+                })
+                .collect(),
             retries: outcome.trace.retries,
             schema_builder: outcome
                 .trace
@@ -191,6 +201,26 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
                     schema: builder.schema.map(|schema| schema.to_string()),
                 }),
         },
+    }
+}
+
+fn to_wit_category(category: Category) -> api::ReasonCategory {
+    match category {
+        Category::Type => api::ReasonCategory::Type,
+        Category::Required => api::ReasonCategory::Required,
+        Category::AdditionalProperty => api::ReasonCategory::AdditionalProperty,
+        Category::Enum => api::ReasonCategory::Enum,
+        Category::Pattern => api::ReasonCategory::Pattern,
+        Category::Format => api::ReasonCategory::Format,
+        Category::Range => api::ReasonCategory::Range,
+        Category::Length => api::ReasonCategory::Length,
+        Category::Items => api::ReasonCategory::Items,
+        Category::Properties => api::ReasonCategory::Properties,
+        Category::Combination => api::ReasonCategory::Combination,
+        Category::Unreadable => api::ReasonCategory::Unreadable,
+        Category::Ungrounded => api::ReasonCategory::Ungrounded,
+        Category::Schema => api::ReasonCategory::Schema,
+        Category::Other => api::ReasonCategory::Other,
     }
 }
 
