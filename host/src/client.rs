@@ -391,25 +391,30 @@ impl Structure {
     }
 
     /// Serves the component's HTTP API and MCP endpoint on `listener` until the future is
-    /// dropped: a fresh instance per request, requests served concurrently.
+    /// dropped or `options`' shutdown signal: a fresh instance per request, requests served
+    /// concurrently, each one logged, counted in the metrics and (if configured) traced.
     ///
     /// ```no_run
     /// # use structure_host::Structure;
     /// # async fn example() -> anyhow::Result<()> {
     /// let client = Structure::builder().build()?;
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-    /// client.serve(listener).await?;
+    /// client.serve(listener, structure_host::ServeOptions::default()).await?;
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn serve(&self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        options: crate::serve::ServeOptions,
+    ) -> anyhow::Result<()> {
         let server = crate::serve::Server {
             proxy: self.runtime.proxy.clone(),
             connections: self.runtime.connections.clone(),
             settings: self.settings.clone(),
             key_value: self.key_value.clone(),
         };
-        server.run(listener).await
+        server.run(listener, options).await
     }
 
     /// Runs `call` in a fresh instance, or in the kept one. A host failure (a trap) may leave an

@@ -62,7 +62,23 @@ pub struct ConnectionPool {
 pub struct Egress {
     pool: Arc<ConnectionPool>,
     allowed: Arc<[Origin]>,
+    /// Where each request sent is noted, when someone (the traces) wants to know.
+    calls: Option<Calls>,
 }
+
+/// One request the component sent: when, where, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingCall {
+    pub started: std::time::SystemTime,
+    pub ended: std::time::SystemTime,
+    pub host: String,
+    pub port: u16,
+    /// The response's status, or none when no response came.
+    pub status: Option<u16>,
+}
+
+/// The requests of one instance, in the order they were sent.
+pub type Calls = Arc<Mutex<Vec<OutgoingCall>>>;
 
 impl Egress {
     /// Hooks allowing the endpoints `settings` configure, and the component's defaults (the
@@ -75,7 +91,17 @@ impl Egress {
             .filter_map(|url| url.parse::<hyper::Uri>().ok())
             .filter_map(|uri| origin(&uri).ok())
             .collect();
-        Self { pool, allowed }
+        Self {
+            pool,
+            allowed,
+            calls: None,
+        }
+    }
+
+    /// The same hooks, noting every request sent in `calls`.
+    pub fn recording(mut self, calls: Calls) -> Self {
+        self.calls = Some(calls);
+        self
     }
 }
 
@@ -90,12 +116,38 @@ impl WasiHttpHooks for Egress {
         // Defence in depth: the component only calls its configured providers; a request
         // anywhere else is refused here too, as Spin's allowed_outbound_hosts would.
         let allowed = origin(request.uri()).is_ok_and(|to| self.allowed.contains(&to));
+        let calls = self.calls.clone();
+        let host = request.uri().host().unwrap_or_default().to_owned();
+        let port = request.uri().port_u16().unwrap_or_else(|| {
+            if request.uri().scheme_str() == Some("https") {
+                443
+            } else {
+                80
+            }
+        });
         Box::new(async move {
             if !allowed {
                 return Err(Error::HttpRequestDenied);
             }
-            let response = pool.send(request, options).await?;
-            Ok((response, Box::new(async { Ok(()) }) as IoFuture))
+            let started = std::time::SystemTime::now();
+            let sent = pool.send(request, options).await;
+            if let Some(calls) = calls {
+                let call = OutgoingCall {
+                    started,
+                    ended: std::time::SystemTime::now(),
+                    host,
+                    port,
+                    status: sent
+                        .as_ref()
+                        .ok()
+                        .map(|response| response.status().as_u16()),
+                };
+                calls
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push(call);
+            }
+            Ok((sent?, Box::new(async { Ok(()) }) as IoFuture))
         })
     }
 }

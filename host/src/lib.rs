@@ -53,6 +53,7 @@ pub use bindings::{
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
 pub use runtime::{Runtime, default_cache_dir};
+pub use serve::ServeOptions;
 pub use store::{
     KeyValueStore, MemoryStore, RedisStore, SqliteStore, check_no_old_store, default_store_path,
     open_store,

@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 use structure_host::{
     CallError, KeyValueStore, MemoryStore, Registration, Request, SchemaInfo, SchemaInput, Scope,
-    Settings, SqliteStore, Status, Structure, check_no_old_store, default_store_path, open_store,
+    ServeOptions, Settings, SqliteStore, Status, Structure, check_no_old_store, default_store_path,
+    open_store,
 };
 
 #[derive(Parser)]
@@ -89,6 +90,13 @@ enum Command {
         /// The address to listen on.
         #[arg(long, default_value = "127.0.0.1:3000")]
         listen: String,
+        /// Serve GET /metrics on this address, to anyone who reaches it (keep it internal);
+        /// without it, /metrics is on the API's address for admin tokens.
+        #[arg(long)]
+        metrics_listen: Option<String>,
+        /// Seconds requests in flight may take to finish after SIGTERM or SIGINT.
+        #[arg(long, default_value_t = 30)]
+        drain_timeout: u64,
     },
 }
 
@@ -202,7 +210,11 @@ async fn run(cli: Cli) -> ExitCode {
                 .await
                 .map(|definition| print_json(&definition)),
         ),
-        Command::Serve { listen } => serve(&client, listen).await,
+        Command::Serve {
+            listen,
+            metrics_listen,
+            drain_timeout,
+        } => serve(&client, listen, metrics_listen, drain_timeout).await,
     }
 }
 
@@ -221,24 +233,76 @@ async fn structure(client: &Structure, scope: &Scope, request: &Request) -> Exit
     }
 }
 
-/// `serve`: the HTTP API on `listen` until interrupted.
-async fn serve(client: &Structure, listen: String) -> ExitCode {
-    let listener = match tokio::net::TcpListener::bind(&listen).await {
-        Ok(listener) => listener,
-        Err(error) => return fail(EXIT_ERROR, &format!("cannot listen on {listen}: {error}")),
+/// `serve`: the HTTP API on `listen` until SIGTERM or SIGINT, then a drain.
+async fn serve(
+    client: &Structure,
+    listen: String,
+    metrics_listen: Option<String>,
+    drain_timeout: u64,
+) -> ExitCode {
+    let bind = |address: String| async move {
+        tokio::net::TcpListener::bind(&address)
+            .await
+            .map_err(|error| format!("cannot listen on {address}: {error}"))
     };
+    let listener = match bind(listen.clone()).await {
+        Ok(listener) => listener,
+        Err(message) => return fail(EXIT_ERROR, &message),
+    };
+    let mut options = match ServeOptions::default().traces_from_env() {
+        Ok(options) => options,
+        Err(message) => return fail(EXIT_USAGE, &message),
+    };
+    options = options
+        .drain_timeout(std::time::Duration::from_secs(drain_timeout))
+        .shutdown(shutdown_signal());
+    let mut metrics_address = String::from("/metrics for admin tokens");
+    if let Some(address) = metrics_listen {
+        match bind(address).await {
+            Ok(metrics) => {
+                metrics_address = format!(
+                    "metrics on http://{}/metrics",
+                    metrics
+                        .local_addr()
+                        .map(|a| a.to_string())
+                        .unwrap_or_default()
+                );
+                options = options.metrics_listener(metrics);
+            }
+            Err(message) => return fail(EXIT_ERROR, &message),
+        }
+    }
     let address = listener
         .local_addr()
         .map(|address| address.to_string())
         .unwrap_or(listen);
-    eprintln!("structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz)");
-    tokio::select! {
-        result = client.serve(listener) => match result {
-            Ok(()) => ExitCode::from(EXIT_OK),
-            Err(error) => fail(EXIT_ERROR, &format!("{error:#}")),
-        },
-        _ = tokio::signal::ctrl_c() => ExitCode::from(EXIT_OK),
+    eprintln!(
+        "structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz; {metrics_address})"
+    );
+    match client.serve(listener, options).await {
+        Ok(()) => {
+            eprintln!("structure: stopped");
+            ExitCode::from(EXIT_OK)
+        }
+        Err(error) => fail(EXIT_ERROR, &format!("{error:#}")),
     }
+}
+
+/// SIGTERM (Kubernetes stopping a pod) or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    let mut terminate =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(terminate) => terminate,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    eprintln!("structure: shutting down: no new connections, finishing the requests in flight");
 }
 
 async fn schemas(client: &Structure, scope: &Scope, action: SchemasAction) -> ExitCode {

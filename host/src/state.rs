@@ -39,6 +39,14 @@ impl HostState {
     }
 }
 
+impl HostState {
+    /// The same state, noting each request the component sends in `calls`.
+    pub(crate) fn recording_calls(mut self, calls: crate::egress::Calls) -> Self {
+        self.egress = self.egress.recording(calls);
+        self
+    }
+}
+
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {

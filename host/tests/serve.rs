@@ -30,7 +30,12 @@ async fn serve(mock: &MockLlm, extra: &[(&str, &str)]) -> Served {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let task = tokio::spawn(async move {
-        let _ = client.serve(listener).await;
+        let _ = client
+            .serve(
+                listener,
+                structure_host::ServeOptions::default().access_log(false),
+            )
+            .await;
     });
     Served {
         address,
@@ -436,7 +441,12 @@ async fn without_tokens_nothing_but_health_answers_unless_auth_is_off() {
     let served = Served {
         address: listener.local_addr().unwrap(),
         _task: tokio::spawn(async move {
-            let _ = client.serve(listener).await;
+            let _ = client
+                .serve(
+                    listener,
+                    structure_host::ServeOptions::default().access_log(false),
+                )
+                .await;
         }),
     };
     let denied = call(&served, "GET", "/v1/tool", None, None).await;
@@ -460,7 +470,12 @@ async fn without_tokens_nothing_but_health_answers_unless_auth_is_off() {
     let served = Served {
         address: listener.local_addr().unwrap(),
         _task: tokio::spawn(async move {
-            let _ = open.serve(listener).await;
+            let _ = open
+                .serve(
+                    listener,
+                    structure_host::ServeOptions::default().access_log(false),
+                )
+                .await;
         }),
     };
     assert_eq!(

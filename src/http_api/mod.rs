@@ -3,7 +3,7 @@
 //!
 //! | route | method | role | what |
 //! |---|---|---|---|
-//! | `/healthz` | GET | — | liveness |
+//! | `/healthz` | GET | — | liveness and the store: 200, or 503 when the key-value store does not answer |
 //! | `/v1/tool` | GET | user | the tool definition |
 //! | `/v1/structure` | POST | user | the tool's arguments → the outcome |
 //! | `/v1/schemas` | GET | user | the registry as the caller's scope sees it |
@@ -177,7 +177,7 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
         .with_header("allow", &methods.join(", "));
     }
     if segments == ["healthz"] {
-        return ApiResponse::json(200, &json!({ "status": "ok" }));
+        return health(ports);
     }
     let caller = match auth::authenticate(request.header("authorization"), ports.config) {
         Ok(caller) => caller,
@@ -215,6 +215,21 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
         (_, method, body) => respond(rest(&segments, method, name, body, &caller, ports)),
     }
 }
+
+/// `GET /healthz`: 200 when the key-value store answers (a read of a key nobody writes), 503
+/// with the store's error when it does not, so a load balancer takes the instance out.
+fn health(ports: &Ports<'_>) -> ApiResponse {
+    match ports.key_value.get(HEALTH_PROBE_KEY) {
+        Ok(_) => ApiResponse::json(200, &json!({ "status": "ok" })),
+        Err(message) => ApiResponse::json(
+            503,
+            &json!({ "status": "unavailable", "error": { "kind": "storage", "message": format!("the key-value store does not answer: {message}") } }),
+        ),
+    }
+}
+
+/// The key `/healthz` reads.
+const HEALTH_PROBE_KEY: &str = "healthz";
 
 fn respond(result: Result<(u16, Value), StructureError>) -> ApiResponse {
     match result {

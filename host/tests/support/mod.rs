@@ -103,3 +103,152 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// One HTTP/1.1 exchange over a fresh connection: the status and the body.
+pub fn http(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).expect("the server listens");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: structure\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// A `structure serve` process, its address and the lines it writes to stderr.
+pub struct Served {
+    pub child: Child,
+    pub address: String,
+    pub log: std::sync::mpsc::Receiver<String>,
+}
+
+impl Served {
+    /// `structure serve` with `args` and `env`, once it says where it listens.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+        for (name, _) in std::env::vars() {
+            if name.starts_with("STRUCTURE_")
+                || name.starts_with("OPENAI_")
+                || name.starts_with("OTEL_")
+            {
+                command.env_remove(name);
+            }
+        }
+        command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("the structure binary runs");
+        let stderr = child.stderr.take().unwrap();
+        let (sender, log) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let address = loop {
+            let line = log
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("structure serve starts");
+            if let Some(rest) = line.split("serving http://").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        };
+        Self {
+            child,
+            address,
+            log,
+        }
+    }
+
+    /// The JSON lines of the access log written so far.
+    pub fn access_log(&self) -> Vec<serde_json::Value> {
+        let mut lines = Vec::new();
+        while let Ok(line) = self.log.recv_timeout(Duration::from_millis(200)) {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
+                lines.push(value);
+            }
+        }
+        lines
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads one HTTP/1.1 request (with a content-length body) from `stream`: its path and body.
+pub fn read_http_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let (head_end, length) = loop {
+        let read = stream.read(&mut buffer).unwrap();
+        assert!(read > 0, "the request ended early");
+        raw.extend_from_slice(&buffer[..read]);
+        if let Some(end) = raw.windows(4).position(|window| window == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..end]).to_lowercase();
+            let length = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .and_then(|value| value.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            break (end + 4, length);
+        }
+    };
+    while raw.len() < head_end + length {
+        let read = stream.read(&mut buffer).unwrap();
+        assert!(read > 0, "the body ended early");
+        raw.extend_from_slice(&buffer[..read]);
+    }
+    let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
+    let path = head
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    (path, raw[head_end..head_end + length].to_vec())
+}

@@ -1,0 +1,280 @@
+//! What one request of `structure serve` was, read from the exchange itself: the route, the
+//! caller's tenant and project (from the token, as the component reads it), the schema asked
+//! for, and the outcome or error the component answered (also inside MCP's `tools/call`
+//! results). The access log, the metrics and the traces are all made from it. It never holds
+//! the prompt, the data, a token or a key.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use structure::http_api::auth;
+use structure::ports::Config;
+
+use crate::config::Settings;
+
+/// Tokens and calls of one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent {
+    pub llm_calls: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_prompt_tokens: u64,
+}
+
+/// One request, as the log, the metrics and the traces see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub started: SystemTime,
+    pub method: String,
+    /// The path with names left out: `/v1/schemas/{name}`.
+    pub route: String,
+    /// The HTTP status code.
+    pub code: u16,
+    pub tenant: Option<String>,
+    pub project: Option<String>,
+    /// The registry name asked for, or how the schema came: `inline`, `text`, `examples`.
+    pub schema: Option<String>,
+    pub schema_origin: Option<String>,
+    /// `ok`, `need-more-input` or `stale`.
+    pub status: Option<String>,
+    pub iterations: Option<u32>,
+    pub usage: Spent,
+    /// `provider/model` as called.
+    pub model: Option<String>,
+    pub latency: Duration,
+    pub error_kind: Option<String>,
+    /// The category of each violation fed back.
+    pub reasons: Vec<String>,
+}
+
+/// The exchange a record is read from.
+pub struct Exchange<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub authorization: Option<&'a str>,
+    pub request_body: &'a [u8],
+    pub code: u16,
+    pub response_body: &'a [u8],
+}
+
+impl Record {
+    /// The record of `exchange`, which started at `started` and took `latency`.
+    pub fn new(
+        exchange: &Exchange<'_>,
+        settings: &Settings,
+        started: SystemTime,
+        latency: Duration,
+    ) -> Self {
+        let route = route(exchange.path);
+        let mut record = Record {
+            started,
+            method: exchange.method.to_owned(),
+            route,
+            code: exchange.code,
+            tenant: None,
+            project: None,
+            schema: None,
+            schema_origin: None,
+            status: None,
+            iterations: None,
+            usage: Spent::default(),
+            model: None,
+            latency,
+            error_kind: None,
+            reasons: Vec::new(),
+        };
+        if let Ok(caller) = auth::authenticate(exchange.authorization, &HostConfig(settings)) {
+            record.tenant = Some(caller.scope.tenant);
+            record.project = caller.scope.project;
+        }
+        let request = serde_json::from_slice::<Value>(exchange.request_body).unwrap_or_default();
+        let response = serde_json::from_slice::<Value>(exchange.response_body).unwrap_or_default();
+        match record.route.as_str() {
+            "/v1/structure" => {
+                record.schema = schema_asked(&request);
+                record.read_result(&response);
+            }
+            "/mcp" if request.get("method").and_then(Value::as_str) == Some("tools/call") => {
+                record.schema = schema_asked(&request["params"]["arguments"]);
+                record.read_result(&response["result"]["structuredContent"]);
+            }
+            "/v1/schemas/{name}" => {
+                record.schema = exchange
+                    .path
+                    .split(['?', '#'])
+                    .next()
+                    .and_then(|path| path.rsplit('/').next())
+                    .map(str::to_owned);
+                record.read_result(&response);
+            }
+            _ => record.read_result(&response),
+        }
+        record
+    }
+
+    /// An outcome's fields, or an error's kind.
+    fn read_result(&mut self, result: &Value) {
+        if let Some(kind) = result.pointer("/error/kind").and_then(Value::as_str) {
+            self.error_kind = Some(kind.to_owned());
+            self.usage = spent(&result["error"]["usage"]);
+            return;
+        }
+        let Some(status) = result.get("status").and_then(Value::as_str) else {
+            return;
+        };
+        if !matches!(status, "ok" | "need-more-input" | "stale") {
+            return;
+        }
+        self.status = Some(status.to_owned());
+        self.iterations = result
+            .get("iterations")
+            .and_then(Value::as_u64)
+            .map(|n| n as u32);
+        self.schema_origin = text(result, "/schemaOrigin");
+        self.model = text(result, "/trace/model");
+        self.usage = spent(&result["usage"]);
+        self.reasons = result
+            .pointer("/trace/reasons")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|reason| reason.get("category").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect();
+    }
+
+    /// The status the metrics count it under: the outcome's, `error`, or `http-<code>` for the
+    /// routes that have no outcome.
+    pub fn status_label(&self) -> String {
+        match (&self.status, &self.error_kind) {
+            (Some(status), _) => status.clone(),
+            (None, Some(_)) => "error".to_owned(),
+            (None, None) => format!("http-{}", self.code),
+        }
+    }
+
+    /// One JSON line for the access log.
+    pub fn log_line(&self) -> String {
+        let time = self
+            .started
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|since| since.as_millis() as u64)
+            .unwrap_or_default();
+        json!({
+            "time": structure::time::rfc3339(time),
+            "method": self.method,
+            "route": self.route,
+            "code": self.code,
+            "tenant": self.tenant,
+            "project": self.project,
+            "schema": self.schema,
+            "schemaOrigin": self.schema_origin,
+            "status": self.status,
+            "iterations": self.iterations,
+            "llmCalls": self.usage.llm_calls,
+            "promptTokens": self.usage.prompt_tokens,
+            "completionTokens": self.usage.completion_tokens,
+            "cachedPromptTokens": self.usage.cached_prompt_tokens,
+            "latencyMs": (self.latency.as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+            "errorKind": self.error_kind,
+        })
+        .to_string()
+    }
+}
+
+/// The host's settings as the core's config port, for reading tokens as the component does.
+pub(super) struct HostConfig<'a>(pub(super) &'a Settings);
+
+impl Config for HostConfig<'_> {
+    fn get(&self, key: &str) -> Result<Option<String>, String> {
+        Ok(self.0.get(key).map(str::to_owned))
+    }
+}
+
+/// The path with names left out.
+fn route(path: &str) -> String {
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    match segments.as_slice() {
+        ["v1", "schemas", _] => "/v1/schemas/{name}".to_owned(),
+        [] => "/".to_owned(),
+        _ => path.trim_end_matches('/').to_owned(),
+    }
+}
+
+/// The schema a call's arguments ask for: a registry name, else how it is given.
+fn schema_asked(arguments: &Value) -> Option<String> {
+    let mode = arguments.get("schemaMode").and_then(Value::as_str);
+    match (arguments.get("schema")?, mode) {
+        (Value::String(name), Some("named")) => Some(name.trim().to_owned()),
+        (_, Some("text")) => Some("text".to_owned()),
+        (_, Some("examples")) => Some("examples".to_owned()),
+        _ => Some("inline".to_owned()),
+    }
+}
+
+fn text(value: &Value, pointer: &str) -> Option<String> {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn spent(usage: &Value) -> Spent {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Spent {
+        llm_calls: count("llmCalls") as u32,
+        prompt_tokens: count("promptTokens"),
+        completion_tokens: count("completionTokens"),
+        cached_prompt_tokens: count("cachedPromptTokens"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_structure_call_is_read_from_its_exchange_without_its_text() {
+        let settings = Settings::new().set(
+            "structure_api_tokens",
+            r#"[{"token": "t-1", "tenant": "acme", "project": "web", "role": "user"}]"#,
+        );
+        let request =
+            json!({ "prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named" });
+        let response = json!({
+            "status": "ok", "data": { "name": "Ada" }, "sources": [], "schemaOrigin": "registry:bundled",
+            "iterations": 2, "usage": { "llmCalls": 2, "promptTokens": 100, "completionTokens": 20, "cachedPromptTokens": 0 },
+            "trace": { "model": "openai/gpt-4.1-mini", "reasons": [{ "iteration": 1, "pointer": "/email", "category": "format" }] }
+        });
+        let (request, response) = (request.to_string(), response.to_string());
+        let exchange = Exchange {
+            method: "POST",
+            path: "/v1/structure?x=1",
+            authorization: Some("Bearer t-1"),
+            request_body: request.as_bytes(),
+            code: 200,
+            response_body: response.as_bytes(),
+        };
+        let record = Record::new(
+            &exchange,
+            &settings,
+            SystemTime::UNIX_EPOCH,
+            Duration::from_millis(12),
+        );
+        assert_eq!(
+            (record.tenant.as_deref(), record.project.as_deref()),
+            (Some("acme"), Some("web"))
+        );
+        assert_eq!(record.schema.as_deref(), Some("contact"));
+        assert_eq!(
+            (record.status.as_deref(), record.iterations),
+            (Some("ok"), Some(2))
+        );
+        assert_eq!(record.usage.prompt_tokens, 100);
+        assert_eq!(record.reasons, ["format"]);
+        let line = record.log_line();
+        assert!(!line.contains("Ada") && !line.contains("t-1"), "{line}");
+        assert_eq!(route("/v1/schemas/lead"), "/v1/schemas/{name}");
+    }
+}

@@ -1,0 +1,371 @@
+//! `structure serve` as operators run it: several instances sharing one real Redis, the store
+//! going away and coming back, the access log, the metrics, OTLP traces to a collector, and a
+//! SIGTERM that loses no request in flight.
+
+mod support;
+
+use std::time::Duration;
+
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+use support::{Redis, Served, http};
+
+const TOKENS: &str = r#"[
+  {"token": "admin-acme", "tenant": "acme", "role": "admin"},
+  {"token": "user-acme", "tenant": "acme", "project": "web", "role": "user"}
+]"#;
+
+fn env<'a>(mock: &'a MockLlm, store: &'a str) -> Vec<(&'static str, String)> {
+    vec![
+        ("STRUCTURE_MODEL", "openai/gpt-4.1-mini".to_owned()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-cluster-secret".to_owned()),
+        ("STRUCTURE_API_TOKENS", TOKENS.to_owned()),
+        ("STRUCTURE_STORE", store.to_owned()),
+    ]
+}
+
+fn serve(env: &[(&'static str, String)], args: &[&str]) -> Served {
+    let env: Vec<(&str, &str)> = env
+        .iter()
+        .map(|(key, value)| (*key, value.as_str()))
+        .collect();
+    Served::start(args, &env)
+}
+
+fn post(served: &Served, token: &str, path: &str, body: &Value) -> (u16, Value) {
+    let authorization = format!("Bearer {token}");
+    let (status, body) = http(
+        &served.address,
+        if path.starts_with("/v1/schemas/") {
+            "PUT"
+        } else {
+            "POST"
+        },
+        path,
+        &[
+            ("authorization", &authorization),
+            ("content-type", "application/json"),
+        ],
+        &body.to_string(),
+    );
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    )
+}
+
+fn lead() -> Value {
+    json!({ "schema": { "type": "object", "properties": { "company": { "type": "string" } }, "required": ["company"] } })
+}
+
+#[test]
+fn two_instances_on_one_redis_share_the_registry_and_the_builder_cache() {
+    let redis = Redis::start();
+    let mock = MockLlm::start();
+    let env = env(&mock, &redis.url());
+    let a = serve(&env, &[]);
+    let b = serve(&env, &[]);
+
+    let (status, info) = post(&a, "admin-acme", "/v1/schemas/lead", &lead());
+    assert_eq!(status, 200, "{info}");
+    mock.push(Reply::answer(json!({ "company": "Fabrikam" })));
+    let call =
+        json!({ "prompt": "A lead from Fabrikam.", "schema": "lead", "schemaMode": "named" });
+    let (status, outcome) = post(&b, "admin-acme", "/v1/structure", &call);
+    assert_eq!(
+        (status, outcome["status"].as_str()),
+        (200, Some("ok")),
+        "{outcome}"
+    );
+    assert_eq!(
+        outcome["schemaOrigin"], "registry:tenant:acme",
+        "registered on A, used on B"
+    );
+
+    // Text mode: the schema built on A is a cache hit on B, with no builder call.
+    let built = json!({ "schema": { "type": "object", "properties": { "company": { "type": "string" } }, "required": ["company"] },
+                        "confidence": 0.95, "clarifyingQuestions": [] });
+    mock.push(Reply::text(&built.to_string()));
+    mock.push(Reply::answer(json!({ "company": "Contoso" })));
+    let described = json!({ "prompt": "Contoso wants a quote.", "schema": "the company asking", "schemaMode": "text" });
+    let (_, first) = post(&a, "admin-acme", "/v1/structure", &described);
+    assert_eq!(
+        first["trace"]["schemaBuilder"]["cacheHit"], false,
+        "{first}"
+    );
+    let calls_before = mock.requests().len();
+    mock.push(Reply::answer(json!({ "company": "Contoso" })));
+    let (_, second) = post(&b, "admin-acme", "/v1/structure", &described);
+    assert_eq!(second["status"], "ok", "{second}");
+    assert_eq!(second["trace"]["schemaBuilder"]["cacheHit"], true);
+    assert_eq!(
+        mock.requests().len() - calls_before,
+        1,
+        "0 builder calls, 1 content call"
+    );
+}
+
+#[test]
+fn redis_going_away_is_a_storage_error_and_its_return_heals_the_service() {
+    let mut redis = Redis::start();
+    let mock = MockLlm::start();
+    let served = serve(&env(&mock, &redis.url()), &[]);
+    let (status, _) = post(&served, "admin-acme", "/v1/schemas/lead", &lead());
+    assert_eq!(status, 200);
+
+    redis.stop();
+    let (status, health) = http(&served.address, "GET", "/healthz", &[], "");
+    assert_eq!(status, 503, "{health}");
+    let call =
+        json!({ "prompt": "A lead from Fabrikam.", "schema": "lead", "schemaMode": "named" });
+    let (status, error) = post(&served, "admin-acme", "/v1/structure", &call);
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (500, Some("storage")),
+        "{error}"
+    );
+    assert!(mock.requests().is_empty(), "no LLM call without the store");
+
+    redis.restart();
+    let (status, _) = http(&served.address, "GET", "/healthz", &[], "");
+    assert_eq!(status, 200);
+    mock.push(Reply::answer(json!({ "company": "Fabrikam" })));
+    let (status, outcome) = post(&served, "admin-acme", "/v1/structure", &call);
+    assert_eq!(
+        (status, outcome["status"].as_str()),
+        (200, Some("ok")),
+        "{outcome}"
+    );
+}
+
+#[test]
+fn the_access_log_and_the_metrics_count_exactly_what_happened() {
+    let mock = MockLlm::start();
+    let served = serve(&env(&mock, "memory"), &[]);
+    // ok after one violation; a need; an unknown schema; a 401.
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "not an email" }),
+    ));
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.org" }),
+    ));
+    mock.push(Reply::need("the company"));
+    let contact =
+        json!({ "prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named" });
+    assert_eq!(post(&served, "user-acme", "/v1/structure", &contact).0, 200);
+    assert_eq!(post(&served, "user-acme", "/v1/structure", &contact).0, 200);
+    let missing = json!({ "prompt": "x", "schema": "nope", "schemaMode": "named" });
+    assert_eq!(post(&served, "user-acme", "/v1/structure", &missing).0, 404);
+    assert_eq!(post(&served, "wrong", "/v1/structure", &contact).0, 401);
+
+    let log = served.access_log();
+    assert_eq!(log.len(), 4, "{log:?}");
+    assert_eq!(
+        (
+            log[0]["route"].as_str(),
+            log[0]["tenant"].as_str(),
+            log[0]["project"].as_str()
+        ),
+        (Some("/v1/structure"), Some("acme"), Some("web"))
+    );
+    assert_eq!(
+        (
+            log[0]["status"].as_str(),
+            log[0]["iterations"].as_u64(),
+            log[0]["llmCalls"].as_u64()
+        ),
+        (Some("ok"), Some(2), Some(2))
+    );
+    assert_eq!(
+        (log[0]["schema"].as_str(), log[0]["schemaOrigin"].as_str()),
+        (Some("contact"), Some("registry:bundled"))
+    );
+    assert_eq!(log[1]["status"], "need-more-input");
+    assert_eq!(
+        (log[2]["code"].as_u64(), log[2]["errorKind"].as_str()),
+        (Some(404), Some("schema-not-found"))
+    );
+    assert_eq!(
+        (log[3]["code"].as_u64(), log[3]["tenant"].as_str()),
+        (Some(401), None)
+    );
+    let all = log
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    for secret in ["sk-cluster-secret", "user-acme", "Ada", "ada@example.org"] {
+        assert!(!all.contains(secret), "the log holds {secret:?}: {all}");
+    }
+
+    let (status, denied) = http(
+        &served.address,
+        "GET",
+        "/metrics",
+        &[("authorization", "Bearer user-acme")],
+        "",
+    );
+    assert_eq!(status, 403, "{denied}");
+    let (status, metrics) = http(
+        &served.address,
+        "GET",
+        "/metrics",
+        &[("authorization", "Bearer admin-acme")],
+        "",
+    );
+    assert_eq!(status, 200);
+    for line in [
+        "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"ok\"} 1",
+        "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"need-more-input\"} 1",
+        "structure_requests_total{tenant=\"acme\",schema=\"nope\",status=\"error\"} 1",
+        "structure_requests_total{tenant=\"\",schema=\"contact\",status=\"error\"} 1",
+        "structure_errors_total{kind=\"unauthorized\"} 1",
+        "structure_llm_calls_total 3",
+        "structure_errors_total{kind=\"schema-not-found\"} 1",
+        "structure_reasons_total{category=\"format\"} 1",
+        "structure_iterations_count 2",
+        "structure_request_duration_seconds_count 4",
+    ] {
+        assert!(
+            metrics.lines().any(|found| found == line),
+            "missing {line:?} in\n{metrics}"
+        );
+    }
+}
+
+#[test]
+fn metrics_on_a_listener_of_their_own() {
+    let mock = MockLlm::start();
+    let port = support::free_port();
+    let metrics_address = format!("127.0.0.1:{port}");
+    let served = serve(
+        &env(&mock, "memory"),
+        &["--metrics-listen", &metrics_address],
+    );
+    let (status, text) = http(&metrics_address, "GET", "/metrics", &[], "");
+    assert_eq!(status, 200);
+    assert!(
+        text.contains("# TYPE structure_requests_total counter"),
+        "{text}"
+    );
+    let (status, _) = http(
+        &served.address,
+        "GET",
+        "/metrics",
+        &[("authorization", "Bearer admin-acme")],
+        "",
+    );
+    assert_eq!(status, 404, "not on the API's listener then");
+}
+
+#[test]
+fn sigterm_lets_every_request_in_flight_finish() {
+    let mock = MockLlm::start();
+    let served = serve(&env(&mock, "memory"), &["--drain-timeout", "20"]);
+    let contact =
+        json!({ "prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named" });
+    for _ in 0..4 {
+        mock.push(
+            Reply::answer(json!({ "name": "Ada", "email": "ada@example.org" }))
+                .with_delay(Duration::from_millis(1500)),
+        );
+    }
+    let address = served.address.clone();
+    let calls: Vec<_> = (0..4)
+        .map(|_| {
+            let address = address.clone();
+            let body = contact.to_string();
+            std::thread::spawn(move || {
+                http(
+                    &address,
+                    "POST",
+                    "/v1/structure",
+                    &[
+                        ("authorization", "Bearer user-acme"),
+                        ("content-type", "application/json"),
+                    ],
+                    &body,
+                )
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    served.terminate();
+    for call in calls {
+        let (status, body) = call.join().unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("\"status\":\"ok\""), "{body}");
+    }
+    let mut served = served;
+    let exit = served.child.wait().unwrap();
+    assert_eq!(exit.code(), Some(0));
+    assert!(
+        std::net::TcpStream::connect(&address).is_err(),
+        "no longer accepting"
+    );
+}
+
+#[test]
+fn traces_reach_an_otlp_collector_with_the_genai_attributes() {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value;
+    use prost::Message;
+
+    let collector = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", collector.local_addr().unwrap());
+    let received = std::thread::spawn(move || {
+        let (mut stream, _) = collector.accept().unwrap();
+        let request = support::read_http_request(&mut stream);
+        use std::io::Write;
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+            .unwrap();
+        request
+    });
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "not an email" }),
+    ));
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.org" }),
+    ));
+    let mut env = env(&mock, "memory");
+    env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint));
+    let served = serve(&env, &[]);
+    let contact =
+        json!({ "prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named" });
+    assert_eq!(post(&served, "user-acme", "/v1/structure", &contact).0, 200);
+
+    let (path, body) = received.join().unwrap();
+    assert_eq!(path, "/v1/traces");
+    let export = ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
+    let spans = &export.resource_spans[0].scope_spans[0].spans;
+    assert_eq!(spans.len(), 3, "the request and its two LLM calls");
+    let attribute = |span: usize, key: &str| -> Option<any_value::Value> {
+        spans[span]
+            .attributes
+            .iter()
+            .find(|attribute| attribute.key == key)
+            .and_then(|attribute| attribute.value.clone()?.value)
+    };
+    let text = |value: &str| Some(any_value::Value::StringValue(value.to_owned()));
+    assert_eq!(attribute(0, "structure.status"), text("ok"));
+    assert_eq!(
+        attribute(0, "structure.iterations"),
+        Some(any_value::Value::IntValue(2))
+    );
+    assert_eq!(attribute(0, "gen_ai.request.model"), text("gpt-4.1-mini"));
+    assert!(
+        matches!(attribute(0, "gen_ai.usage.input_tokens"), Some(any_value::Value::IntValue(n)) if n > 0)
+    );
+    for call in [1, 2] {
+        assert_eq!(spans[call].parent_span_id, spans[0].span_id);
+        assert_eq!(spans[call].trace_id, spans[0].trace_id);
+        assert_eq!(attribute(call, "gen_ai.operation.name"), text("chat"));
+        assert_eq!(
+            attribute(call, "http.response.status_code"),
+            Some(any_value::Value::IntValue(200))
+        );
+    }
+}
