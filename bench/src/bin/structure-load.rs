@@ -1,11 +1,13 @@
-//! `structure-load`: `structure serve` under load. Starts the mock LLM (in this process), the
-//! `structure serve` command (another process) against it, then N POST /v1/structure requests
-//! from C concurrent clients on kept-alive connections; reports errors, latency percentiles,
-//! throughput, and the server's resident memory sampled through the run.
+//! `structure-load`: `structure serve` under load. Starts the mock LLM (in this process), one
+//! or more `structure serve` processes against it (sharing `--store`, e.g. one Redis), then N
+//! POST /v1/structure requests from C concurrent clients on kept-alive connections, the clients
+//! spread over the instances; reports errors, latency percentiles, throughput, and the servers'
+//! resident memory sampled through the run.
 //!
 //! ```text
 //! cargo run --release -p structure-bench --bin structure-load -- \
-//!     [--requests 10000] [--clients 50] [--cli target/release/structure] [--json FILE]
+//!     [--requests 10000] [--clients 50] [--instances 2 --store redis://127.0.0.1:6379/0]
+//!     [--cli target/release/structure] [--json FILE]
 //! ```
 
 use std::path::PathBuf;
@@ -38,6 +40,9 @@ struct Args {
     /// The servers' key-value store (`memory`, a SQLite file, `redis://host:port/N`).
     #[arg(long, default_value = "memory")]
     store: String,
+    /// `structure serve` processes, sharing the store; the clients are spread over them.
+    #[arg(long, default_value_t = 1)]
+    instances: usize,
 }
 
 /// The server process; killed when dropped.
@@ -69,35 +74,12 @@ async fn main() -> anyhow::Result<()> {
     mock.always(Some(Reply::answer(json!({
         "userId": "mike_42", "action": "broke_build", "timestamp": "2026-11-30T14:30:00Z", "status": "failure"
     }))));
-    let mut child = Command::new(&cli)
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", &args.store])
-        .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", "sk-load")
-        .env("STRUCTURE_API_AUTH", "none")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| anyhow::anyhow!("cannot start {}: {error}", cli.display()))?;
-    let stderr = child.stderr.take().expect("piped");
-    let pid = child.id();
-    let _server = Server(child);
-    let mut lines =
-        tokio::io::BufReader::new(tokio::process::ChildStderr::from_std(stderr)?).lines();
-    let address = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-            .await??
-            .ok_or_else(|| anyhow::anyhow!("structure serve exited"))?;
-        if let Some(rest) = line.split("serving http://").nth(1) {
-            break rest
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-        }
-    };
-    // Drain the server's log so it never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let mut servers = Vec::new();
+    for _ in 0..args.instances.max(1) {
+        servers.push(start(&cli, &mock, &args.store).await?);
+    }
+    let pids: Vec<u32> = servers.iter().map(|(server, _)| server.0.id()).collect();
+    let addresses: Vec<String> = servers.iter().map(|(_, address)| address.clone()).collect();
 
     let body = Bytes::from(
         json!({ "prompt": "mike_42 broke the build on 30 November 2026 at 14:30 UTC.", "schema": "user-action-record", "schemaMode": "named" })
@@ -108,9 +90,8 @@ async fn main() -> anyhow::Result<()> {
         let samples = samples.clone();
         tokio::spawn(async move {
             loop {
-                if let Some(bytes) = rss(pid) {
-                    samples.lock().unwrap().push(bytes);
-                }
+                let bytes: u64 = pids.iter().filter_map(|pid| rss(*pid)).sum();
+                samples.lock().unwrap().push(bytes);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         })
@@ -118,9 +99,9 @@ async fn main() -> anyhow::Result<()> {
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
-    for _ in 0..args.clients {
-        let (address, body, next, total) =
-            (address.clone(), body.clone(), next.clone(), args.requests);
+    for index in 0..args.clients {
+        let address = addresses[index % addresses.len()].clone();
+        let (body, next, total) = (body.clone(), next.clone(), args.requests);
         workers.push(tokio::spawn(async move {
             client(&address, &body, &next, total).await
         }));
@@ -147,6 +128,8 @@ async fn main() -> anyhow::Result<()> {
     let report = json!({
         "requests": args.requests,
         "clients": args.clients,
+        "instances": addresses.len(),
+        "store": args.store,
         "errors": errors.len(),
         "firstErrors": errors.iter().take(5).collect::<Vec<_>>(),
         "seconds": elapsed.as_secs_f64(),
@@ -166,6 +149,39 @@ async fn main() -> anyhow::Result<()> {
     }
     anyhow::ensure!(errors.is_empty(), "{} requests failed", errors.len());
     Ok(())
+}
+
+/// A `structure serve` process on `store` against `mock`, and the address it listens on.
+async fn start(cli: &PathBuf, mock: &MockLlm, store: &str) -> anyhow::Result<(Server, String)> {
+    let mut child = Command::new(cli)
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+        .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", "sk-load")
+        .env("STRUCTURE_API_AUTH", "none")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| anyhow::anyhow!("cannot start {}: {error}", cli.display()))?;
+    let stderr = child.stderr.take().expect("piped");
+    let server = Server(child);
+    let mut lines =
+        tokio::io::BufReader::new(tokio::process::ChildStderr::from_std(stderr)?).lines();
+    let address = loop {
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await??
+            .ok_or_else(|| anyhow::anyhow!("structure serve exited"))?;
+        if let Some(rest) = line.split("serving http://").nth(1) {
+            break rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+        }
+    };
+    // Drain the server's log (one line a request) so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((server, address))
 }
 
 /// One client: a kept-alive connection posting requests until `total` have been taken.
