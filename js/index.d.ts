@@ -82,6 +82,8 @@ export interface Trace {
   model: string;
   providerProfile: string;
   delivery: 'native' | 'tool' | 'prompt';
+  /** What the schema holds that checks nothing: unknown keywords, formats no one checks (annotations). */
+  warnings: string[];
   schemaTransforms: string[];
   repairs: string[];
   /** Each reason message fed back to the model, in order. */

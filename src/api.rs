@@ -86,7 +86,11 @@ fn structure_with(
     let limits = content::Limits {
         max_loops: request.max_loops.unwrap_or(settings.max_loops),
         retry,
-        token_budget: settings.token_budget,
+        budget: settings.token_budget.map(|limit| content::Budget {
+            limit,
+            spent_before: spent_building.prompt_tokens + spent_building.completion_tokens,
+            max_output_tokens: settings.max_output_tokens,
+        }),
         extractive: settings.extractive.for_profile(provider.profile_name()),
         grounding: settings.grounding,
         reference_time: settings.reference_time,

@@ -43,6 +43,11 @@ pub const CONFIDENCE_THRESHOLD: &str = "structure_confidence_threshold";
 pub const MAX_LOOPS: &str = "structure_max_loops";
 /// Limits of one call (see [`crate::limits`]): prompt bytes (default 256 KiB).
 pub const MAX_PROMPT_BYTES: &str = "structure_max_prompt_bytes";
+/// Bytes of a schema's manual (default 64 KiB).
+pub const MAX_MANUAL_BYTES: &str = "structure_max_manual_bytes";
+/// `annotate` (default): a format no one checks is kept as an annotation, with a warning;
+/// `refuse`: such a schema is refused.
+pub const UNKNOWN_FORMATS: &str = "structure_unknown_formats";
 /// Bytes of a schema as compact JSON (default 256 KiB).
 pub const MAX_SCHEMA_BYTES: &str = "structure_max_schema_bytes";
 /// Nesting of a schema's objects and arrays (default 32).
@@ -98,6 +103,8 @@ pub const ALL: &[&str] = &[
     MAX_LOOPS,
     MAX_PROMPT_BYTES,
     MAX_SCHEMA_BYTES,
+    MAX_MANUAL_BYTES,
+    UNKNOWN_FORMATS,
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_PROPERTIES,
     MAX_ENUM_VALUES,

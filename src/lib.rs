@@ -73,10 +73,10 @@
 //! | [`limits`] | how big a call's input may be, how long it may take | error, keys |
 //! | [`store`] | JSON documents in the key-value store | error, ports |
 //! | [`settings`] | the settings of one call, and the cascade that layers them | error, keys, limits, ports, request, scope, secret, store, time |
-//! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, limits, lru, outcome, ports, request, scope, store |
+//! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, keys, limits, lru, outcome, ports, request, scope, store |
 //! | [`answer`] | reading answers: the envelope with the need path, lenient JSON | lru, schema |
 //! | [`provider`] | the wire formats, provider profiles, delivery modes, retries | answer, error, keys, outcome, ports, schema, settings, time |
-//! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, the schema builder | answer, error, limits, outcome, ports, provider, schema, scope, settings, store, time |
+//! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`tool_definition`] | the tool definition | schema |
 //! | [`api`] | the library's functions, which every surface calls | content, error, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, keys, ports, request, schema, scope, tool_definition |

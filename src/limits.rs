@@ -17,6 +17,7 @@ pub const DEFAULT_MAX_SCHEMA_PROPERTIES: usize = 1000;
 pub const DEFAULT_MAX_ENUM_VALUES: usize = 1000;
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+pub const DEFAULT_MAX_MANUAL_BYTES: usize = 64 << 10;
 
 /// The limits of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +36,11 @@ pub struct CallLimits {
     pub response_bytes: usize,
     /// The whole call: every LLM request, retries and waits included.
     pub call_timeout: Duration,
+    /// Bytes of a schema's manual.
+    pub manual_bytes: usize,
+    /// Refuse a schema with a format no one checks (`structure_unknown_formats=refuse`) instead
+    /// of keeping it as an annotation.
+    pub refuse_unknown_formats: bool,
 }
 
 impl Default for CallLimits {
@@ -47,6 +53,8 @@ impl Default for CallLimits {
             enum_values: DEFAULT_MAX_ENUM_VALUES,
             response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            manual_bytes: DEFAULT_MAX_MANUAL_BYTES,
+            refuse_unknown_formats: false,
         }
     }
 }
@@ -63,6 +71,19 @@ impl CallLimits {
                     keys::MAX_PROMPT_BYTES
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// The size of a schema's manual, when it is registered and when a call uses it.
+    pub fn check_manual(&self, manual: &str) -> Result<(), StructureError> {
+        if manual.len() > self.manual_bytes {
+            return Err(over(format!(
+                "the schema's manual is {} bytes, over the limit of {} ({})",
+                manual.len(),
+                self.manual_bytes,
+                keys::MAX_MANUAL_BYTES
+            )));
         }
         Ok(())
     }

@@ -124,6 +124,9 @@ pub struct Trace {
     pub provider_profile: String,
     /// How the answer was delivered: `native`, `tool` or `prompt`.
     pub delivery: String,
+    /// What the schema holds that checks nothing: keywords JSON Schema does not define, formats
+    /// no one checks (kept as annotations).
+    pub warnings: Vec<String>,
     /// How the schema sent to the provider differs from the target schema.
     pub schema_transforms: Vec<String>,
     /// Repairs made to near-JSON answers before validation.

@@ -89,12 +89,6 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
             "did you mean \"required\"",
         ),
         (
-            "an OpenAPI keyword",
-            json!({ "prompt": "p", "schema": { "type": "object", "properties": { "a": { "type": "string", "nullable": true } } } }),
-            "invalid-schema",
-            "/properties/a",
-        ),
-        (
             "a misspelt format",
             json!({ "prompt": "p", "schema": { "type": "object", "properties": { "a": { "type": "string", "format": "emial" } } } }),
             "invalid-schema",

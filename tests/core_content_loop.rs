@@ -69,7 +69,12 @@ fn a_valid_first_answer_takes_exactly_one_call() {
     assert_eq!(outcome.schema_origin, "inline");
     assert_eq!(outcome.trace.model, "openai/test-model");
     assert_eq!(outcome.trace.provider_profile, "openai-compatible");
-    assert!(outcome.trace.feedback.is_empty() && outcome.trace.repairs.is_empty());
+    assert!(outcome.trace.feedback.is_empty());
+    assert_eq!(
+        outcome.trace.repairs,
+        ["/owner: dropped null (an optional property left out)"],
+        "the null strict mode makes the model write for an absent optional property"
+    );
     let system = transport.body(0)["messages"][0]["content"]
         .as_str()
         .unwrap()
@@ -468,18 +473,23 @@ fn dropped_connections_are_retried_and_timeouts_are_not() {
 
 #[test]
 fn a_token_budget_stops_the_loop_before_it_is_exceeded() {
-    // Each scripted call costs 120 tokens: after the first, 120 + 120 > 200.
+    // Each scripted call costs 120 tokens; a call may take its prompt (about 650 tokens here,
+    // estimated from its size) and up to 20 for the answer: the first fits in 800, the second
+    // (120 spent + a longer prompt) does not.
     let (result, transport, _) = run_with(
         vec![
             Reply::answer(json!({ "title": "x", "priority": 1 })),
             Reply::answer(json!({ "title": "xyz", "priority": 1 })),
         ],
-        &[("structure_token_budget", "200")],
+        &[
+            ("structure_token_budget", "800"),
+            ("structure_max_output_tokens", "20"),
+        ],
     );
     let error = result.unwrap_err();
     assert_eq!(error.kind, ErrorKind::BudgetExhausted);
     assert!(
-        error.message.contains("120 of the 200-token budget"),
+        error.message.contains("120 of the 800-token budget"),
         "{}",
         error.message
     );
@@ -489,7 +499,10 @@ fn a_token_budget_stops_the_loop_before_it_is_exceeded() {
             Reply::answer(json!({ "title": "x", "priority": 1 })),
             Reply::answer(json!({ "title": "xyz", "priority": 1 })),
         ],
-        &[("structure_token_budget", "240")],
+        &[
+            ("structure_token_budget", "2000"),
+            ("structure_max_output_tokens", "20"),
+        ],
     );
     assert!(result.is_ok());
 }

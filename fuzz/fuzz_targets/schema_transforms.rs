@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI, &GRAMMAR_WITHOUT_PATTERNS, &FULL] {
         let _ = to_subset(&schema, subset, "", &mut Vec::new());
         let format = AnswerFormat::build(&schema, subset);
-        let _ = restore(&format.source, schema.clone(), format.encoded);
+        let _ = restore(&format.source, schema.clone(), format.encoded, &mut Vec::new());
         let _ = AnswerFormat::plain(&schema, subset);
     }
 });

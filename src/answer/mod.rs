@@ -60,7 +60,12 @@ pub fn decode(
         Ok(need) => return Decoded::Need(need),
         Err(answer) => answer,
     };
-    Decoded::Candidate(subset::restore(&format.source, answer, format.encoded))
+    Decoded::Candidate(subset::restore(
+        &format.source,
+        answer,
+        format.encoded,
+        repairs,
+    ))
 }
 
 /// `Ok(need)` when the answer takes the need path. A non-empty `_need` wins over anything next to

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 
 use crate::answer::format::AnswerFormat;
 use crate::answer::lenient;
-use crate::content::ask;
 use crate::content::reason;
+use crate::content::{Budget, Caller};
 use crate::error::StructureError;
 use crate::limits::CallLimits;
 use crate::outcome::{Answer, BuilderTrace, Outcome, Reason, Trace, Usage};
@@ -194,7 +194,9 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// The schema built before, if the cache holds it and it has not expired.
+    /// The schema built before, if the cache holds it and it has not expired: ready, or, when
+    /// the builder was less sure of it than this call's `confidenceThreshold` asks, the same
+    /// need-more-input a fresh build would give.
     fn cached(&mut self) -> Option<Built> {
         let entry = store::read_lenient::<CacheEntry>(self.ports.key_value, &self.key)
             .filter(|entry| entry.expires_at_millis > self.now)?;
@@ -202,6 +204,16 @@ impl Run<'_> {
             TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned()).ok()?;
         self.trace.cache_hit = true;
         self.trace.schema = Some(entry.schema);
+        if entry.confidence < self.settings.confidence_threshold {
+            let outer = Trace {
+                model: self.provider.model().to_owned(),
+                provider_profile: self.provider.profile_name().to_owned(),
+                delivery: self.provider.delivery().to_string(),
+                ..Trace::default()
+            };
+            let need = Answer::NeedMoreInput(ambiguous(entry.confidence));
+            return Some(finished(need, self.trace.clone(), outer));
+        }
         Some(Built::Ready {
             target,
             trace: self.trace.clone(),
@@ -229,13 +241,20 @@ impl Run<'_> {
             ..Trace::default()
         };
         let mut violations = Vec::new();
+        let caller = Caller {
+            provider: self.provider,
+            ports: self.ports,
+            retry: retry_policy,
+            budget: self.settings.token_budget.map(|limit| Budget {
+                limit,
+                spent_before: 0,
+                max_output_tokens: self.settings.max_output_tokens,
+            }),
+        };
         for attempt in 0..MAX_ATTEMPTS {
-            let completion = ask(
-                self.provider,
+            let completion = caller.ask(
                 &conversation,
                 &format,
-                self.ports,
-                retry_policy,
                 &mut self.trace.usage,
                 &mut outer.retries,
             )?;
@@ -243,7 +262,12 @@ impl Run<'_> {
                 Err(reason) => vec![reason::unreadable(&reason)],
                 Ok(parsed) => {
                     outer.repairs.extend(parsed.repairs);
-                    let answer = subset::restore(&format.source, parsed.value, format.encoded);
+                    let answer = subset::restore(
+                        &format.source,
+                        parsed.value,
+                        format.encoded,
+                        &mut outer.repairs,
+                    );
                     match accept(&answer, &validator, &self.settings.limits) {
                         Ok(accepted) => return Ok(self.finish(accepted, &answer, outer)),
                         Err(violations) => violations,
@@ -289,10 +313,7 @@ impl Run<'_> {
         self.trace.schema = Some(target.schema.clone());
         if confidence < self.settings.confidence_threshold || !questions.is_empty() {
             let need = if questions.is_empty() {
-                format!(
-                    "the schema description is ambiguous (the builder is {:.0} % sure): say more precisely which fields to extract",
-                    confidence * 100.0
-                )
+                ambiguous(confidence)
             } else {
                 questions.join(" ")
             };
@@ -310,6 +331,14 @@ impl Run<'_> {
             trace: self.trace,
         }
     }
+}
+
+/// The need of a description the builder was only `confidence` sure of.
+fn ambiguous(confidence: f64) -> String {
+    format!(
+        "the schema description is ambiguous (the builder is {:.0} % sure): say more precisely which fields to extract",
+        confidence * 100.0
+    )
 }
 
 /// A build that ends the call with `answer` and no content stage.

@@ -1,6 +1,7 @@
 //! The content stage (spec §4): ask the model, read its answer, validate it against the full
 //! target schema, and feed the violations back, up to `maxLoops` times.
 
+mod ask;
 pub mod builder;
 pub mod grounding;
 pub mod prompt;
@@ -14,11 +15,12 @@ use crate::content::grounding::{Grounded, ground};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Reason, Trace, Usage};
 use crate::ports::Ports;
-use crate::provider::retry::{self, RetryPolicy};
-use crate::provider::{ANSWER_TOOL, Completion, Conversation, Delivered, Delivery, Provider, Turn};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{ANSWER_TOOL, Conversation, Delivered, Delivery, Provider, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation, show};
 use crate::settings::Grounding;
+pub use ask::{Budget, Caller};
 use grounding::provenance;
 
 /// Plain-text answers tolerated in tool mode before giving up (spec 001).
@@ -29,8 +31,8 @@ pub const MAX_TOOL_REMINDERS: u32 = 2;
 pub struct Limits {
     pub max_loops: u8,
     pub retry: RetryPolicy,
-    /// Tokens (prompt + completion) the whole call may spend.
-    pub token_budget: Option<u64>,
+    /// Tokens (prompt + completion) the whole request may spend.
+    pub budget: Option<Budget>,
     /// Ground plain strings and numbers in the text too (see [`grounding`]).
     pub extractive: bool,
     /// Whether values are located in the text, and whether they must be.
@@ -52,6 +54,7 @@ pub fn run(
         model: provider.model().to_owned(),
         provider_profile: provider.profile_name().to_owned(),
         delivery: provider.delivery().to_string(),
+        warnings: target.warnings.clone(),
         ..Trace::default()
     };
     let sent = match ground(&target.schema, prompt, limits.extractive) {
@@ -119,21 +122,19 @@ impl Loop<'_> {
         let mut last_answer: Option<String> = None;
         let mut iteration = 0u32;
         let mut reminders = 0u32;
-        let mut last_call_tokens = 0u64;
+        let caller = Caller {
+            provider: self.provider,
+            ports: self.ports,
+            retry: self.limits.retry,
+            budget: self.limits.budget,
+        };
         loop {
-            if let Some(budget) = self.limits.token_budget {
-                check_budget(budget, self.usage, last_call_tokens)?;
-            }
-            let completion = ask(
-                self.provider,
+            let completion = caller.ask(
                 &self.conversation,
                 &self.format,
-                self.ports,
-                self.limits.retry,
                 &mut self.usage,
                 &mut self.trace.retries,
             )?;
-            last_call_tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens;
             if self.provider.delivery() == Delivery::Tool
                 && matches!(completion.delivered, Delivered::Text(_))
             {
@@ -241,45 +242,6 @@ fn ungrounded(candidate: &Value, schema: &Value, text: &str) -> Vec<Violation> {
             actual: None,
         })
         .collect()
-}
-
-/// Asks `provider` for the next answer in `conversation` (retrying what may pass), adding what
-/// it cost to `usage` (an error carries the total spent).
-pub(crate) fn ask(
-    provider: &dyn Provider,
-    conversation: &Conversation,
-    format: &AnswerFormat,
-    ports: &Ports<'_>,
-    policy: RetryPolicy,
-    usage: &mut Usage,
-    retries: &mut u32,
-) -> Result<Completion, StructureError> {
-    let request = provider.request(conversation, format);
-    let response = retry::send(&request, provider, ports, policy, usage, retries)?;
-    let completion = provider.completion(&response).map_err(|error| {
-        let mut total = *usage;
-        total.add(error.usage);
-        error.with_usage(total)
-    })?;
-    usage.add(completion.usage);
-    Ok(completion)
-}
-
-/// Stops before a call that would likely take the request over its token budget: the next call
-/// costs at least what the last one did (the conversation only grows).
-fn check_budget(budget: u64, usage: Usage, last_call_tokens: u64) -> Result<(), StructureError> {
-    let spent = usage.prompt_tokens + usage.completion_tokens;
-    if spent > 0 && spent + last_call_tokens > budget {
-        return Err(StructureError::new(
-            ErrorKind::BudgetExhausted,
-            format!(
-                "stopped before the next LLM call: {spent} of the {budget}-token budget are spent and the \
-                 next call needs about {last_call_tokens} more (structure_token_budget)"
-            ),
-        )
-        .with_usage(usage));
-    }
-    Ok(())
 }
 
 fn finish(

@@ -149,7 +149,9 @@ impl Provider for OpenAiChat {
             Some("length") => return Err(wire::truncated(self.endpoint.max_output_tokens)),
             Some("content_filter") => {
                 return Err(StructureError::new(
-                    ErrorKind::Refusal,
+                    ErrorKind::Blocked {
+                        reason: "content_filter".to_owned(),
+                    },
                     "the provider's content filter blocked the answer",
                 ));
             }

@@ -8,6 +8,7 @@
 
 pub mod checks;
 pub mod examples;
+pub mod keywords;
 pub mod registry;
 pub mod skill;
 pub mod subset;
@@ -33,6 +34,8 @@ pub struct TargetSchema {
     /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>`, `inferred`.
     pub origin: String,
     pub compiled: CompiledSchema,
+    /// What the schema holds that checks nothing: annotations, formats no one checks.
+    pub warnings: Vec<String>,
 }
 
 impl TargetSchema {
@@ -44,12 +47,13 @@ impl TargetSchema {
         origin: String,
         limits: &CallLimits,
     ) -> Result<Self, StructureError> {
-        let compiled = check(&schema, limits)?;
+        let (compiled, warnings) = check(&schema, limits)?;
         Ok(Self {
             schema,
             manual,
             origin,
             compiled,
+            warnings,
         })
     }
 
@@ -61,11 +65,14 @@ impl TargetSchema {
         origin: String,
     ) -> Result<Self, StructureError> {
         let compiled = CompiledSchema::compile_checked(&schema)?;
+        // It passed the check when it was stored: only its warnings are wanted again.
+        let warnings = keywords::check(&schema, false).unwrap_or_default();
         Ok(Self {
             schema,
             manual,
             origin,
             compiled,
+            warnings,
         })
     }
 }
@@ -83,14 +90,18 @@ pub fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing).
-pub fn check(schema: &Value, limits: &CallLimits) -> Result<CompiledSchema, StructureError> {
+/// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing):
+/// its compiled form and its warnings (see [`keywords`]).
+pub fn check(
+    schema: &Value,
+    limits: &CallLimits,
+) -> Result<(CompiledSchema, Vec<String>), StructureError> {
     limits.check_schema(schema)?;
-    checks::reject_unknown_keywords(schema)?;
+    let warnings = keywords::check(schema, limits.refuse_unknown_formats)?;
     checks::reject_external_refs(schema)?;
     let compiled = CompiledSchema::compile(schema)?;
     checks::check_object_root(schema)?;
-    Ok(compiled)
+    Ok((compiled, warnings))
 }
 
 /// Resolves every schema input but a description (that takes the builder and its LLM call).
@@ -105,6 +116,9 @@ pub fn resolve(
         }
         SchemaInput::Named(name) => {
             let found = registry.find(name)?;
+            if let Some(manual) = &found.manual {
+                limits.check_manual(manual)?;
+            }
             TargetSchema::stored(
                 found.schema,
                 found.manual,

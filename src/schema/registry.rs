@@ -250,6 +250,9 @@ impl<'a> Registry<'a> {
             ));
         }
         super::check(&registration.schema, limits)?;
+        if let Some(manual) = &registration.manual {
+            limits.check_manual(manual)?;
+        }
         let prefix = format!("{}schemas/", self.scope.own_prefix());
         let key = format!("{prefix}{}", registration.name);
         let manual = registration

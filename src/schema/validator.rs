@@ -84,32 +84,115 @@ pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 fn options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::options()
         .should_validate_formats(true)
-        // A misspelt format would otherwise check nothing.
-        .should_ignore_unknown_formats(false)
+        // A format no one checks is an annotation (its near misses are refused before: see
+        // `schema::keywords`); OpenAPI's string formats are checked here.
+        .should_ignore_unknown_formats(true)
+        .with_format("byte", is_base64)
+        .with_format("binary", |_: &str| true)
+        .with_format("password", |_: &str| true)
         .offline()
         .with_pattern_options(
             jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
         )
 }
 
+/// OpenAPI's `byte`: base64 (standard alphabet, padded).
+fn is_base64(text: &str) -> bool {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .is_ok()
+}
+
+/// The ranges OpenAPI's numeric formats stand for; formats apply to strings only, so these are
+/// checked as bounds.
+const NUMERIC_FORMATS: &[(&str, f64, f64)] = &[
+    ("int32", -2_147_483_648.0, 2_147_483_647.0),
+    (
+        "int64",
+        -9_223_372_036_854_775_808.0,
+        9_223_372_036_854_775_807.0,
+    ),
+    ("float", -3.402_823_5e38, 3.402_823_5e38),
+];
+
+/// `schema` as it is compiled: a `$schema` naming a meta-schema no draft defines left out (it
+/// is read as the default draft, see `schema::keywords`), and the bounds of OpenAPI's numeric
+/// formats added (as an `allOf` branch, so the author's own bounds stay as they are).
+fn prepared(schema: &Value) -> std::borrow::Cow<'_, Value> {
+    let unknown_draft = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|uri| !crate::schema::keywords::is_known_draft(uri));
+    let schema = if unknown_draft {
+        let mut without = schema.clone();
+        if let Value::Object(map) = &mut without {
+            map.remove("$schema");
+        }
+        std::borrow::Cow::Owned(without)
+    } else {
+        std::borrow::Cow::Borrowed(schema)
+    };
+    match with_numeric_formats(&schema) {
+        std::borrow::Cow::Owned(bounded) => std::borrow::Cow::Owned(bounded),
+        std::borrow::Cow::Borrowed(_) => schema,
+    }
+}
+
+/// `schema` with the bounds of OpenAPI's numeric formats added, when it has any.
+fn with_numeric_formats(schema: &Value) -> std::borrow::Cow<'_, Value> {
+    let mut found = false;
+    crate::schema::walk::schemas(schema, &mut |map, _| {
+        found |= map
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|format| NUMERIC_FORMATS.iter().any(|(name, ..)| *name == format));
+        if found {
+            crate::schema::walk::Next::Stop
+        } else {
+            crate::schema::walk::Next::Descend
+        }
+    });
+    if !found {
+        return std::borrow::Cow::Borrowed(schema);
+    }
+    let mut bounded = schema.clone();
+    crate::schema::walk::objects_mut(&mut bounded, &mut |map| {
+        let Some((_, minimum, maximum)) = map
+            .get("format")
+            .and_then(Value::as_str)
+            .and_then(|format| NUMERIC_FORMATS.iter().find(|(name, ..)| *name == format))
+        else {
+            return;
+        };
+        let bounds = json!({ "minimum": minimum, "maximum": maximum });
+        match map.get_mut("allOf") {
+            Some(Value::Array(branches)) => branches.push(bounds),
+            _ => {
+                map.insert("allOf".to_owned(), json!([bounds]));
+            }
+        }
+    });
+    std::borrow::Cow::Owned(bounded)
+}
+
 fn build_with_meta_check(schema: &Value) -> Built {
-    options().build(schema)
+    options().build(&prepared(schema))
 }
 
 /// The schema is compiled as a resource of its own draft, referenced from a draft-04 root:
 /// only the root is checked against its meta-schema, which is small. Validation is the same.
 fn build_without_meta_check(schema: &Value) -> Built {
     let registry = Registry::new()
-        .add(CHECKED_URI, Resource::from_contents(schema.clone()))
+        .add(
+            CHECKED_URI,
+            Resource::from_contents(prepared(schema).into_owned()),
+        )
         .and_then(|registry| registry.prepare())
         .map_err(|error| jsonschema::ValidationError::from(error).to_owned())?;
-    jsonschema::options()
-        .should_validate_formats(true)
-        .offline()
-        .with_registry(&registry)
-        .build(
-            &json!({ "$schema": "http://json-schema.org/draft-04/schema#", "$ref": CHECKED_URI }),
-        )
+    options().with_registry(&registry).build(
+        &json!({ "$schema": "http://json-schema.org/draft-04/schema#", "$ref": CHECKED_URI }),
+    )
 }
 
 /// The compiled form of `schema` from this instance's cache, else `build`'s (then cached).

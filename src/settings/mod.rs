@@ -379,6 +379,9 @@ impl Reader<'_> {
             enum_values: size(keys::MAX_ENUM_VALUES, limits::DEFAULT_MAX_ENUM_VALUES)?,
             response_bytes: size(keys::MAX_RESPONSE_BYTES, limits::DEFAULT_MAX_RESPONSE_BYTES)?,
             call_timeout: self.millis(keys::CALL_TIMEOUT_MS, limits::DEFAULT_CALL_TIMEOUT, 1)?,
+            manual_bytes: size(keys::MAX_MANUAL_BYTES, limits::DEFAULT_MAX_MANUAL_BYTES)?,
+            refuse_unknown_formats: self.choice(keys::UNKNOWN_FORMATS, &["annotate", "refuse"])?
+                == "refuse",
         })
     }
 

@@ -177,6 +177,7 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
             model: outcome.trace.model,
             provider_profile: outcome.trace.provider_profile,
             delivery: outcome.trace.delivery,
+            warnings: outcome.trace.warnings,
             schema_transforms: outcome.trace.schema_transforms,
             repairs: outcome.trace.repairs,
             feedback: outcome.trace.feedback,

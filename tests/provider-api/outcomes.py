@@ -20,7 +20,7 @@ def chat(body):
     if choice.get("finish_reason") == "length":
         return "truncated"
     if choice.get("finish_reason") == "content_filter":
-        return "refusal"
+        return "blocked"
     if message.get("tool_calls"):
         return "invalid-response"
     return "text" if isinstance(message.get("content"), str) else "invalid-response"

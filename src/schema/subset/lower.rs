@@ -7,6 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Shape, Subset, is_silent, required_names, shape};
+use crate::schema::keywords::KNOWN_KEYWORDS;
 use crate::schema::walk::{escape, too_deep};
 
 /// Rewrites one schema node (and everything under it) into `subset`. `at` is the node's
@@ -170,28 +171,41 @@ impl Rewrite<'_> {
     }
 
     /// Moves the keywords the subset does not take into the description, where the model still
-    /// reads them; they are checked locally all the same.
+    /// reads them: constraints (checked locally all the same), and annotations JSON Schema does
+    /// not define (they check nothing).
     fn state_moved(&mut self, out: &mut Map<String, Value>, moved: &Moved, at: &str) {
-        let words: Vec<String> = moved
+        let (constraints, annotations): (Vec<_>, Vec<_>) = moved
             .iter()
-            .map(|(keyword, value)| format!("{keyword}: {value}"))
-            .collect();
-        self.record(
-            at,
-            &format!(
-                "{} stated in the description, checked locally",
-                words.join(", ")
-            ),
-        );
+            .partition(|(keyword, _)| KNOWN_KEYWORDS.contains(&keyword.as_str()));
+        let words = |moved: &[&(String, Value)]| -> Vec<String> {
+            moved
+                .iter()
+                .map(|(keyword, value)| format!("{keyword}: {value}"))
+                .collect()
+        };
+        let mut notes = Vec::new();
+        for (moved, what, said) in [
+            (&constraints, "checked locally", "Must also satisfy"),
+            (&annotations, "annotations", "Notes"),
+        ] {
+            if moved.is_empty() {
+                continue;
+            }
+            let words = words(moved);
+            self.record(
+                at,
+                &format!("{} stated in the description, {what}", words.join(", ")),
+            );
+            notes.push(format!("{said}: {}.", words.join("; ")));
+        }
         if !(self.subset.bare_refs && out.contains_key("$ref")) {
             let description = out
                 .get("description")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            let note = format!("Must also satisfy: {}.", words.join("; "));
             out.insert(
                 "description".into(),
-                Value::String(with_note(description.as_deref(), &note)),
+                Value::String(with_note(description.as_deref(), &notes.join("\n"))),
             );
         }
     }

@@ -149,12 +149,13 @@ pub const GRAMMAR_WITHOUT_PATTERNS: Subset = Subset {
     ..FULL
 };
 
-/// Annotations with no meaning for the model: dropped silently.
+/// Annotations with no meaning for the model, and extensions (`x-…`, `_…`): dropped silently.
 pub(crate) fn is_silent(keyword: &str) -> bool {
     matches!(
         keyword,
         "$schema" | "$id" | "$comment" | "$anchor" | "$dynamicAnchor" | "$defs" | "definitions"
     ) || keyword.starts_with("x-")
+        || keyword.starts_with('_')
 }
 
 /// How a schema node is carried through a subset that encodes free-form values.
@@ -445,7 +446,7 @@ mod tests {
             "note": null
         });
         assert_eq!(
-            restore(&original, answer, true),
+            restore(&original, answer, true, &mut Vec::new()),
             json!({ "meta": { "source": "mail" }, "anything": [1, 2], "scores": { "alice": 3, "bob": 5 } })
         );
     }
@@ -469,7 +470,7 @@ mod tests {
         let answer =
             json!({ "a": null, "b": null, "c": null, "items": [{ "x": null }, { "x": 1 }] });
         assert_eq!(
-            restore(&original, answer, false),
+            restore(&original, answer, false, &mut Vec::new()),
             json!({ "a": null, "b": null, "items": [{}, { "x": 1 }] })
         );
     }
@@ -483,14 +484,17 @@ mod tests {
             ]
         });
         let answer = json!({ "phone": "123", "ext": null });
-        assert_eq!(restore(&original, answer, false), json!({ "phone": "123" }));
+        assert_eq!(
+            restore(&original, answer, false, &mut Vec::new()),
+            json!({ "phone": "123" })
+        );
     }
 
     #[test]
     fn reference_cycles_terminate() {
         let original = json!({ "$ref": "#" });
         assert_eq!(
-            restore(&original, json!({ "a": 1 }), true),
+            restore(&original, json!({ "a": 1 }), true, &mut Vec::new()),
             json!({ "a": 1 })
         );
         let (out, _) = strict(json!({ "$ref": "#/$defs/a", "description": "x" }));

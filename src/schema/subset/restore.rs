@@ -7,122 +7,140 @@ use serde_json::{Map, Value};
 use super::{Shape, required_names, shape};
 use crate::schema::checks::resolve_local;
 use crate::schema::json_type;
-use crate::schema::walk::too_deep;
+use crate::schema::walk::{escape, too_deep};
 
 /// Maps an answer written for a transformed schema back to the shape of the original: drops the
 /// nulls standing for absent optional properties and, when `decode` is set (the subset encodes
-/// free-form values), decodes JSON-encoded strings and key/value pair arrays.
-pub fn restore(root: &Value, instance: Value, decode: bool) -> Value {
-    restore_node(root, root, instance, decode, 0)
+/// free-form values), decodes JSON-encoded strings and key/value pair arrays. Each null dropped
+/// is noted in `repairs`.
+pub fn restore(root: &Value, instance: Value, decode: bool, repairs: &mut Vec<String>) -> Value {
+    Restore {
+        root,
+        decode,
+        repairs,
+    }
+    .node(root, instance, "", 0)
 }
 
-fn restore_node(root: &Value, node: &Value, instance: Value, decode: bool, depth: usize) -> Value {
-    if too_deep(depth) {
-        return instance;
-    }
-    if let Some(Value::String(reference)) = node.get("$ref") {
-        return match resolve_local(root, reference) {
-            Some(target) => restore_node(root, target, instance, decode, depth + 1),
-            None => instance,
-        };
-    }
-    if decode {
-        match (shape(node), instance) {
-            (Shape::Opaque, Value::String(text)) => {
-                return serde_json::from_str(&text).unwrap_or(Value::String(text));
-            }
-            (Shape::Map(values), Value::Array(pairs)) => {
-                return restore_map(root, values, pairs, decode, depth);
-            }
-            (_, other) => return restore_plain(root, node, other, decode, depth),
-        }
-    }
-    restore_plain(root, node, instance, decode, depth)
-}
-
-fn restore_map(
-    root: &Value,
-    values: &Value,
-    pairs: Vec<Value>,
+struct Restore<'a> {
+    root: &'a Value,
     decode: bool,
-    depth: usize,
-) -> Value {
-    let well_formed = pairs
-        .iter()
-        .all(|pair| pair.get("key").is_some_and(Value::is_string) && pair.get("value").is_some());
-    if !well_formed {
-        return Value::Array(pairs);
-    }
-    let mut object = Map::new();
-    for pair in pairs {
-        if let Value::Object(mut pair) = pair {
-            let key = pair
-                .remove("key")
-                .and_then(|key| key.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let value = pair.remove("value").unwrap_or(Value::Null);
-            object.insert(key, restore_node(root, values, value, decode, depth + 1));
-        }
-    }
-    Value::Object(object)
+    repairs: &'a mut Vec<String>,
 }
 
-fn restore_plain(root: &Value, node: &Value, instance: Value, decode: bool, depth: usize) -> Value {
-    if let Some(Value::Array(branches)) = node.get("allOf") {
-        return branches.iter().fold(
-            restore_own(root, node, instance, decode, depth),
-            |instance, branch| restore_node(root, branch, instance, decode, depth + 1),
-        );
-    }
-    for keyword in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(branches)) = node.get(keyword) {
-            let instance = restore_own(root, node, instance, decode, depth);
-            return match pick_branch(root, branches, &instance) {
-                Some(branch) => restore_node(root, branch, instance, decode, depth + 1),
+impl Restore<'_> {
+    fn node(&mut self, node: &Value, instance: Value, at: &str, depth: usize) -> Value {
+        if too_deep(depth) {
+            return instance;
+        }
+        if let Some(Value::String(reference)) = node.get("$ref") {
+            return match resolve_local(self.root, reference) {
+                Some(target) => self.node(target, instance, at, depth + 1),
                 None => instance,
             };
         }
+        if self.decode {
+            match (shape(node), instance) {
+                (Shape::Opaque, Value::String(text)) => {
+                    return serde_json::from_str(&text).unwrap_or(Value::String(text));
+                }
+                (Shape::Map(values), Value::Array(pairs)) => {
+                    return self.map(values, pairs, at, depth);
+                }
+                (_, other) => return self.plain(node, other, at, depth),
+            }
+        }
+        self.plain(node, instance, at, depth)
     }
-    restore_own(root, node, instance, decode, depth)
-}
 
-/// Restores what the node itself says about properties and items.
-fn restore_own(root: &Value, node: &Value, instance: Value, decode: bool, depth: usize) -> Value {
-    match instance {
-        Value::Object(object) => {
-            let Some(Value::Object(properties)) = node.get("properties") else {
-                return Value::Object(object);
-            };
-            let required = node.as_object().map(required_names).unwrap_or_default();
-            let mut restored = Map::new();
-            for (name, value) in object {
-                match properties.get(&name) {
-                    Some(schema) => {
-                        if value.is_null()
-                            && !required.contains(&name.as_str())
-                            && !permits_null(root, schema, depth)
-                        {
-                            continue;
+    fn map(&mut self, values: &Value, pairs: Vec<Value>, at: &str, depth: usize) -> Value {
+        let well_formed = pairs.iter().all(|pair| {
+            pair.get("key").is_some_and(Value::is_string) && pair.get("value").is_some()
+        });
+        if !well_formed {
+            return Value::Array(pairs);
+        }
+        let mut object = Map::new();
+        for pair in pairs {
+            if let Value::Object(mut pair) = pair {
+                let key = pair
+                    .remove("key")
+                    .and_then(|key| key.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let value = pair.remove("value").unwrap_or(Value::Null);
+                let here = format!("{at}/{}", escape(&key));
+                let value = self.node(values, value, &here, depth + 1);
+                object.insert(key, value);
+            }
+        }
+        Value::Object(object)
+    }
+
+    fn plain(&mut self, node: &Value, instance: Value, at: &str, depth: usize) -> Value {
+        if let Some(Value::Array(branches)) = node.get("allOf") {
+            let own = self.own(node, instance, at, depth);
+            return branches.iter().fold(own, |instance, branch| {
+                self.node(branch, instance, at, depth + 1)
+            });
+        }
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = node.get(keyword) {
+                let instance = self.own(node, instance, at, depth);
+                return match pick_branch(self.root, branches, &instance) {
+                    Some(branch) => self.node(branch, instance, at, depth + 1),
+                    None => instance,
+                };
+            }
+        }
+        self.own(node, instance, at, depth)
+    }
+
+    /// Restores what the node itself says about properties and items.
+    fn own(&mut self, node: &Value, instance: Value, at: &str, depth: usize) -> Value {
+        match instance {
+            Value::Object(object) => {
+                let Some(Value::Object(properties)) = node.get("properties") else {
+                    return Value::Object(object);
+                };
+                let required = node.as_object().map(required_names).unwrap_or_default();
+                let mut restored = Map::new();
+                for (name, value) in object {
+                    let here = format!("{at}/{}", escape(&name));
+                    match properties.get(&name) {
+                        Some(schema) => {
+                            if value.is_null()
+                                && !required.contains(&name.as_str())
+                                && !permits_null(self.root, schema, depth)
+                            {
+                                self.repairs.push(format!(
+                                    "{here}: dropped null (an optional property left out)"
+                                ));
+                                continue;
+                            }
+                            let value = self.node(schema, value, &here, depth + 1);
+                            restored.insert(name, value);
                         }
-                        restored.insert(name, restore_node(root, schema, value, decode, depth + 1));
-                    }
-                    None => {
-                        restored.insert(name, value);
+                        None => {
+                            restored.insert(name, value);
+                        }
                     }
                 }
+                Value::Object(restored)
             }
-            Value::Object(restored)
+            Value::Array(items) => match node.get("items") {
+                Some(schema) if schema.is_object() || schema.is_boolean() => Value::Array(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, item)| {
+                            self.node(schema, item, &format!("{at}/{index}"), depth + 1)
+                        })
+                        .collect(),
+                ),
+                _ => Value::Array(items),
+            },
+            other => other,
         }
-        Value::Array(items) => match node.get("items") {
-            Some(schema) if schema.is_object() || schema.is_boolean() => Value::Array(
-                items
-                    .into_iter()
-                    .map(|item| restore_node(root, schema, item, decode, depth + 1))
-                    .collect(),
-            ),
-            _ => Value::Array(items),
-        },
-        other => other,
     }
 }
 

@@ -1,0 +1,152 @@
+//! One LLM call of a stage: the request for the conversation so far, sent with retries, read
+//! into a completion — and never started when it could take the request over its token budget.
+
+use crate::answer::format::AnswerFormat;
+use crate::error::{ErrorKind, StructureError};
+use crate::keys;
+use crate::outcome::Usage;
+use crate::ports::{HttpRequest, Ports};
+use crate::provider::retry::{self, RetryPolicy};
+use crate::provider::{Completion, Conversation, Provider};
+
+/// Bytes of a request per token, for estimating a prompt before it is sent (JSON-heavy text
+/// runs at three to four; the lower figure errs on the side of stopping).
+const BYTES_PER_TOKEN: u64 = 3;
+
+/// The tokens one request may spend in all: the schema builder's calls and the content stage's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// `structure_token_budget`.
+    pub limit: u64,
+    /// Tokens spent before this stage (the schema builder's).
+    pub spent_before: u64,
+    /// The most one answer may take (`structure_max_output_tokens`).
+    pub max_output_tokens: u32,
+}
+
+impl Budget {
+    /// Refuses `request` when its prompt estimate plus the longest answer would take the
+    /// request past the budget, given what `usage` says this stage has spent.
+    fn check(&self, usage: Usage, request: &HttpRequest) -> Result<(), StructureError> {
+        let spent = self.spent_before + usage.prompt_tokens + usage.completion_tokens;
+        let prompt = (request.body.len() as u64).div_ceil(BYTES_PER_TOKEN);
+        let next = prompt + u64::from(self.max_output_tokens);
+        if spent + next <= self.limit {
+            return Ok(());
+        }
+        Err(StructureError::new(
+            ErrorKind::BudgetExhausted,
+            format!(
+                "stopped before the next LLM call: {spent} of the {}-token budget are spent and the \
+                 call may take up to {next} more (a prompt of about {prompt} and up to {} for the \
+                 answer); raise {} or lower {}",
+                self.limit,
+                self.max_output_tokens,
+                keys::TOKEN_BUDGET,
+                keys::MAX_OUTPUT_TOKENS
+            ),
+        )
+        .with_usage(usage))
+    }
+}
+
+/// What a stage's calls share: the provider, the ports, the retry policy and the budget.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    pub provider: &'a dyn Provider,
+    pub ports: &'a Ports<'a>,
+    pub retry: RetryPolicy,
+    pub budget: Option<Budget>,
+}
+
+impl Caller<'_> {
+    /// Asks for the next answer in `conversation` (retrying what may pass), adding what it
+    /// cost to `usage` (an error carries the total spent).
+    pub fn ask(
+        &self,
+        conversation: &Conversation,
+        format: &AnswerFormat,
+        usage: &mut Usage,
+        retries: &mut u32,
+    ) -> Result<Completion, StructureError> {
+        let request = self.provider.request(conversation, format);
+        if let Some(budget) = self.budget {
+            budget.check(*usage, &request)?;
+        }
+        let response = retry::send(
+            &request,
+            self.provider,
+            self.ports,
+            self.retry,
+            usage,
+            retries,
+        )?;
+        let completion = self.provider.completion(&response).map_err(|error| {
+            let mut total = *usage;
+            total.add(error.usage);
+            error.with_usage(total)
+        })?;
+        usage.add(completion.usage);
+        Ok(completion)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(bytes: usize) -> HttpRequest {
+        HttpRequest {
+            method: "POST",
+            url: "http://model/v1".to_owned(),
+            headers: Vec::new(),
+            body: vec![b'x'; bytes],
+            timeout: std::time::Duration::from_secs(1),
+            max_response_bytes: 1,
+        }
+    }
+
+    #[test]
+    fn a_call_that_could_pass_the_budget_is_never_started() {
+        let budget = Budget {
+            limit: 1_000,
+            spent_before: 0,
+            max_output_tokens: 500,
+        };
+        // 300 bytes ≈ 100 tokens of prompt, + 500 for the answer: 600 of 1000.
+        assert!(budget.check(Usage::default(), &request(300)).is_ok());
+        let spent = Usage {
+            prompt_tokens: 300,
+            completion_tokens: 150,
+            ..Usage::default()
+        };
+        let error = budget.check(spent, &request(300)).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::BudgetExhausted);
+        assert!(
+            error.message.contains("450 of the 1000-token budget"),
+            "{}",
+            error.message
+        );
+        // The first call too, when the answer alone could pass it.
+        let tight = Budget {
+            max_output_tokens: 4096,
+            ..budget
+        };
+        assert!(tight.check(Usage::default(), &request(30)).is_err());
+    }
+
+    #[test]
+    fn the_schema_builders_tokens_count() {
+        let budget = Budget {
+            limit: 1_000,
+            spent_before: 450,
+            max_output_tokens: 500,
+        };
+        let error = budget.check(Usage::default(), &request(300)).unwrap_err();
+        assert!(
+            error.message.contains("450 of the 1000-token budget"),
+            "{}",
+            error.message
+        );
+    }
+}

@@ -1,0 +1,340 @@
+//! The spec's loose ends, each pinned: a content filter is `blocked`, the token budget stops the
+//! first call too, a builder-cache hit answers to this call's confidence threshold, a manual has
+//! a size limit, every overridable setting resolves through every layer of the cascade, and
+//! the nulls dropped for optional properties are listed as repairs.
+
+mod support;
+
+use mock_llm::Reply;
+use serde_json::{Map, Value, json};
+use structure::ports::MemoryKeyValue;
+use structure::settings::{Cascade, OVERRIDABLE, Settings};
+use structure::{Answer, ErrorKind, Registration, SchemaInput, Scope, StructureRequest};
+use support::{FixedClock, MapConfig, ScriptedTransport};
+
+fn local(extra: &[(&str, &str)]) -> MapConfig {
+    let mut pairs = vec![
+        ("structure_model", "openai/test-model"),
+        ("openai_base_url", "http://127.0.0.1:9/v1"),
+    ];
+    pairs.extend_from_slice(extra);
+    MapConfig::with(&pairs)
+}
+
+fn ports<'a>(
+    transport: &'a ScriptedTransport,
+    config: &'a MapConfig,
+    key_value: &'a MemoryKeyValue,
+) -> structure::ports::Ports<'a> {
+    structure::ports::Ports {
+        transport,
+        config,
+        key_value,
+        clock: Box::leak(Box::new(FixedClock::default())),
+    }
+}
+
+fn person() -> Value {
+    json!({ "type": "object", "properties": { "name": { "type": "string" }, "age": { "type": "integer" } }, "required": ["name"] })
+}
+
+#[test]
+fn a_content_filter_stop_in_chat_completions_is_blocked_as_in_the_responses_api() {
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": null }, "finish_reason": "content_filter" }],
+        "usage": { "prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10 }
+    });
+    let transport = ScriptedTransport::new([Reply::raw(200, &body.to_string())]);
+    let config = local(&[]);
+    let key_value = MemoryKeyValue::default();
+    let request = StructureRequest::new("Ada", SchemaInput::Inline(person()), None).unwrap();
+    let error = structure::structure(
+        &request,
+        &Scope::default(),
+        &ports(&transport, &config, &key_value),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::Blocked {
+            reason: "content_filter".to_owned()
+        }
+    );
+    assert_eq!(error.usage.prompt_tokens, 10);
+}
+
+#[test]
+fn the_token_budget_bounds_the_first_call() {
+    let transport = ScriptedTransport::new([]);
+    let config = local(&[("structure_token_budget", "1000")]);
+    let key_value = MemoryKeyValue::default();
+    let request = StructureRequest::new("Ada, 36", SchemaInput::Inline(person()), None).unwrap();
+    let error = structure::structure(
+        &request,
+        &Scope::default(),
+        &ports(&transport, &config, &key_value),
+    )
+    .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::BudgetExhausted);
+    assert!(
+        error.message.contains("structure_max_output_tokens"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        transport.count(),
+        0,
+        "the default 4096-token answer alone would pass 1000"
+    );
+    let transport = ScriptedTransport::new([Reply::answer(json!({ "name": "Ada" }))]);
+    let config = local(&[
+        ("structure_token_budget", "1000"),
+        ("structure_max_output_tokens", "200"),
+    ]);
+    let outcome = structure::structure(
+        &request,
+        &Scope::default(),
+        &ports(&transport, &config, &key_value),
+    )
+    .unwrap();
+    assert_eq!(outcome.answer, Answer::Ok(json!({ "name": "Ada" })));
+}
+
+#[test]
+fn a_builder_cache_hit_answers_to_this_calls_confidence_threshold() {
+    let built = json!({ "schema": person(), "confidence": 0.85, "clarifyingQuestions": [] });
+    let transport = ScriptedTransport::new([
+        Reply::text(&built.to_string()),
+        Reply::answer(json!({ "name": "Ada" })),
+    ]);
+    let config = local(&[]);
+    let key_value = MemoryKeyValue::default();
+    let described = StructureRequest::new(
+        "Ada",
+        SchemaInput::Described("a person's name and age".into()),
+        None,
+    )
+    .unwrap();
+    let first = structure::structure(
+        &described,
+        &Scope::default(),
+        &ports(&transport, &config, &key_value),
+    )
+    .unwrap();
+    assert_eq!(
+        first.answer,
+        Answer::Ok(json!({ "name": "Ada" })),
+        "0.85 passes the default 0.8"
+    );
+    // The same description with a stricter threshold: the cached schema is no surer now.
+    let mut settings = Map::new();
+    settings.insert("confidenceThreshold".into(), json!(0.9));
+    let stricter = described.clone().with_settings(settings);
+    let second = structure::structure(
+        &stricter,
+        &Scope::default(),
+        &ports(&transport, &config, &key_value),
+    )
+    .unwrap();
+    let Answer::NeedMoreInput(need) = &second.answer else {
+        panic!("{:?}", second.answer)
+    };
+    assert!(need.contains("85 % sure"), "{need}");
+    let builder = second.trace.schema_builder.as_ref().unwrap();
+    assert!(builder.cache_hit);
+    assert_eq!(second.usage.llm_calls, 0);
+    assert_eq!(transport.count(), 2, "no call for the second request");
+}
+
+#[test]
+fn a_manual_has_a_size_limit_at_registration_and_per_call() {
+    let transport = ScriptedTransport::new([]);
+    let key_value = MemoryKeyValue::default();
+    let scope = Scope::new("acme", None).unwrap();
+    let registration = |manual: &str| Registration {
+        name: "lead".to_owned(),
+        schema: person(),
+        manual: Some(manual.to_owned()),
+        version: None,
+    };
+    let small = local(&[("structure_max_manual_bytes", "100")]);
+    let error = structure::register_schema(
+        &scope,
+        registration(&"m".repeat(101)),
+        &ports(&transport, &small, &key_value),
+    )
+    .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::InvalidSchema);
+    assert!(
+        error.message.contains("structure_max_manual_bytes"),
+        "{}",
+        error.message
+    );
+    let roomy = local(&[]);
+    structure::register_schema(
+        &scope,
+        registration(&"m".repeat(101)),
+        &ports(&transport, &roomy, &key_value),
+    )
+    .unwrap();
+    let request = StructureRequest::new("Ada", SchemaInput::Named("lead".into()), None).unwrap();
+    let error =
+        structure::structure(&request, &scope, &ports(&transport, &small, &key_value)).unwrap_err();
+    assert!(
+        error.message.contains("structure_max_manual_bytes"),
+        "{}",
+        error.message
+    );
+    assert_eq!(transport.count(), 0);
+}
+
+/// An overridable setting: its values for the host, the tenant, the project and the call, and
+/// how the loaded settings show the one that wins.
+type Layered = (&'static str, [&'static str; 4], fn(&Settings) -> String);
+
+fn layered_values() -> Vec<Layered> {
+    vec![
+        (
+            "model",
+            [
+                "openai/host",
+                "openai/tenant",
+                "openai/project",
+                "openai/call",
+            ],
+            |s| s.model.clone(),
+        ),
+        (
+            "schemaBuilderModel",
+            [
+                "openai/b-host",
+                "openai/b-tenant",
+                "openai/b-project",
+                "openai/b-call",
+            ],
+            |s| s.schema_builder_model.clone(),
+        ),
+        ("confidenceThreshold", ["0.1", "0.2", "0.3", "0.4"], |s| {
+            s.confidence_threshold.to_string()
+        }),
+        (
+            "requireProviderStrictOutput",
+            ["true", "false", "true", "false"],
+            |s| s.require_provider_strict_output.to_string(),
+        ),
+        ("maxLoops", ["2", "3", "4", "5"], |s| {
+            s.max_loops.to_string()
+        }),
+        ("extractive", ["auto", "true", "false", "true"], |s| {
+            s.extractive.name().to_owned()
+        }),
+        ("grounding", ["off", "report", "require", "off"], |s| {
+            s.grounding.name().to_owned()
+        }),
+        (
+            "referenceTime",
+            [
+                "2025-01-01T00:00:00Z",
+                "2025-02-01T00:00:00Z",
+                "2025-03-01T00:00:00Z",
+                "2025-04-01T00:00:00Z",
+            ],
+            |s| structure::time::rfc3339(s.reference_time.unwrap()),
+        ),
+        ("delivery", ["native", "tool", "prompt", "auto"], |s| {
+            format!("{:?}", s.delivery).to_lowercase()
+        }),
+        ("maxOutputTokens", ["100", "200", "300", "400"], |s| {
+            s.max_output_tokens.to_string()
+        }),
+        ("tokenBudget", ["1000", "2000", "3000", "4000"], |s| {
+            s.token_budget.unwrap().to_string()
+        }),
+    ]
+}
+
+#[test]
+fn every_overridable_setting_resolves_through_every_layer() {
+    let values = layered_values();
+    let names: Vec<&str> = values.iter().map(|(name, ..)| *name).collect();
+    let overridable: Vec<&str> = OVERRIDABLE.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, overridable, "every overridable setting is tested");
+    for (name, [host, tenant, project, call], read) in values {
+        let key = OVERRIDABLE
+            .iter()
+            .find(|(known, _)| *known == name)
+            .unwrap()
+            .1;
+        let host_config = local(&[(key, host)]);
+        let layer = |value: &str| {
+            let mut layer = Map::new();
+            let value = serde_json::from_str::<Value>(value)
+                .unwrap_or_else(|_| Value::String(value.to_owned()));
+            layer.insert(name.to_owned(), value);
+            layer
+        };
+        let load = |layers: &[Map<String, Value>]| {
+            let cascade = layers
+                .iter()
+                .try_fold(Cascade::new(&host_config), |cascade, layer| {
+                    cascade.with_layer(layer, "settings")
+                })
+                .unwrap();
+            read(&Settings::load(&cascade).unwrap())
+        };
+        let expected = |value: &str| {
+            let cascade = Cascade::new(&host_config)
+                .with_layer(&layer(value), "settings")
+                .unwrap();
+            read(&Settings::load(&cascade).unwrap())
+        };
+        assert_eq!(load(&[]), expected(host), "{name}: the host's value");
+        assert_eq!(
+            load(&[layer(tenant)]),
+            expected(tenant),
+            "{name}: the tenant over the host"
+        );
+        assert_eq!(
+            load(&[layer(project), layer(tenant)]),
+            expected(project),
+            "{name}: the project over the tenant"
+        );
+        assert_eq!(
+            load(&[layer(call), layer(project), layer(tenant)]),
+            expected(call),
+            "{name}: the call over the project"
+        );
+        for (lower, upper) in [(host, tenant), (tenant, project), (project, call)] {
+            assert_ne!(
+                expected(lower),
+                expected(upper),
+                "{name}: each layer's value differs"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_nulls_dropped_for_optional_properties_are_listed_as_repairs() {
+    let transport = ScriptedTransport::new([Reply::answer(json!({ "name": "Ada", "age": null }))]);
+    let config = local(&[]);
+    let key_value = MemoryKeyValue::default();
+    let request = StructureRequest::new("Ada", SchemaInput::Inline(person()), None).unwrap();
+    let outcome = structure::structure(
+        &request,
+        &Scope::default(),
+        &ports(&transport, &config, &key_value),
+    )
+    .unwrap();
+    assert_eq!(outcome.answer, Answer::Ok(json!({ "name": "Ada" })));
+    assert!(
+        outcome
+            .trace
+            .repairs
+            .iter()
+            .any(|repair| repair == "/age: dropped null (an optional property left out)"),
+        "{:?}",
+        outcome.trace.repairs
+    );
+}
