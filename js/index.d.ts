@@ -27,6 +27,11 @@ export interface CreateOptions {
   scope?: Scope;
   /** Browser only: the URL of the folder holding `structure.core*.wasm` (default: the package's `dist/web/`). */
   wasmBase?: string | URL;
+  /**
+   * Node only: worker threads running the component (1 to 16, default 1). Calls never block the
+   * event loop; concurrent calls are spread over the workers, each taking its calls in order.
+   */
+  workers?: number;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -145,7 +150,9 @@ export type ErrorKind =
   | 'structured-output-failed'
   | 'budget-exhausted'
   | 'storage'
-  | 'unsupported';
+  | 'unsupported'
+  /** Node: the worker thread running the call died; the next call gets a fresh one. */
+  | 'worker-exited';
 
 /** A typed failure; `detail` is the kind's payload (a field name, a config key, the provider's status, ...). */
 export class StructureError extends Error {
@@ -155,6 +162,7 @@ export class StructureError extends Error {
     | string
     | { name: string; suggestions: string[] }
     | { status: number; retryable: boolean; code?: string }
+    | { exitCode?: number }
     | undefined;
   /** Tokens already spent when the error happened. */
   readonly usage: Usage;
@@ -195,7 +203,10 @@ export interface Settings {
   overrides: Record<string, unknown>;
 }
 
-/** One component instance; calls run one at a time, every method returns a Promise. */
+/**
+ * The component, ready to call: every method returns a Promise. In browsers one instance runs
+ * the calls one at a time; in Node, worker threads run them off the event loop.
+ */
 export interface Structure {
   readonly scope: Readonly<Scope>;
   /** The same instance seen from another tenant or project. */
@@ -210,6 +221,8 @@ export interface Structure {
   deregisterSchema(name: string): Promise<boolean>;
   getSettings(): Promise<Settings>;
   setSettings(overrides: Record<string, unknown>): Promise<void>;
+  /** Node: ends the worker threads (calls in flight are rejected), so the process can exit. */
+  close(): Promise<void>;
 }
 
 export function createStructure(options?: CreateOptions): Promise<Structure>;

@@ -14,6 +14,11 @@ export class StructureError extends Error {
   }
 }
 
+/** A StructureError from its parts, as they cross between threads. */
+export function structureError({ kind, detail, message, usage }) {
+  return new StructureError({ kind: { tag: kind, val: detail }, message, usage });
+}
+
 const DEFAULT_SCOPE = Object.freeze({ tenant: 'default' });
 
 /**
@@ -107,6 +112,11 @@ class Structure {
     return this.#call((api, scope) => api.setSettings(scope, jsonText(overrides)));
   }
 
+  /** Nothing to end for an instance on this thread (the Node client's workers end here). */
+  close() {
+    return Promise.resolve();
+  }
+
   // One call at a time: a browser call suspends at each HTTP wait, and the component must not be
   // entered again before it resumes.
   #call(body) {
@@ -122,7 +132,7 @@ class Structure {
   }
 }
 
-function checkScope(scope) {
+export function checkScope(scope) {
   if (typeof scope !== 'object' || scope === null || typeof scope.tenant !== 'string') {
     throw new TypeError('scope must be { tenant: string, project?: string }');
   }
@@ -172,12 +182,16 @@ function configStore(config) {
 // wasi:keyvalue/store over a synchronous backend. The component opens the store `default`. A
 // failing backend is reported to the component as the WIT error value (a thrown `Error` would
 // unwind through it instead).
-function keyValueStore(backend) {
+export function checkKeyValue(backend) {
   for (const method of ['get', 'set', 'delete', 'keys']) {
     if (typeof backend?.[method] !== 'function') {
       throw new TypeError(`keyValue must have get, set, delete and keys methods (missing ${method})`);
     }
   }
+}
+
+function keyValueStore(backend) {
+  checkKeyValue(backend);
   const guarded = (operation) => {
     try {
       return operation();

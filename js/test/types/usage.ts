@@ -42,3 +42,8 @@ await structure.structure({ prompt: 42, schema: {} });
 await structure.structure({ prompt: 'x', schema: 'y', schemaMode: 'yaml' });
 // @ts-expect-error: a scope needs a tenant
 structure.withScope({ project: 'crm' });
+
+const pooled = await createStructure({ config: {}, workers: 2 });
+await pooled.close();
+// @ts-expect-error: workers is a count
+await createStructure({ workers: 'two' });
