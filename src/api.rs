@@ -16,6 +16,26 @@ use crate::settings::Settings;
 use crate::settings::cascade::{self, Cascade};
 use crate::{content, provider, schema};
 
+/// Builds, before the first call, what calls would otherwise build on their way: the
+/// meta-schema validators, the bundled schemas compiled, and their answer envelopes in the hosted
+/// providers' subsets. The component runs it once at build time (its `wizer-initialize` export,
+/// for `wasmtime-wizer`), so every fresh instance starts with them in memory; a native embedder
+/// may call it to warm a thread.
+pub fn prepare() {
+    use crate::answer::format::AnswerFormat;
+    use crate::schema::subset::{ANTHROPIC, GEMINI, OPENAI_STRICT};
+    use crate::schema::validator::{self, CompiledSchema};
+
+    validator::prepare();
+    for bundled in schema::registry::bundled_schemas() {
+        // Bundled schemas are checked by the test suite: neither step can fail for them.
+        let _ = CompiledSchema::compile_checked(&bundled.schema);
+        for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI] {
+            AnswerFormat::build(&bundled.schema, subset);
+        }
+    }
+}
+
 /// Structures `request.prompt` into an object that validates against the requested schema,
 /// for `scope` (whose registry, settings and cache apply).
 ///
@@ -174,4 +194,88 @@ pub fn set_settings(
 /// level's overrides.
 pub fn settings_of(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureError> {
     cascade::describe(scope, ports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::{
+        Config, HttpRequest, HttpResponse, MemoryKeyValue, SystemClock, Transport, TransportError,
+    };
+
+    /// An OpenAI server whose model finds the contact.
+    struct Canned;
+    impl Transport for Canned {
+        fn send(&self, _request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+            let content = r#"{"answer": {"name": "Ada Lovelace", "email": "ada@example.org"}}"#;
+            let body = serde_json::json!({
+                "choices": [{ "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
+                "usage": { "prompt_tokens": 120, "completion_tokens": 14 }
+            });
+            Ok(HttpResponse {
+                status: 200,
+                headers: vec![],
+                body: body.to_string().into_bytes(),
+            })
+        }
+    }
+
+    struct OpenAi;
+    impl Config for OpenAi {
+        fn get(&self, key: &str) -> Result<Option<String>, String> {
+            Ok(match key {
+                "structure_model" => Some("openai/gpt-4.1-mini".to_owned()),
+                "openai_api_key" => Some("sk-test".to_owned()),
+                _ => None,
+            })
+        }
+    }
+
+    #[test]
+    fn a_prepared_instance_builds_nothing_again_for_a_bundled_schema() {
+        prepare();
+        let contact = schema::registry::bundled_schemas()
+            .into_iter()
+            .find(|bundled| bundled.name == "contact")
+            .unwrap()
+            .schema
+            .to_string();
+        let compiled = schema::validator::BUILT_HERE.with_borrow(|built| built.len());
+        let enveloped = crate::answer::format::BUILT_HERE.with_borrow(|built| built.len());
+        assert!(
+            compiled >= 5 && enveloped >= 15,
+            "prepare built the bundled schemas"
+        );
+
+        let key_value = MemoryKeyValue::default();
+        let ports = Ports {
+            transport: &Canned,
+            config: &OpenAi,
+            key_value: &key_value,
+            clock: &SystemClock,
+        };
+        let request = StructureRequest::new(
+            "Ada Lovelace, ada@example.org",
+            SchemaInput::Named("contact".into()),
+            None,
+        )
+        .unwrap();
+        let outcome = structure(&request, &Scope::default(), &ports).unwrap();
+        assert!(
+            matches!(outcome.answer, crate::Answer::Ok(_)),
+            "{outcome:?}"
+        );
+        let compiled_after: Vec<String> =
+            schema::validator::BUILT_HERE.with_borrow(|built| built[compiled..].to_vec());
+        let enveloped_after: Vec<String> =
+            crate::answer::format::BUILT_HERE.with_borrow(|built| built[enveloped..].to_vec());
+        assert!(
+            !compiled_after.contains(&contact),
+            "the call compiled the bundled schema again"
+        );
+        assert!(
+            !enveloped_after.contains(&contact),
+            "the call built the envelope again"
+        );
+    }
 }

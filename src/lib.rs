@@ -78,7 +78,7 @@
 //! | [`provider`] | the wire formats, provider profiles, delivery modes, retries | answer, error, keys, outcome, ports, schema, settings, time |
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`tool_definition`] | the tool definition | schema |
-//! | [`api`] | the library's functions, which every surface calls | content, error, outcome, ports, provider, request, schema, scope, settings |
+//! | [`api`] | the library's functions, which every surface calls | answer, content, error, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, keys, ports, request, schema, scope, tool_definition |
 //! | `wasi` | the component: WIT exports, incoming HTTP, the ports over WASI | api, error, http_api, keys, outcome, ports, request, schema, scope, tool_definition |
 
@@ -106,8 +106,8 @@ pub mod tool_definition;
 mod wasi;
 
 pub use api::{
-    call_tool, deregister_schema, get_schema, list_schemas, register_schema, register_skill,
-    set_settings, settings_of, structure,
+    call_tool, deregister_schema, get_schema, list_schemas, prepare, register_schema,
+    register_skill, set_settings, settings_of, structure,
 };
 pub use error::{ErrorKind, StructureError};
 pub use outcome::{Answer, Outcome, Trace, Usage};

@@ -16,7 +16,7 @@ fn manifest() -> Value {
 }
 
 #[test]
-fn the_manifest_routes_every_path_to_the_component_built_by_component_build() {
+fn the_manifest_routes_every_path_to_the_pre_initialised_component() {
     let manifest = manifest();
     assert_eq!(manifest["spin_manifest_version"].as_integer(), Some(2));
     let trigger = &manifest["trigger"]["http"][0];
@@ -25,15 +25,18 @@ fn the_manifest_routes_every_path_to_the_component_built_by_component_build() {
         (Some("/..."), Some("structure"))
     );
     let component = &manifest["component"]["structure"];
-    assert_eq!(
-        component["source"].as_str(),
-        Some(format!("target/{}", component_build::COMPONENT_FILE).as_str())
+    let source = format!("target/{}", component_build::READY_FILE);
+    assert_eq!(component["source"].as_str(), Some(source.as_str()));
+    // The host builds the component (its build script runs component-build) and writes it
+    // pre-initialised where the manifest reads it.
+    let command = component["build"]["command"].as_str().unwrap();
+    assert!(
+        command.contains("-p structure-host -- component"),
+        "{command}"
     );
     assert!(
-        component["build"]["command"]
-            .as_str()
-            .unwrap()
-            .contains("-p component-build")
+        command.ends_with(&format!("--output {source}")),
+        "{command}"
     );
     let stores: Vec<&str> = component["key_value_stores"]
         .as_array()

@@ -66,14 +66,18 @@ enum Scenario {
     Need,
     /// Text mode with the built schema in the cache: no builder call, one LLM call.
     CacheHit,
+    /// The bundled schema given inline (checked against its meta-schema and compiled in the
+    /// call), the first answer valid: one LLM call.
+    Inline,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 4] = [
+    const ALL: [Scenario; 5] = [
         Scenario::Valid,
         Scenario::Violation,
         Scenario::Need,
         Scenario::CacheHit,
+        Scenario::Inline,
     ];
 
     fn name(self) -> &'static str {
@@ -82,12 +86,16 @@ impl Scenario {
             Scenario::Violation => "one violation",
             Scenario::Need => "need",
             Scenario::CacheHit => "builder cache hit",
+            Scenario::Inline => "inline schema",
         }
     }
 
     fn request(self) -> Request {
         let schema = match self {
             Scenario::CacheHit => SchemaInput::Described(DESCRIPTION.into()),
+            Scenario::Inline => {
+                SchemaInput::Inline(include_str!("../../schemas/user-action-record.json").into())
+            }
             _ => SchemaInput::Named("user-action-record".into()),
         };
         Request {
@@ -108,7 +116,9 @@ impl Scenario {
     /// Scripts the mock for the next call (outside the measured window).
     fn script(self, mock: &MockLlm) {
         match self {
-            Scenario::Valid | Scenario::CacheHit => mock.always(Some(Reply::answer(valid()))),
+            Scenario::Valid | Scenario::CacheHit | Scenario::Inline => {
+                mock.always(Some(Reply::answer(valid())))
+            }
             Scenario::Need => mock.always(Some(Reply::need("the time of the action"))),
             Scenario::Violation => {
                 mock.always(None);

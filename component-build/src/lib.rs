@@ -21,6 +21,9 @@ pub const WASI_VERSION: &str = "0.2.6";
 
 /// Where the built component lands, relative to the target directory.
 pub const COMPONENT_FILE: &str = "component/structure.wasm";
+/// Where, under the target directory, the pre-initialised component goes (`structure component
+/// --output`, see the host's `preinit`): what Spin runs and the npm package ships.
+pub const READY_FILE: &str = "component/structure.ready.wasm";
 
 /// Builds the root crate for `wasm32-wasip2` with the `component` profile into
 /// `<target_dir>/component`, pins its WASI imports, and returns the path of the result.

@@ -40,6 +40,7 @@ mod config;
 mod egress;
 mod json;
 mod key_value;
+mod preinit;
 mod runtime;
 mod serve;
 mod state;
@@ -52,6 +53,7 @@ pub use bindings::{
 };
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
+pub use preinit::write_ready_component;
 pub use runtime::{Runtime, default_cache_dir};
 pub use serve::ServeOptions;
 pub use store::{

@@ -98,6 +98,13 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         drain_timeout: u64,
     },
+    /// Write the component this command runs (pre-initialised) to FILE: what `spin build` and
+    /// the npm package ship.
+    Component {
+        /// Where to write it.
+        #[arg(long, short)]
+        output: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -152,6 +159,9 @@ const EXIT_STALE: u8 = 4;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Component { output } = &cli.command {
+        return write_component(output);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -215,6 +225,25 @@ async fn run(cli: Cli) -> ExitCode {
             metrics_listen,
             drain_timeout,
         } => serve(&client, listen, metrics_listen, drain_timeout).await,
+        Command::Component { output } => write_component(&output),
+    }
+}
+
+/// `component`: the pre-initialised component (see `write_ready_component`).
+fn write_component(output: &Path) -> ExitCode {
+    match structure_host::write_ready_component(output) {
+        Ok(Some(size)) => {
+            eprintln!("wrote {} ({size} bytes)", output.display());
+            ExitCode::from(EXIT_OK)
+        }
+        Ok(None) => {
+            eprintln!("{} is up to date", output.display());
+            ExitCode::from(EXIT_OK)
+        }
+        Err(error) => fail(
+            EXIT_ERROR,
+            &format!("cannot write {}: {error:#}", output.display()),
+        ),
     }
 }
 

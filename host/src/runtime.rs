@@ -1,7 +1,8 @@
 //! The engine and the compiled, linked component, shared by every call.
 //!
-//! Compiling the component takes seconds; its compiled form is cached on disk, keyed by the
-//! component's bytes and the engine's settings, and loaded in about a millisecond afterwards.
+//! The component is pre-initialised (see `preinit`) and compiled, which takes seconds; the
+//! compiled form is cached on disk, keyed by the component's bytes and the engine's settings, and
+//! loaded in about a millisecond afterwards.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::bindings::{StructurePre, wasi};
 use crate::egress::ConnectionPool;
+use crate::preinit;
 use crate::state::HostState;
 
 /// The component this host was built with.
@@ -66,12 +68,8 @@ impl Runtime {
         // fails (a small address space, a ulimit), instances are allocated on demand.
         let engine =
             Engine::new(&engine_config(true)).or_else(|_| Engine::new(&engine_config(false)))?;
-        let component = load_component(&engine, wasm, cache_dir)?;
-        let mut linker: Linker<HostState> = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        wasi::keyvalue::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
-        wasi::config::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+        let linker = linker(&engine)?;
+        let component = load_component(&linker, wasm, cache_dir)?;
         let instance_pre = linker.instantiate_pre(&component)?;
         let proxy = ProxyPre::new(instance_pre.clone())?;
         let pre = StructurePre::new(instance_pre)?;
@@ -80,6 +78,43 @@ impl Runtime {
             proxy,
             connections: Arc::default(),
         })
+    }
+}
+
+impl Runtime {
+    /// The component as a runtime runs it: `wasm` pre-initialised when it still has its
+    /// initialiser (as cargo builds it), else `wasm` itself. `structure component` writes this
+    /// for Spin and the npm package.
+    ///
+    /// ```no_run
+    /// # fn example(wasm: &[u8]) -> anyhow::Result<()> {
+    /// let ready = structure_host::Runtime::component_bytes(wasm)?;
+    /// std::fs::write("structure.wasm", ready)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn component_bytes(wasm: &[u8]) -> anyhow::Result<Vec<u8>> {
+        let engine = Engine::new(&engine_config(false))?;
+        ready(&linker(&engine)?, wasm)
+    }
+}
+
+/// Every import the component has, over this host's state.
+fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
+    let mut linker: Linker<HostState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    wasi::keyvalue::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    wasi::config::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    Ok(linker)
+}
+
+/// `wasm` pre-initialised if it still has its initialiser.
+fn ready(linker: &Linker<HostState>, wasm: &[u8]) -> anyhow::Result<Vec<u8>> {
+    if preinit::is_initialisable(wasm)? {
+        preinit::preinitialise(linker, wasm)
+    } else {
+        Ok(wasm.to_vec())
     }
 }
 
@@ -121,13 +156,16 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("structure"))
 }
 
+/// The compiled form of `wasm` (pre-initialised first, see [`ready`]), from the cache when it
+/// holds it; the cache is keyed by `wasm` as given, so a hit skips pre-initialising too.
 fn load_component(
-    engine: &Engine,
+    linker: &Linker<HostState>,
     wasm: &[u8],
     cache_dir: Option<&Path>,
 ) -> anyhow::Result<Component> {
+    let engine = linker.engine();
     let Some(cache_dir) = cache_dir else {
-        return compile(engine, wasm);
+        return compile(engine, &ready(linker, wasm)?);
     };
     let mut key = Sha256::new();
     key.update(wasm);
@@ -151,7 +189,7 @@ fn load_component(
             return Ok(component);
         }
     }
-    let component = compile(engine, wasm)?;
+    let component = compile(engine, &ready(linker, wasm)?)?;
     // The cache is an optimisation: a read-only or full disk only costs the next start time.
     let _ = write_atomically(&path, &component.serialize()?);
     Ok(component)

@@ -40,6 +40,16 @@ impl HostState {
 }
 
 impl HostState {
+    /// A state with no settings, an empty store in memory and no connections: for running the
+    /// component's initialiser, which reaches none of them.
+    pub(crate) fn idle() -> Self {
+        Self::new(
+            Arc::new(Settings::new()),
+            Arc::new(crate::store::MemoryStore::default()),
+            Arc::default(),
+        )
+    }
+
     /// The same state, noting each request the component sends in `calls`.
     pub(crate) fn recording_calls(mut self, calls: crate::egress::Calls) -> Self {
         self.egress = self.egress.recording(calls);

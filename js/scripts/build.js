@@ -1,6 +1,7 @@
-// `npm run build`: builds the component (cargo), transpiles it with jco for Node (`dist/node`) and
-// for browsers with JSPI (`dist/web`), and bundles the demo page (`dist/demo`). Set STRUCTURE_WASM
-// to transpile a component built elsewhere. A step whose inputs have not changed is skipped.
+// `npm run build`: builds the component as the host runs it (cargo builds it, the `structure`
+// command pre-initialises it), transpiles it with jco for Node (`dist/node`) and for browsers with
+// JSPI (`dist/web`), and bundles the demo page (`dist/demo`). Set STRUCTURE_WASM to transpile a
+// component built elsewhere. A step whose inputs have not changed is skipped.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,9 +14,15 @@ const dist = join(js, 'dist');
 const run = (command, args, options = {}) =>
   execFileSync(command, args, { cwd: js, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', ...options });
 
-const wasm = process.env.STRUCTURE_WASM ?? run('cargo', ['run', '--quiet', '--package', 'component-build']).trim();
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(js, '..', 'target');
+const wasm = process.env.STRUCTURE_WASM ?? buildReadyComponent();
+const ready = readFileSync(wasm);
+// What test/component.test.js checks: the component shipped is pre-initialised from the one the
+// host embeds.
+mkdirSync(dist, { recursive: true });
+writeFileSync(join(dist, 'component.json'), JSON.stringify({ file: wasm, preinitialisedFrom: preinitialisedFrom(ready) }));
 const jcoVersion = JSON.parse(readFileSync(join(js, 'node_modules/@bytecodealliance/jco/package.json'))).version;
-const digest = createHash('sha256').update(readFileSync(wasm)).update(jcoVersion).digest('hex');
+const digest = createHash('sha256').update(ready).update(jcoVersion).digest('hex');
 
 const EXPORTS = ['structure:tool/structuring#structure', 'structure:tool/structuring#call-tool'];
 const builds = {
@@ -53,4 +60,23 @@ await esbuild.build({
 cpSync(join(js, 'demo/index.html'), join(demo, 'index.html'));
 for (const file of readdirSync(join(dist, 'web')).filter((name) => name.endsWith('.wasm'))) {
   cpSync(join(dist, 'web', file), join(demo, 'wasm', file));
+}
+
+/** Builds the host (whose build script builds the component) and writes the pre-initialised component. */
+function buildReadyComponent() {
+  const out = join(targetDir, 'component', 'structure.ready.wasm');
+  run('cargo', ['run', '--quiet', '--package', 'structure-host', '--', 'component', '--output', out]);
+  return out;
+}
+
+/**
+ * The SHA-256 (hex) of the component `wasm` was pre-initialised from: the data of the
+ * `structure-preinitialised` custom section the host appends last; null when there is none.
+ */
+function preinitialisedFrom(wasm) {
+  const name = Buffer.from('structure-preinitialised');
+  const digestLength = 64;
+  const at = wasm.length - digestLength - name.length;
+  if (at < 0 || !wasm.subarray(at, at + name.length).equals(name)) return null;
+  return wasm.subarray(wasm.length - digestLength).toString('latin1');
 }

@@ -36,6 +36,12 @@ thread_local! {
         const { RefCell::new(Recent::new(KEPT_FORMATS)) };
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The target of every envelope built on this thread (tests see what a call built).
+    pub(crate) static BUILT_HERE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
 /// The schema a provider is sent, and what decoding an answer needs to know about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnswerFormat {
@@ -65,6 +71,8 @@ impl AnswerFormat {
             return format;
         }
         let format = Self::envelope(target, subset);
+        #[cfg(test)]
+        BUILT_HERE.with_borrow_mut(|built| built.push(key.1.clone()));
         BUILT.with_borrow_mut(|built| built.insert(key, format.clone()));
         format
     }

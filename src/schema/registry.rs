@@ -53,6 +53,11 @@ pub fn bundled_names() -> Vec<&'static str> {
     BUNDLED.iter().map(|entry| entry.name).collect()
 }
 
+/// The bundled schemas.
+pub fn bundled_schemas() -> Vec<RegisteredSchema> {
+    BUNDLED.iter().map(load).collect()
+}
+
 /// The names of the bundled files, for the test that keeps `BUNDLED` and `schemas/` in step.
 pub fn bundled_file_names() -> Vec<String> {
     BUNDLED

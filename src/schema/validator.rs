@@ -3,14 +3,16 @@
 //!
 //! Compiling is the costly step of a call, so compiled schemas are kept per instance (a host that
 //! reuses an instance compiles a schema once), and a schema that was checked before it was stored
-//! (bundled, registered, built and cached) skips the meta-schema check: in WebAssembly the
+//! (bundled, registered, built and cached) skips the meta-schema check. In WebAssembly the
 //! `jsonschema` crate builds the meta-schema's own validator anew for every check, which costs
-//! more than the rest of a call.
+//! more than the rest of a call: this module builds each draft's meta-schema validator once per
+//! instance and checks schemas with it (and [`prepare`] builds them before any call, for the
+//! pre-initialised component).
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use jsonschema::{Registry, Resource, Validator};
+use jsonschema::{Draft, Registry, Resource, Validator};
 use serde_json::{Value, json};
 
 use crate::error::StructureError;
@@ -37,6 +39,25 @@ struct Key {
 thread_local! {
     static COMPILED: RefCell<Recent<Key, CompiledSchema>> =
         const { RefCell::new(Recent::new(CACHED_SCHEMAS)) };
+}
+
+thread_local! {
+    /// The meta-schema validators built in this instance, by draft.
+    static META_VALIDATORS: RefCell<Vec<(Draft, Arc<Validator>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Builds what checking and compiling schemas needs before the first call: the meta-schema
+/// validators of the drafts schemas are written in.
+pub fn prepare() {
+    for draft in [Draft::Draft202012, Draft::Draft7] {
+        meta_validator(draft);
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The text of every schema compiled on this thread (tests see what a call compiled).
+    pub(crate) static BUILT_HERE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Where a checked schema sits in the registry of [`CompiledSchema::compile_checked`].
@@ -176,8 +197,70 @@ fn with_numeric_formats(schema: &Value) -> std::borrow::Cow<'_, Value> {
     std::borrow::Cow::Owned(bounded)
 }
 
+/// The schema checked against its draft's meta-schema (with this instance's validator), then
+/// compiled without `jsonschema` checking it again. A schema that declares a dialect below its
+/// root, or a meta-schema no draft defines, takes `jsonschema`'s own check.
 fn build_with_meta_check(schema: &Value) -> Built {
-    options().build(&prepared(schema))
+    let prepared = prepared(schema);
+    let draft = Draft::default().detect(&prepared);
+    if draft == Draft::Unknown || declares_nested_dialect(&prepared) {
+        return options().build(&prepared);
+    }
+    let trivially_valid =
+        prepared.as_bool().is_some() || prepared.as_object().is_some_and(|map| map.is_empty());
+    if !trivially_valid {
+        meta_validator(draft)
+            .validate(&prepared)
+            .map_err(|error| error.to_owned())?;
+    }
+    build_without_meta_check(schema)
+}
+
+/// Whether `$schema` appears anywhere below the root (each embedded resource is checked
+/// against its own meta-schema then, which `jsonschema` knows how to do).
+fn declares_nested_dialect(schema: &Value) -> bool {
+    fn below(value: &Value) -> bool {
+        match value {
+            Value::Object(map) => map
+                .iter()
+                .any(|(key, child)| key == "$schema" || below(child)),
+            Value::Array(items) => items.iter().any(below),
+            _ => false,
+        }
+    }
+    match schema {
+        Value::Object(map) => map.values().any(below),
+        _ => false,
+    }
+}
+
+/// This instance's validator for `draft`'s meta-schema, built on first use.
+fn meta_validator(draft: Draft) -> Arc<Validator> {
+    if let Some(built) = META_VALIDATORS.with_borrow(|built| {
+        built
+            .iter()
+            .find(|(known, _)| *known == draft)
+            .map(|(_, validator)| validator.clone())
+    }) {
+        return built;
+    }
+    let uri = match draft {
+        Draft::Draft4 => "http://json-schema.org/draft-04/schema#",
+        Draft::Draft6 => "http://json-schema.org/draft-06/schema#",
+        Draft::Draft7 => "http://json-schema.org/draft-07/schema#",
+        Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
+        _ => "https://json-schema.org/draft/2020-12/schema",
+    };
+    // The meta-schema is one of the crate's own resources (those of the root's draft), referenced
+    // from a root that only says which; a test compiles each of them.
+    let validator = Arc::new(
+        jsonschema::options()
+            .offline()
+            .build(&json!({ "$schema": uri, "$ref": uri }))
+            .expect("every draft's meta-schema compiles"),
+    );
+    META_VALIDATORS.with_borrow_mut(|built| built.push((draft, validator.clone())));
+    validator
 }
 
 /// The schema is compiled as a resource of its own draft, referenced from a draft-04 root:
@@ -219,6 +302,8 @@ fn cached(
         };
         StructureError::invalid_schema(format!("the schema does not compile{at}: {error}"))
     })?;
+    #[cfg(test)]
+    BUILT_HERE.with_borrow_mut(|built| built.push(text.clone()));
     let compiled = CompiledSchema {
         validator: Arc::new(validator),
     };
@@ -259,6 +344,57 @@ mod tests {
                 "{schema} on {instance}"
             );
             assert_eq!(checked.is_valid(instance), unchecked.is_valid(instance));
+        }
+    }
+
+    /// jsonschema's own meta-schema check, as `build_with_meta_check` did before it kept the
+    /// meta-schema validators.
+    fn jsonschema_check(schema: &Value) -> Result<(), String> {
+        options()
+            .build(&prepared(schema))
+            .map(drop)
+            .map_err(|error| format!("{} at {}", error, error.instance_path().as_str()))
+    }
+
+    #[test]
+    fn the_kept_meta_validators_refuse_and_accept_what_jsonschema_does() {
+        let schemas = [
+            json!({ "type": "objekt" }),
+            json!({ "type": "object", "properties": { "a": { "minLength": -1 } } }),
+            json!({ "type": "object", "required": "a" }),
+            json!({ "$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "items": [{ "type": 3 }] }),
+            json!({ "$schema": "http://json-schema.org/draft-04/schema#", "exclusiveMinimum": 3 }),
+            json!({ "$schema": "https://json-schema.org/draft/2019-09/schema", "minItems": "2" }),
+            json!({ "$schema": "http://json-schema.org/draft-06/schema#", "const": 1, "enum": [] }),
+            json!({ "$defs": { "inner": { "$schema": "http://json-schema.org/draft-07/schema#", "type": 7 } } }),
+            json!({ "$schema": "https://example.com/custom", "type": "object" }),
+            json!({ "type": "object", "properties": { "a": { "type": "string", "format": "date" } } }),
+            json!({ "type": "string", "pattern": "[unclosed" }),
+            json!({ "$id": "not a uri ref with spaces", "type": "string" }),
+            json!(true),
+            json!({}),
+        ];
+        for schema in &schemas {
+            let kept = build_with_meta_check(schema)
+                .map(drop)
+                .map_err(|error| format!("{} at {}", error, error.instance_path().as_str()));
+            assert_eq!(kept, jsonschema_check(schema), "{schema}");
+        }
+    }
+
+    #[test]
+    fn every_drafts_meta_schema_compiles() {
+        for draft in [
+            Draft::Draft4,
+            Draft::Draft6,
+            Draft::Draft7,
+            Draft::Draft201909,
+            Draft::Draft202012,
+        ] {
+            assert!(
+                !meta_validator(draft).is_valid(&json!({ "type": 12 })),
+                "{draft:?}"
+            );
         }
     }
 

@@ -13,7 +13,7 @@ mod transport;
 use crate::ports::{Ports, SystemClock};
 
 wit_bindgen::generate!({
-    world: "structure",
+    world: "structure-initialisable",
     path: "wit",
     generate_all,
 });
@@ -21,6 +21,14 @@ wit_bindgen::generate!({
 struct Component;
 
 export!(Component);
+
+impl Guest for Component {
+    /// Run once by `wasmtime-wizer` before the component ships: every fresh instance starts
+    /// with what this builds in its memory.
+    fn wizer_initialize() {
+        crate::api::prepare();
+    }
+}
 
 /// The ports of one call, over WASI.
 fn with_ports<R>(call: impl FnOnce(&Ports<'_>) -> R) -> R {
