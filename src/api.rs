@@ -17,8 +17,8 @@ use crate::settings::cascade::{self, Cascade};
 use crate::{content, provider, schema};
 
 /// Builds, before the first call, what calls would otherwise build on their way: the
-/// meta-schema validators, the bundled schemas compiled, and their answer envelopes in the hosted
-/// providers' subsets. The component runs it once at build time (its `wizer-initialize` export,
+/// meta-schema validators, the date patterns grounding reads with, the bundled schemas compiled,
+/// and their answer envelopes in the hosted providers' subsets. The component runs it once at build time (its `wizer-initialize` export,
 /// for `wasmtime-wizer`), so every fresh instance starts with them in memory; a native embedder
 /// may call it to warm a thread.
 pub fn prepare() {
@@ -27,6 +27,7 @@ pub fn prepare() {
     use crate::schema::validator::{self, CompiledSchema};
 
     validator::prepare();
+    content::grounding::prepare();
     for bundled in schema::registry::bundled_schemas() {
         // Bundled schemas are checked by the test suite: neither step can fail for them.
         let _ = CompiledSchema::compile_checked(&bundled.schema);

@@ -269,7 +269,8 @@ async fn run(
         call(client, mock, scenario).await?;
     }
     mock.reset();
-    let mut samples = Samples::default();
+    let server_cpu = || mock.server_cpu().unwrap_or_default();
+    let mut samples = Samples::excluding(&server_cpu);
     let request = scenario.request();
     for _ in 0..calls {
         scenario.script(mock);
@@ -336,7 +337,8 @@ async fn floor(
     }
     mock.reset();
     mock.always(Some(Reply::answer(valid())));
-    let mut samples = Samples::default();
+    let server_cpu = || mock.server_cpu().unwrap_or_default();
+    let mut samples = Samples::excluding(&server_cpu);
     for _ in 0..calls {
         samples
             .time(async || raw.post(&sent.path, &body).await)
@@ -358,7 +360,8 @@ async fn instantiate_and_call(client: &Structure, calls: usize) -> anyhow::Resul
     for _ in 0..20 {
         client.tool_definition().await?;
     }
-    let mut samples = Samples::default();
+    let nothing = Duration::default;
+    let mut samples = Samples::excluding(&nothing);
     for _ in 0..calls {
         samples
             .time(async || client.tool_definition().await)
@@ -400,9 +403,9 @@ fn cli_start(path: &PathBuf, mock: &MockLlm) -> anyhow::Result<Duration> {
 }
 
 fn report(rows: &[Row], instantiate: Summary, cli: Option<Duration>, peak_rss: u64) {
-    let floor_cpu = rows[0].summary.cpu_mean;
+    let floor = rows[0].summary;
     println!(
-        "{:<18} {:<16} {:>6} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
+        "{:<18} {:<16} {:>6} {:>9} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10}",
         "scenario",
         "mode",
         "calls",
@@ -410,13 +413,18 @@ fn report(rows: &[Row], instantiate: Summary, cli: Option<Duration>, peak_rss: u
         "wall p99",
         "cpu/call",
         "above floor",
+        "process above",
         "LLM calls",
         "bytes sent"
     );
     for row in rows {
-        let above = row.summary.cpu_mean.saturating_sub(floor_cpu);
+        let above = row.summary.cpu_mean.saturating_sub(floor.cpu_mean);
+        let process_above = row
+            .summary
+            .process_cpu_mean
+            .saturating_sub(floor.process_cpu_mean);
         println!(
-            "{:<18} {:<16} {:>6} {:>7.3}ms {:>7.3}ms {:>7.3}ms {:>9.3}ms {:>9.2} {:>10.0}",
+            "{:<18} {:<16} {:>6} {:>7.3}ms {:>7.3}ms {:>7.3}ms {:>9.3}ms {:>11.3}ms {:>9.2} {:>10.0}",
             row.scenario,
             row.mode,
             row.summary.calls,
@@ -424,6 +432,7 @@ fn report(rows: &[Row], instantiate: Summary, cli: Option<Duration>, peak_rss: u
             ms(row.summary.wall_p99),
             ms(row.summary.cpu_mean),
             ms(above),
+            ms(process_above),
             row.llm_calls,
             row.bytes_sent
         );
@@ -453,10 +462,11 @@ fn to_json(rows: &[Row], instantiate: Summary, cli: Option<Duration>, peak_rss: 
             "wallP99Ms": ms(row.summary.wall_p99),
             "cpuMeanMs": ms(row.summary.cpu_mean),
             "cpuP50Ms": ms(row.summary.cpu_p50),
+            "processCpuMeanMs": ms(row.summary.process_cpu_mean),
             "llmCallsPerCall": row.llm_calls,
             "bytesSentPerCall": row.bytes_sent,
         })).collect::<Vec<_>>(),
-        "instantiateAndCall": { "wallP50Ms": ms(instantiate.wall_p50), "wallP99Ms": ms(instantiate.wall_p99), "cpuMeanMs": ms(instantiate.cpu_mean) },
+        "instantiateAndCall": { "wallP50Ms": ms(instantiate.wall_p50), "wallP99Ms": ms(instantiate.wall_p99), "cpuMeanMs": ms(instantiate.cpu_mean), "processCpuMeanMs": ms(instantiate.process_cpu_mean) },
         "cliStartToFirstRequestMs": cli.map(ms),
         "peakRssBytes": peak_rss,
     })

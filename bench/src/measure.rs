@@ -1,6 +1,7 @@
-//! What one benchmarked call costs: wall time and the CPU time of the calling thread (the
-//! benchmark runs on a current-thread runtime, so the host's work — wasmtime, the HTTP client —
-//! happens on that thread; the in-process mock serves from a thread of its own).
+//! What one benchmarked call costs: wall time, the CPU time of the calling thread (the benchmark
+//! runs on a current-thread runtime, so the host's work — wasmtime, the HTTP client — happens on
+//! that thread), and the CPU time of the whole process but the in-process mock's server thread
+//! (whatever the host does on other threads counts there).
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,18 @@ pub fn thread_cpu() -> Duration {
     // RUSAGE_THREAD on Linux.
     let usage = unsafe {
         libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// CPU time consumed by the whole process so far.
+pub fn process_cpu() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: as above, for RUSAGE_SELF.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
         usage.assume_init()
     };
     let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
@@ -29,17 +42,33 @@ pub fn peak_rss() -> u64 {
 }
 
 /// Samples of one scenario.
-#[derive(Default)]
-pub struct Samples {
+pub struct Samples<'a> {
     pub wall: Vec<Duration>,
     pub cpu: Vec<Duration>,
+    pub process_cpu: Vec<Duration>,
+    /// The CPU time of what is in the process but not measured (the mock's server thread).
+    excluded: &'a dyn Fn() -> Duration,
 }
 
-impl Samples {
+impl<'a> Samples<'a> {
+    /// Samples whose process CPU leaves out `excluded`'s.
+    pub fn excluding(excluded: &'a dyn Fn() -> Duration) -> Self {
+        Samples {
+            wall: Vec::new(),
+            cpu: Vec::new(),
+            process_cpu: Vec::new(),
+            excluded,
+        }
+    }
+
     /// Times `call` once.
     pub async fn time<T>(&mut self, call: impl AsyncFnOnce() -> T) -> T {
         let (wall, cpu) = (Instant::now(), thread_cpu());
+        let (process, excluded) = (process_cpu(), (self.excluded)());
         let result = call().await;
+        let excluded = (self.excluded)().saturating_sub(excluded);
+        self.process_cpu
+            .push((process_cpu() - process).saturating_sub(excluded));
         self.cpu.push(thread_cpu() - cpu);
         self.wall.push(wall.elapsed());
         result
@@ -52,6 +81,7 @@ impl Samples {
             wall_p99: percentile(&self.wall, 99.0),
             cpu_mean: mean(&self.cpu),
             cpu_p50: percentile(&self.cpu, 50.0),
+            process_cpu_mean: mean(&self.process_cpu),
         }
     }
 }
@@ -63,6 +93,8 @@ pub struct Summary {
     pub wall_p99: Duration,
     pub cpu_mean: Duration,
     pub cpu_p50: Duration,
+    /// The whole process's CPU per call, the mock's server thread left out.
+    pub process_cpu_mean: Duration,
 }
 
 pub fn percentile(samples: &[Duration], percent: f64) -> Duration {

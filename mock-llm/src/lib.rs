@@ -263,6 +263,25 @@ impl MockLlm {
         self.address
     }
 
+    /// The CPU time the server's thread has used so far (benchmarks in the same process take it
+    /// out of the process's CPU time); `None` where the thread's CPU clock cannot be read.
+    pub fn server_cpu(&self) -> Option<std::time::Duration> {
+        use std::os::unix::thread::JoinHandleExt;
+        let thread = self.thread.as_ref()?.as_pthread_t();
+        let mut clock: libc::clockid_t = 0;
+        let mut time = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `thread` is a live thread (its handle is joined only on drop); both calls write
+        // only to the locals they are given.
+        let read = unsafe {
+            libc::pthread_getcpuclockid(thread, &mut clock) == 0
+                && libc::clock_gettime(clock, &mut time) == 0
+        };
+        read.then(|| std::time::Duration::new(time.tv_sec as u64, time.tv_nsec as u32))
+    }
+
     /// The OpenAI-style base URL: `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.address)

@@ -83,7 +83,7 @@ impl AnswerFormat {
             "properties": {
                 NEED_KEY: {
                     "type": "string",
-                    "description": "What the text does not say that a required field needs.",
+                    "description": "What the text lacks that a required field needs.",
                 },
             },
             "required": [NEED_KEY],

@@ -366,6 +366,21 @@ fn instant(date: &str, found: &regex::Captures<'_>) -> Option<String> {
     ))
 }
 
+/// Compiles the date patterns and runs each once (the regex engine builds its search caches on
+/// first use), so a pre-initialised instance starts with them.
+pub(crate) fn prepare() {
+    let text = "2025-06-01T12:00:00Z, 1st of June 2025 at 3:30 pm, 06/01/2025, June";
+    let patterns = patterns();
+    for pattern in [
+        &patterns.iso,
+        &patterns.written,
+        &patterns.ambiguous,
+        &patterns.english_month,
+    ] {
+        let _ = pattern.captures_iter(text).count();
+    }
+}
+
 struct Patterns {
     iso: Regex,
     written: Regex,

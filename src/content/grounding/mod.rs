@@ -93,6 +93,11 @@ impl Grounded<'_> {
     }
 }
 
+/// Builds what grounding needs before the first call (see `crate::prepare`).
+pub fn prepare() {
+    dates::prepare();
+}
+
 /// Grounds `target` (an object schema) in `text`.
 pub fn ground<'s>(target: &'s Value, text: &str, extractive: bool) -> Grounded<'s> {
     if !extractive && !holds_copied_format(target) {
