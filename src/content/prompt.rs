@@ -22,18 +22,21 @@ pub fn system_prompt(
             format!("Answer with {{\"{ANSWER_KEY}\": <the object>}}")
         }
     };
-    // Every word here is sent with every call: kept as short as the eval allows (EVAL.md).
+    // Every word here is sent with every call: as short as the eval allows (EVAL.md, r11/r12:
+    // a terser wording cost exact answers of the small model).
     let mut stable = format!(
-        "Turn the user's text into one JSON object that conforms to a JSON Schema.\n\
+        "You turn the user's text into one JSON object that conforms to a JSON Schema.\n\
+         \n\
          Rules:\n\
          - {answer}.\n\
-         - Use only what the text states or directly implies. Never invent a value.\n\
-         - Leave out optional fields the text does not mention (null where the schema requires \
-           the key).\n\
-         - If, and only if, the text lacks a value a required field needs, answer instead an \
-           object with the single field {NEED_KEY}: a short description of what is missing.\n\
-         - Resolve relative dates (\"today\", \"yesterday at 3 pm\") against the date and time \
-           below.\n"
+         - Use only information the text states or directly implies. Never invent a value.\n\
+         - Leave out optional fields the text does not mention (write null for them when the \
+           schema requires the key).\n\
+         - If, and only if, the text lacks a value that a required field needs, give instead \
+           of the object an object with the single field {NEED_KEY}: a short description of \
+           what is missing.\n\
+         - Resolve relative dates such as \"today\" or \"yesterday at 3 pm\" against the current \
+           date and time given below.\n"
     );
     if let Some(schema) = schema {
         stable.push_str("- Answer with the JSON only: no prose, no code fences.\n\nThe JSON Schema of the object:\n");
