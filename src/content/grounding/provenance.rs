@@ -36,8 +36,8 @@ use crate::schema::walk::{escape, too_deep};
 /// exempt from grounding.
 pub const DERIVED_ANNOTATION: &str = "x-structure-derived";
 
-/// The source of every leaf of `data` (valid against `schema`) in `text`, in document order.
-pub fn sources(data: &Value, schema: &Value, text: &str) -> Vec<Source> {
+/// Every leaf of `data` (valid against `schema`), in document order.
+fn leaves<'d>(data: &'d Value, schema: &Value) -> Vec<Leaf<'d>> {
     let mut leaves = Vec::new();
     collect(
         schema,
@@ -48,25 +48,23 @@ pub fn sources(data: &Value, schema: &Value, text: &str) -> Vec<Source> {
         0,
         &mut leaves,
     );
+    leaves
+}
+
+/// The source of every leaf of `data` (valid against `schema`) in `text`, in document order.
+pub fn sources(data: &Value, schema: &Value, text: &str) -> Vec<Source> {
     let text = Text::new(text);
-    leaves.into_iter().map(|leaf| text.source(leaf)).collect()
+    leaves(data, schema)
+        .into_iter()
+        .map(|leaf| text.source(leaf))
+        .collect()
 }
 
 /// The leaves of `data` whose value no span supports although their field needs one: not
 /// marked [`DERIVED_ANNOTATION`], not an enum or a constant (a judgement).
 pub fn ungrounded<'d>(data: &'d Value, schema: &Value, text: &str) -> Vec<(String, &'d Value)> {
-    let mut leaves = Vec::new();
-    collect(
-        schema,
-        Some(schema),
-        data,
-        String::new(),
-        false,
-        0,
-        &mut leaves,
-    );
     let text = Text::new(text);
-    leaves
+    leaves(data, schema)
         .into_iter()
         .filter(|leaf| !leaf.exempt)
         .filter_map(|leaf| {
