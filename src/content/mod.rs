@@ -6,6 +6,7 @@ pub mod builder;
 pub mod grounding;
 pub mod prompt;
 pub mod reason;
+pub mod records;
 
 use serde_json::Value;
 
