@@ -156,42 +156,45 @@ impl Metrics {
             "LLM requests, retries included.",
         );
         let _ = writeln!(out, "structure_llm_calls_total {}", counts.llm_calls);
-        header(
+        by_label(
             &mut out,
-            "structure_tokens_total",
-            "counter",
-            "Tokens spent, by kind.",
+            ("structure_tokens_total", "Tokens spent, by kind."),
+            "kind",
+            &counts.tokens,
         );
-        for (kind, tokens) in &counts.tokens {
-            let _ = writeln!(out, "structure_tokens_total{{kind=\"{kind}\"}} {tokens}");
-        }
-        header(
+        by_label(
             &mut out,
-            "structure_errors_total",
-            "counter",
-            "Typed errors, by kind.",
+            ("structure_errors_total", "Typed errors, by kind."),
+            "kind",
+            &counts.errors,
         );
-        for (kind, count) in &counts.errors {
-            let _ = writeln!(
-                out,
-                "structure_errors_total{{kind=\"{}\"}} {count}",
-                escape(kind)
-            );
-        }
-        header(
+        by_label(
             &mut out,
-            "structure_reasons_total",
-            "counter",
-            "Violations fed back to the model, by category.",
+            (
+                "structure_reasons_total",
+                "Violations fed back to the model, by category.",
+            ),
+            "category",
+            &counts.reasons,
         );
-        for (category, count) in &counts.reasons {
-            let _ = writeln!(
-                out,
-                "structure_reasons_total{{category=\"{}\"}} {count}",
-                escape(category)
-            );
-        }
         out
+    }
+}
+
+/// A counter with one label: its header, then a line per label value.
+fn by_label<K: AsRef<str>>(
+    out: &mut String,
+    (name, help): (&str, &str),
+    label: &str,
+    counts: &std::collections::BTreeMap<K, u64>,
+) {
+    header(out, name, "counter", help);
+    for (value, count) in counts {
+        let _ = writeln!(
+            out,
+            "{name}{{{label}=\"{}\"}} {count}",
+            escape(value.as_ref())
+        );
     }
 }
 

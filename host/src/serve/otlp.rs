@@ -96,7 +96,8 @@ async fn post(url: &hyper::Uri, body: Vec<u8>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The request as an `ExportTraceServiceRequest`, protobuf-encoded.
+/// The request as an `ExportTraceServiceRequest`, protobuf-encoded: a server span for the
+/// request and a client span under it for each LLM call.
 pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
     let trace_id = random_bytes(16);
     let request_span_id = random_bytes(8);
@@ -108,24 +109,54 @@ pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
         Some((provider, name)) => (Some(provider.to_owned()), Some(name.to_owned())),
         None => (None, None),
     };
+    let ids = SpanIds {
+        trace: trace_id,
+        parent: request_span_id,
+    };
+    let mut spans = vec![request_span(
+        record,
+        &ids,
+        provider.as_deref(),
+        model.as_deref(),
+    )];
+    spans.extend(
+        calls
+            .iter()
+            .map(|call| call_span(call, &ids, provider.as_deref(), model.as_deref())),
+    );
+    export(spans).encode_to_vec()
+}
+
+/// The trace's id and the request span's, which the call spans point to.
+struct SpanIds {
+    trace: Vec<u8>,
+    parent: Vec<u8>,
+}
+
+fn request_span(
+    record: &Record,
+    ids: &SpanIds,
+    provider: Option<&str>,
+    model: Option<&str>,
+) -> Span {
     let mut attributes = vec![
         text("http.request.method", &record.method),
         text("http.route", &record.route),
         int("http.response.status_code", i64::from(record.code)),
     ];
     let optional = [
-        ("structure.tenant", record.tenant.clone()),
-        ("structure.project", record.project.clone()),
-        ("structure.schema", record.schema.clone()),
-        ("structure.status", record.status.clone()),
-        ("error.type", record.error_kind.clone()),
-        ("gen_ai.provider.name", provider.clone()),
-        ("gen_ai.request.model", model.clone()),
+        ("structure.tenant", record.tenant.as_deref()),
+        ("structure.project", record.project.as_deref()),
+        ("structure.schema", record.schema.as_deref()),
+        ("structure.status", record.status.as_deref()),
+        ("error.type", record.error_kind.as_deref()),
+        ("gen_ai.provider.name", provider),
+        ("gen_ai.request.model", model),
     ];
     attributes.extend(
         optional
             .into_iter()
-            .filter_map(|(key, value)| value.map(|value| text(key, &value))),
+            .filter_map(|(key, value)| value.map(|value| text(key, value))),
     );
     if let Some(iterations) = record.iterations {
         attributes.push(int("structure.iterations", i64::from(iterations)));
@@ -139,14 +170,13 @@ pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
             record.usage.completion_tokens as i64,
         ));
     }
-    let ended = record.started + record.latency;
-    let request_span = Span {
-        trace_id: trace_id.clone(),
-        span_id: request_span_id.clone(),
+    Span {
+        trace_id: ids.trace.clone(),
+        span_id: ids.parent.clone(),
         name: format!("{} {}", record.method, record.route),
         kind: SpanKind::Server as i32,
         start_time_unix_nano: nanos(record.started),
-        end_time_unix_nano: nanos(ended),
+        end_time_unix_nano: nanos(record.started + record.latency),
         attributes,
         status: Some(Status {
             code: if record.error_kind.is_some() || record.code >= 500 {
@@ -157,36 +187,45 @@ pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
             ..Status::default()
         }),
         ..Span::default()
-    };
-    let mut spans = vec![request_span];
-    for call in calls {
-        let mut attributes = vec![
-            text("gen_ai.operation.name", "chat"),
-            text("server.address", &call.host),
-            int("server.port", i64::from(call.port)),
-        ];
-        if let Some(model) = &model {
-            attributes.push(text("gen_ai.request.model", model));
-        }
-        if let Some(provider) = &provider {
-            attributes.push(text("gen_ai.provider.name", provider));
-        }
-        match call.status {
-            Some(code) => attributes.push(int("http.response.status_code", i64::from(code))),
-            None => attributes.push(text("error.type", "transport")),
-        }
-        spans.push(Span {
-            trace_id: trace_id.clone(),
-            span_id: random_bytes(8),
-            parent_span_id: request_span_id.clone(),
-            name: format!("chat {}", model.as_deref().unwrap_or("model")),
-            kind: SpanKind::Client as i32,
-            start_time_unix_nano: nanos(call.started),
-            end_time_unix_nano: nanos(call.ended),
-            attributes,
-            ..Span::default()
-        });
     }
+}
+
+fn call_span(
+    call: &OutgoingCall,
+    ids: &SpanIds,
+    provider: Option<&str>,
+    model: Option<&str>,
+) -> Span {
+    let mut attributes = vec![
+        text("gen_ai.operation.name", "chat"),
+        text("server.address", &call.host),
+        int("server.port", i64::from(call.port)),
+    ];
+    if let Some(model) = model {
+        attributes.push(text("gen_ai.request.model", model));
+    }
+    if let Some(provider) = provider {
+        attributes.push(text("gen_ai.provider.name", provider));
+    }
+    match call.status {
+        Some(code) => attributes.push(int("http.response.status_code", i64::from(code))),
+        None => attributes.push(text("error.type", "transport")),
+    }
+    Span {
+        trace_id: ids.trace.clone(),
+        span_id: random_bytes(8),
+        parent_span_id: ids.parent.clone(),
+        name: format!("chat {}", model.unwrap_or("model")),
+        kind: SpanKind::Client as i32,
+        start_time_unix_nano: nanos(call.started),
+        end_time_unix_nano: nanos(call.ended),
+        attributes,
+        ..Span::default()
+    }
+}
+
+/// `spans` as the export request of the `structure` service.
+fn export(spans: Vec<Span>) -> ExportTraceServiceRequest {
     ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {
             resource: Some(Resource {
@@ -205,7 +244,6 @@ pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
             ..ResourceSpans::default()
         }],
     }
-    .encode_to_vec()
 }
 
 fn text(key: &str, value: &str) -> KeyValue {
