@@ -1,6 +1,8 @@
 //! `structure serve`: every route and error code of the HTTP API, authentication and scope
 //! isolation, and the MCP endpoint, through the real component served over HTTP.
 
+mod support;
+
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
 use structure_host::{Settings, Structure};
@@ -74,14 +76,7 @@ async fn send(
     let mut stream = tokio::net::TcpStream::connect(served.address)
         .await
         .unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: structure\r\nconnection: close\r\ncontent-length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
+    let head = support::request_head(method, path, headers, body.len());
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(body).await.unwrap();
     let mut raw = Vec::new();

@@ -1,4 +1,5 @@
-//! What the host's tests share: a real Redis server on a free loopback port.
+//! What the host's tests share: a real Redis server on a free loopback port, and plain HTTP/1.1
+//! exchanges.
 
 #![allow(dead_code)]
 
@@ -104,6 +105,18 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The head of an HTTP/1.1 request that closes its connection after the answer.
+pub fn request_head(method: &str, path: &str, headers: &[(&str, &str)], body_len: usize) -> String {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: structure\r\nconnection: close\r\ncontent-length: {body_len}\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    head
+}
+
 /// One HTTP/1.1 exchange over a fresh connection: the status and the body.
 pub fn http(
     address: &str,
@@ -113,14 +126,7 @@ pub fn http(
     body: &str,
 ) -> (u16, String) {
     let mut stream = TcpStream::connect(address).expect("the server listens");
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: structure\r\nconnection: close\r\ncontent-length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
+    let head = request_head(method, path, headers, body.len());
     stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(body.as_bytes()).unwrap();
     let mut raw = Vec::new();
