@@ -7,38 +7,33 @@ use std::time::{Duration, Instant};
 
 /// CPU time consumed by the calling thread so far.
 pub fn thread_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage writes a full `rusage` into the pointer it is given and cannot fail for
-    // RUSAGE_THREAD on Linux.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
+    cpu(&rusage(libc::RUSAGE_THREAD))
 }
 
 /// CPU time consumed by the whole process so far.
 pub fn process_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: as above, for RUSAGE_SELF.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
+    cpu(&rusage(libc::RUSAGE_SELF))
 }
 
 /// Peak resident set size of the process, in bytes.
 pub fn peak_rss() -> u64 {
+    rusage(libc::RUSAGE_SELF).ru_maxrss as u64 * 1024
+}
+
+fn rusage(who: libc::c_int) -> libc::rusage {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: as above, for RUSAGE_SELF.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+    // SAFETY: getrusage writes a full `rusage` into the pointer it is given and cannot fail for
+    // RUSAGE_SELF or RUSAGE_THREAD on Linux.
+    unsafe {
+        libc::getrusage(who, usage.as_mut_ptr());
         usage.assume_init()
-    };
-    usage.ru_maxrss as u64 * 1024
+    }
+}
+
+/// User plus system time.
+fn cpu(usage: &libc::rusage) -> Duration {
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// Samples of one scenario.

@@ -39,9 +39,7 @@ pub fn write_ready_component(output: &std::path::Path) -> anyhow::Result<Option<
         return Ok(None);
     }
     let ready = crate::Runtime::component_bytes(embedded)?;
-    let partial = output.with_extension("wasm.partial");
-    std::fs::write(&partial, &ready)?;
-    std::fs::rename(&partial, output)?;
+    crate::runtime::write_atomically(output, &ready)?;
     Ok(Some(ready.len()))
 }
 
@@ -110,10 +108,7 @@ fn marked(mut snapshot: Vec<u8>, source: &[u8]) -> Vec<u8> {
 /// The SHA-256 of `wasm`, in hex.
 pub(crate) fn source_digest(wasm: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(wasm)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::runtime::hex(&Sha256::digest(wasm))
 }
 
 /// `wasm` pre-initialised: instantiated with `linker` (the initialiser reaches no import that

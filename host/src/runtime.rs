@@ -175,12 +175,7 @@ fn load_component(
         .hash(&mut engine_settings);
     key.update(engine_settings.finish().to_le_bytes());
     let digest = key.finalize();
-    let hex: String = digest
-        .iter()
-        .take(16)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    let path = cache_dir.join(format!("structure-{hex}.cwasm"));
+    let path = cache_dir.join(format!("structure-{}.cwasm", hex(&digest[..16])));
     if path.exists() {
         // SAFETY: the file was written by `Component::serialize` for an engine with the same
         // compatibility hash (it is part of the name), and cache files are never rewritten in
@@ -201,7 +196,14 @@ fn compile(engine: &Engine, wasm: &[u8]) -> anyhow::Result<Component> {
         .context("compiling the component")
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// `bytes` in lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed over it, so a reader never sees a
+/// half-written file; the folder is created when missing.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(folder) = path.parent() {
         std::fs::create_dir_all(folder)?;
     }

@@ -204,9 +204,7 @@ class Slot {
   }
 
   call(method, args, scope) {
-    if (this.dead) {
-      return Promise.reject(structureError({ kind: 'worker-exited', detail: {}, message: 'the worker had exited', usage: undefined }));
-    }
+    if (this.dead) return Promise.reject(workerExited('the worker had exited', {}));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -228,22 +226,26 @@ class Slot {
   }
 
   #died(message, exitCode) {
-    if (this.dead) return;
-    this.dead = true;
-    this.channel.port1.close();
-    for (const { reject } of this.pending.values()) {
-      reject(structureError({ kind: 'worker-exited', detail: { exitCode }, message, usage: undefined }));
-    }
-    this.pending.clear();
+    if (!this.dead) this.#end(workerExited(message, { exitCode }));
   }
 
   async retire(reason) {
-    for (const { reject } of this.pending.values()) reject(reason);
-    this.pending.clear();
-    this.dead = true;
-    this.channel.port1.close();
+    this.#end(reason);
     await this.worker.terminate();
   }
+
+  /** Marks the worker dead, closes its key-value bridge and rejects its calls with `reason`. */
+  #end(reason) {
+    this.dead = true;
+    this.channel.port1.close();
+    for (const { reject } of this.pending.values()) reject(reason);
+    this.pending.clear();
+  }
+}
+
+/** The error of a call whose worker is gone. */
+function workerExited(message, detail) {
+  return structureError({ kind: 'worker-exited', detail, message, usage: undefined });
 }
 
 /** Runs one key-value operation for a worker and wakes it with the answer. */

@@ -213,7 +213,7 @@ fn build_with_meta_check(schema: &Value) -> Built {
             .validate(&prepared)
             .map_err(|error| error.to_owned())?;
     }
-    build_without_meta_check(schema)
+    compile_prepared(prepared.into_owned())
 }
 
 /// Whether `$schema` appears anywhere below the root (each embedded resource is checked
@@ -266,11 +266,13 @@ fn meta_validator(draft: Draft) -> Arc<Validator> {
 /// The schema is compiled as a resource of its own draft, referenced from a draft-04 root:
 /// only the root is checked against its meta-schema, which is small. Validation is the same.
 fn build_without_meta_check(schema: &Value) -> Built {
+    compile_prepared(prepared(schema).into_owned())
+}
+
+/// [`build_without_meta_check`] for a schema already [`prepared`].
+fn compile_prepared(prepared: Value) -> Built {
     let registry = Registry::new()
-        .add(
-            CHECKED_URI,
-            Resource::from_contents(prepared(schema).into_owned()),
-        )
+        .add(CHECKED_URI, Resource::from_contents(prepared))
         .and_then(|registry| registry.prepare())
         .map_err(|error| jsonschema::ValidationError::from(error).to_owned())?;
     options().with_registry(&registry).build(

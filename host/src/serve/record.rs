@@ -7,19 +7,11 @@
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
+use structure::Usage;
 use structure::http_api::auth;
 use structure::ports::Config;
 
 use crate::config::Settings;
-
-/// Tokens and calls of one request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Spent {
-    pub llm_calls: u32,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cached_prompt_tokens: u64,
-}
 
 /// One request, as the log, the metrics and the traces see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +30,7 @@ pub struct Record {
     /// `ok`, `need-more-input` or `stale`.
     pub status: Option<String>,
     pub iterations: Option<u32>,
-    pub usage: Spent,
+    pub usage: Usage,
     /// `provider/model` as called.
     pub model: Option<String>,
     pub latency: Duration,
@@ -77,7 +69,7 @@ impl Record {
             schema_origin: None,
             status: None,
             iterations: None,
-            usage: Spent::default(),
+            usage: Usage::default(),
             model: None,
             latency,
             error_kind: None,
@@ -220,9 +212,10 @@ fn text(value: &Value, pointer: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn spent(usage: &Value) -> Spent {
+/// The usage in a result or error as JSON (a missing count is 0).
+fn spent(usage: &Value) -> Usage {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-    Spent {
+    Usage {
         llm_calls: count("llmCalls") as u32,
         prompt_tokens: count("promptTokens"),
         completion_tokens: count("completionTokens"),
