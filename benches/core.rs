@@ -2,7 +2,7 @@
 //! transport (no network). `cargo bench --bench core`; see BENCHMARKS.md.
 
 use serde_json::{Value, json};
-use structure::answer::format::AnswerFormat;
+use structure::answer::format::{AnswerFormat, Shape};
 use structure::answer::lenient;
 use structure::content::reason::reason_message;
 use structure::ports::{
@@ -115,15 +115,15 @@ fn answer_format(bencher: divan::Bencher) {
     let schema = bundled("support-ticket");
     bencher
         .with_inputs(|| uncached(&schema))
-        .bench_values(|schema| AnswerFormat::build(&schema, &OPENAI_STRICT));
+        .bench_values(|schema| AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One));
 }
 
 /// The envelope of a schema used before, from the instance's cache.
 #[divan::bench]
 fn answer_format_cached(bencher: divan::Bencher) {
     let schema = bundled("support-ticket");
-    AnswerFormat::build(&schema, &OPENAI_STRICT);
-    bencher.bench_local(|| AnswerFormat::build(divan::black_box(&schema), &OPENAI_STRICT));
+    AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One);
+    bencher.bench_local(|| AnswerFormat::build(divan::black_box(&schema), &OPENAI_STRICT, Shape::One));
 }
 
 #[divan::bench]
@@ -161,7 +161,7 @@ fn request_building(bencher: divan::Bencher) {
     let settings = Settings::load(&Cascade::new(&Local)).unwrap();
     let provider = connect(&settings, "openai/gpt-4.1-mini").unwrap();
     let schema = bundled("user-action-record");
-    let format = provider.answer_format(&schema);
+    let format = provider.answer_format(&schema, Shape::One);
     let conversation = Conversation {
         system: SystemPrompt {
             stable: "rules and schema".repeat(40),

@@ -47,8 +47,13 @@ export interface StructureRequest {
   schemaMode?: SchemaMode;
   /** Content-stage iterations, 1 to 10 (default 3). */
   maxLoops?: number;
-  /** Per-call setting overrides: `model`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, ... */
+  /** Per-call setting overrides: `model`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, `chunkTokens`, ... */
   settings?: Record<string, unknown>;
+  /**
+   * Records mode: `schema` describes ONE record and `data` is the array of every record the
+   * text holds (a long text is read in chunks, their calls sent concurrently).
+   */
+  records?: boolean;
 }
 
 export interface Usage {
@@ -97,6 +102,8 @@ export interface Trace {
   reasons: { iteration: number; pointer: string; category: ReasonCategory }[];
   retries: number;
   schemaBuilder?: BuilderTrace;
+  /** Records mode: the chunks the text was read in, one conversation each. */
+  chunks?: number;
 }
 
 interface OutcomeCommon {
@@ -129,6 +136,30 @@ export type Source =
       /** No span of the prompt supports the value: the model worked it out. */
       match: 'derived';
     };
+
+/** Records mode: a record the text holds without a value its schema requires (not invented). */
+export interface IncompleteRecord {
+  /** The values the text gives for it. */
+  record: Record<string, unknown>;
+  /** What it lacks: `the text gives no value for /date`. */
+  need: string;
+  /** Pointers into `record`. */
+  sources: Source[];
+}
+
+/**
+ * Records mode's outcome: `data` is the array of records, each valid against the schema (source
+ * pointers start with the record's index, `/3/name`), and `incomplete` lists the records that
+ * lack a required value. `stale`: a chunk's answer stayed invalid (the errors name its characters).
+ */
+export type RecordsOutcome =
+  | (OutcomeCommon & {
+      status: 'ok';
+      data: Record<string, unknown>[];
+      sources: Source[];
+      incomplete: IncompleteRecord[];
+    })
+  | (OutcomeCommon & { status: 'stale'; errors: string[] });
 
 /** `data` exists only when it validated against the full schema, with the `sources` of its values. */
 export type Outcome =
@@ -211,7 +242,8 @@ export interface Structure {
   readonly scope: Readonly<Scope>;
   /** The same instance seen from another tenant or project. */
   withScope(scope: Scope): Structure;
-  structure(request: StructureRequest): Promise<Outcome>;
+  structure(request: StructureRequest & { records: true }): Promise<RecordsOutcome>;
+  structure(request: StructureRequest & { records?: false }): Promise<Outcome>;
   /** The tool definition (name, description, parameters, returns) to register with an agent framework. */
   toolDefinition(): Promise<Record<string, unknown>>;
   listSchemas(): Promise<SchemaInfo[]>;

@@ -22,7 +22,7 @@ use crate::{content, provider, schema};
 /// for `wasmtime-wizer`), so every fresh instance starts with them in memory; a native embedder
 /// may call it to warm a thread.
 pub fn prepare() {
-    use crate::answer::format::AnswerFormat;
+    use crate::answer::format::{AnswerFormat, Shape};
     use crate::schema::subset::{ANTHROPIC, GEMINI, OPENAI_STRICT};
     use crate::schema::validator::{self, CompiledSchema};
 
@@ -32,7 +32,7 @@ pub fn prepare() {
         // Bundled schemas are checked by the test suite: neither step can fail for them.
         let _ = CompiledSchema::compile_checked(&bundled.schema);
         for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI] {
-            AnswerFormat::build(&bundled.schema, subset);
+            AnswerFormat::build(&bundled.schema, subset, Shape::One);
         }
     }
 }
@@ -115,6 +115,9 @@ fn structure_with(
         extractive: settings.extractive.for_profile(provider.profile_name()),
         grounding: settings.grounding,
         reference_time: settings.reference_time,
+        records: request
+            .records
+            .then(|| chunking(settings, provider.profile_name())),
     };
     match content::run(&request.prompt, &target, limits, provider.as_ref(), ports) {
         Ok(mut outcome) => {
@@ -126,6 +129,17 @@ fn structure_with(
             let usage = add_building(error.usage);
             Err(error.with_usage(usage))
         }
+    }
+}
+
+/// How records mode reads a text for a provider of `profile`: chunks of `structure_chunk_tokens`
+/// (at the budget's estimate of bytes a token), an eighth of which the next chunk repeats.
+fn chunking(settings: &Settings, profile: &str) -> content::records::Chunking {
+    let chunk_bytes = settings.chunk_tokens(profile) as usize * content::BYTES_PER_TOKEN as usize;
+    content::records::Chunking {
+        chunk_bytes,
+        overlap_bytes: chunk_bytes / 8,
+        max_concurrent: settings.max_concurrent_calls as usize,
     }
 }
 

@@ -35,6 +35,11 @@ pub const MAX_RETRIES: &str = "structure_max_retries";
 pub const MAX_RETRY_WAIT_MS: &str = "structure_max_retry_wait_ms";
 /// Tokens (prompt + completion) one request may spend; unset means no limit.
 pub const TOKEN_BUDGET: &str = "structure_token_budget";
+/// Records mode: the tokens of text one call is sent; a longer text is read in chunks of this
+/// size (default from the provider profile: 1,500 for local servers, 6,000 for hosted models).
+pub const CHUNK_TOKENS: &str = "structure_chunk_tokens";
+/// Records mode: LLM calls in flight at once, one per chunk (default 4).
+pub const MAX_CONCURRENT_CALLS: &str = "structure_max_concurrent_calls";
 /// The model of the schema builder (`text` mode); an alias or `provider/model`.
 pub const SCHEMA_BUILDER_MODEL: &str = "structure_schema_builder_model";
 /// The schema builder's confidence below which the call asks for more input (default 0.8).
@@ -98,6 +103,8 @@ pub const ALL: &[&str] = &[
     MAX_RETRIES,
     MAX_RETRY_WAIT_MS,
     TOKEN_BUDGET,
+    CHUNK_TOKENS,
+    MAX_CONCURRENT_CALLS,
     SCHEMA_BUILDER_MODEL,
     CONFIDENCE_THRESHOLD,
     MAX_LOOPS,

@@ -140,6 +140,23 @@ pub struct Trace {
     /// The schema builder's part, in `text` mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_builder: Option<BuilderTrace>,
+    /// Records mode: the chunks the text was read in (one conversation each).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub chunks: u32,
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
+}
+
+impl Trace {
+    /// Adds what one conversation recorded: its repairs, feedback and reasons.
+    pub fn absorb(&mut self, conversation: Trace) {
+        self.repairs.extend(conversation.repairs);
+        self.feedback.extend(conversation.feedback);
+        self.reasons.extend(conversation.reasons);
+        self.retries += conversation.retries;
+    }
 }
 
 /// What the schema builder did for a `text` mode call.
@@ -197,12 +214,27 @@ pub struct Source {
     pub matched: Match,
 }
 
+/// Records mode: a record the text holds without a value its schema requires. It is not
+/// invented; the record is listed with what it lacks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Incomplete {
+    /// The values the text gives for it.
+    pub record: Value,
+    /// What is missing: `the text gives no value for /date`.
+    pub need: String,
+    /// Where its values come from (pointers into `record`).
+    pub sources: Vec<Source>,
+}
+
 /// The outcome of a `structure` call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub answer: Answer,
-    /// Where each value of an `ok` answer's data comes from (empty otherwise).
+    /// Where each value of an `ok` answer's data comes from (empty otherwise). In records mode
+    /// the pointers start with the record's index: `/3/name`.
     pub sources: Vec<Source>,
+    /// Records mode (`Some` only then): the records that lack a required value.
+    pub incomplete: Option<Vec<Incomplete>>,
     /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`.
     pub schema_origin: String,
     /// Content-stage iterations consumed.
@@ -226,6 +258,9 @@ impl Serialize for Outcome {
             Answer::Ok(data) => {
                 map.serialize_entry("data", data)?;
                 map.serialize_entry("sources", &self.sources)?;
+                if let Some(incomplete) = &self.incomplete {
+                    map.serialize_entry("incomplete", incomplete)?;
+                }
             }
             Answer::NeedMoreInput(need) => map.serialize_entry("need", need)?,
             Answer::Stale(errors) => map.serialize_entry("errors", errors)?,

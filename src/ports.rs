@@ -106,6 +106,13 @@ impl TransportError {
 /// Sends LLM requests. The component's implementation is `wasi:http/outgoing-handler`.
 pub trait Transport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError>;
+
+    /// Sends every one of `requests` and waits for all of them: at once where the transport
+    /// can (the component starts them all and polls them together), else one after another.
+    /// One result per request, in order.
+    fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
+        requests.iter().map(|request| self.send(request)).collect()
+    }
 }
 
 /// Settings and secrets by key (`structure_model`, `openai_api_key`, ...). The component's

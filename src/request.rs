@@ -31,6 +31,9 @@ pub struct StructureRequest {
     pub max_loops: Option<u8>,
     /// Per-call setting overrides by cascade name (`model`, `maxLoops`, ...).
     pub settings: Map<String, Value>,
+    /// Records mode: the schema describes one record, and the answer is every record the text
+    /// holds.
+    pub records: bool,
 }
 
 impl StructureRequest {
@@ -86,7 +89,14 @@ impl StructureRequest {
             schema,
             max_loops,
             settings: Map::new(),
+            records: false,
         })
+    }
+
+    /// The same request in records mode (or not).
+    pub fn with_records(mut self, records: bool) -> Self {
+        self.records = records;
+        self
     }
 
     /// The same request with per-call setting overrides (checked when the call resolves them).
@@ -97,7 +107,7 @@ impl StructureRequest {
 
     /// Reads the tool-call arguments exactly as the tool definition describes them: `prompt`,
     /// `schema` (object, or string read per `schemaMode`, or examples), `schemaMode`, `maxLoops`,
-    /// `settings`.
+    /// `settings`, `records`.
     ///
     /// A string `schema` with `schemaMode` `json` is accepted when it holds a JSON object: LLM
     /// tool callers often send a schema serialised as a string.
@@ -115,7 +125,7 @@ impl StructureRequest {
             return Err(StructureError::invalid_request(
                 unknown,
                 format!(
-                    "unknown argument {unknown:?}; the arguments are prompt, schema, schemaMode, maxLoops and settings"
+                    "unknown argument {unknown:?}; the arguments are prompt, schema, schemaMode, maxLoops, settings and records"
                 ),
             ));
         }
@@ -151,11 +161,25 @@ impl StructureRequest {
                 ));
             }
         };
-        Ok(Self::new(prompt, schema, max_loops)?.with_settings(settings))
+        let records = match fields.get("records") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(records)) => *records,
+            Some(other) => return Err(wrong_type("records", "true or false", other)),
+        };
+        Ok(Self::new(prompt, schema, max_loops)?
+            .with_settings(settings)
+            .with_records(records))
     }
 }
 
-const KNOWN_FIELDS: [&str; 5] = ["prompt", "schema", "schemaMode", "maxLoops", "settings"];
+const KNOWN_FIELDS: [&str; 6] = [
+    "prompt",
+    "schema",
+    "schemaMode",
+    "maxLoops",
+    "settings",
+    "records",
+];
 
 fn schema_input(fields: &Map<String, Value>) -> Result<SchemaInput, StructureError> {
     let mode = match fields.get("schemaMode") {

@@ -251,6 +251,9 @@ fn layered_values() -> Vec<Layered> {
         ("tokenBudget", ["1000", "2000", "3000", "4000"], |s| {
             s.token_budget.unwrap().to_string()
         }),
+        ("chunkTokens", ["500", "600", "700", "800"], |s| {
+            s.chunk_tokens("openai").to_string()
+        }),
     ]
 }
 

@@ -6,7 +6,7 @@ mod support;
 
 use mock_llm::Reply;
 use serde_json::{Value, json};
-use structure::answer::format::AnswerFormat;
+use structure::answer::format::{AnswerFormat, Shape};
 use structure::schema::subset::{FULL, OPENAI_STRICT};
 use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureRequest};
 use support::{MapConfig, ScriptedTransport, ports};
@@ -233,12 +233,12 @@ fn openapi_formats_are_checked() {
 fn annotations_reach_the_model_in_the_schema_it_is_sent() {
     let schema = json!({ "type": "object", "javaType": "com.acme.Person",
         "properties": { "name": { "type": "string", "description": "Full name", "x-note": 1, "example": "Ada" } } });
-    let full = AnswerFormat::build(&schema, &FULL);
+    let full = AnswerFormat::build(&schema, &FULL, Shape::One);
     assert_eq!(
         full.schema["properties"]["answer"]["anyOf"][0]["javaType"],
         "com.acme.Person"
     );
-    let strict = AnswerFormat::build(&schema, &OPENAI_STRICT);
+    let strict = AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One);
     let name = &strict.schema["properties"]["answer"]["anyOf"][0]["properties"]["name"];
     assert_eq!(name["description"], "Full name\nNotes: example: \"Ada\".");
     assert!(name.get("example").is_none() && name.get("x-note").is_none());

@@ -38,6 +38,7 @@ fn named(prompt: &str, name: &str) -> Request {
         schema: SchemaInput::Named(name.into()),
         max_loops: None,
         settings: None,
+        records: false,
     }
 }
 
@@ -47,6 +48,7 @@ fn inline(schema: impl Into<String>) -> Request {
         schema: SchemaInput::Inline(schema.into()),
         max_loops: None,
         settings: None,
+        records: false,
     }
 }
 
@@ -306,6 +308,7 @@ async fn schema_errors_come_back_before_any_http_request() {
                     schema: SchemaInput::Named("contact".into()),
                     max_loops: Some(0),
                     settings: None,
+                    records: false,
                 },
             )
             .await,
@@ -526,6 +529,7 @@ async fn a_ref_to_a_live_server_is_refused_and_never_fetched() {
             ),
             max_loops: None,
             settings: None,
+            records: false,
         };
         match client.structure(&Scope::default(), &request).await {
             Err(CallError::Structure(error)) => {
@@ -558,6 +562,7 @@ async fn require_mode_feeds_an_ungrounded_value_back_and_takes_the_fixed_answer(
         schema: SchemaInput::Inline(PERSON.into()),
         max_loops: None,
         settings: Some(json!({ "grounding": "require" }).to_string()),
+        records: false,
     };
     let outcome = client(&mock)
         .structure(&Scope::default(), &request)
@@ -615,6 +620,7 @@ async fn require_mode_ends_stale_when_the_value_stays_ungrounded() {
         schema: SchemaInput::Inline(PERSON.into()),
         max_loops: Some(2),
         settings: Some(json!({ "grounding": "require" }).to_string()),
+        records: false,
     };
     let outcome = client(&mock)
         .structure(&Scope::default(), &request)
@@ -633,6 +639,7 @@ async fn require_mode_ends_stale_when_the_value_stays_ungrounded() {
     ));
     let report = Request {
         settings: None,
+        records: false,
         ..request
     };
     let outcome = client(&mock)

@@ -43,6 +43,7 @@ fn request() -> Request {
         schema: SchemaInput::Named("user-action-record".into()),
         max_loops: None,
         settings: None,
+        records: false,
     }
 }
 
@@ -234,6 +235,7 @@ fn described() -> Request {
         schema: SchemaInput::Described("A person's name and email.".into()),
         max_loops: None,
         settings: None,
+        records: false,
     }
 }
 

@@ -72,6 +72,7 @@ fn request(max_loops: u8) -> Request {
         schema: SchemaInput::Named("contact".into()),
         max_loops: Some(max_loops),
         settings: None,
+        records: false,
     }
 }
 
@@ -377,6 +378,7 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
         schema: SchemaInput::Inline(json!({ "type": "object" }).to_string()),
         max_loops: None,
         settings: None,
+        records: false,
     };
     client.structure(&Scope::default(), &inline).await.unwrap();
     assert!(

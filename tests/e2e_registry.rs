@@ -50,6 +50,7 @@ fn request(schema: SchemaInput) -> Request {
         schema,
         max_loops: None,
         settings: None,
+        records: false,
     }
 }
 

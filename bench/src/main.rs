@@ -103,6 +103,7 @@ impl Scenario {
             schema,
             max_loops: None,
             settings: None,
+            records: false,
         }
     }
 

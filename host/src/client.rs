@@ -174,6 +174,7 @@ impl Structure {
     ///     schema: SchemaInput::Named("contact".into()),
     ///     max_loops: None,
     ///     settings: None,
+    ///     records: false,
     /// };
     /// let outcome = client.structure(&Scope::default(), &request).await?;
     /// if outcome.status == Status::Ok {

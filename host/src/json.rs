@@ -20,6 +20,7 @@ impl Outcome {
     ///     status: Status::NeedMoreInput,
     ///     data: None,
     ///     sources: Vec::new(),
+    ///     incomplete: Vec::new(),
     ///     need: Some("the customer's email".into()),
     ///     errors: Vec::new(),
     ///     schema_origin: "inline".into(),
@@ -36,6 +37,7 @@ impl Outcome {
     ///         reasons: Vec::new(),
     ///         retries: 0,
     ///         schema_builder: None,
+    ///         chunks: 0,
     ///     },
     /// };
     /// let json = outcome.to_json();
@@ -141,6 +143,7 @@ fn core_trace(trace: &Trace) -> structure::Trace {
             .collect(),
         retries: trace.retries,
         schema_builder: trace.schema_builder.as_ref().map(core_builder),
+        chunks: trace.chunks,
     }
 }
 
@@ -155,6 +158,18 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
     structure::Outcome {
         answer,
         sources: outcome.sources.iter().map(core_source).collect(),
+        // Records mode, and only it, reads the text in chunks.
+        incomplete: (outcome.trace.chunks > 0).then(|| {
+            outcome
+                .incomplete
+                .iter()
+                .map(|incomplete| structure::outcome::Incomplete {
+                    record: parsed(&incomplete.record),
+                    need: incomplete.need.clone(),
+                    sources: incomplete.sources.iter().map(core_source).collect(),
+                })
+                .collect()
+        }),
         schema_origin: outcome.schema_origin.clone(),
         iterations: outcome.iterations,
         usage: core_usage(&outcome.usage),

@@ -19,6 +19,7 @@
 //!             schema: SchemaInput::Named("user-action-record".into()),
 //!             max_loops: None,
 //!             settings: None,
+//!             records: false,
 //!         },
 //!     )
 //!     .await?;

@@ -64,6 +64,10 @@ enum Command {
         /// Content-stage iterations allowed, 1 to 10 (default: the maxLoops setting, 3).
         #[arg(long)]
         max_loops: Option<u8>,
+        /// Records mode: the schema describes one record; prints every record the text holds
+        /// (a long text is read in chunks).
+        #[arg(long)]
+        records: bool,
         /// A per-call setting override, as name=value (model, maxLoops, confidenceThreshold, ...). Repeatable.
         #[arg(long = "with", value_name = "NAME=VALUE")]
         overrides: Vec<String>,
@@ -186,10 +190,11 @@ async fn run(cli: Cli) -> ExitCode {
             schema,
             schema_mode,
             max_loops,
+            records,
             overrides,
             prompt,
         } => match request(&schema, schema_mode, max_loops, &overrides, prompt) {
-            Ok(request) => structure(&client, &scope, &request).await,
+            Ok(request) => structure(&client, &scope, &Request { records, ..request }).await,
             Err(message) => fail(EXIT_USAGE, &message),
         },
         Command::Schemas { action, json } => {
@@ -515,6 +520,7 @@ fn request(
         schema: schema_input(schema, mode)?,
         max_loops,
         settings,
+        records: false,
     })
 }
 

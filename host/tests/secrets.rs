@@ -70,6 +70,7 @@ async fn the_library_api_never_shows_a_secret() {
         schema: SchemaInput::Named("user-action-record".into()),
         max_loops: None,
         settings: None,
+        records: false,
     };
 
     mock.push(echoing_401());

@@ -18,6 +18,17 @@ use crate::schema::walk::{self, Next};
 pub const ANSWER_KEY: &str = "answer";
 /// The property of the need branch (spec §4.2).
 pub const NEED_KEY: &str = "_need";
+/// The answer's property in records mode: `{"answer": {"records": [...]}}`.
+pub const RECORDS_KEY: &str = "records";
+
+/// What one answer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One object of the target schema, or what the text lacks.
+    One,
+    /// Every record the text holds, each an object of the target schema (none is an answer too).
+    Records,
+}
 
 /// The schema language of [`AnswerFormat::schema`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +43,7 @@ pub enum SchemaDialect {
 const KEPT_FORMATS: usize = 16;
 
 thread_local! {
-    static BUILT: RefCell<Recent<(Subset, String), AnswerFormat>> =
+    static BUILT: RefCell<Recent<(Subset, Shape, String), AnswerFormat>> =
         const { RefCell::new(Recent::new(KEPT_FORMATS)) };
 }
 
@@ -61,20 +72,45 @@ pub struct AnswerFormat {
 }
 
 impl AnswerFormat {
-    /// The envelope for `target` (the content stage): the object, or what the text lacks.
-    /// Kept per instance for the schemas used last: building it is a good part of a call.
-    pub fn build(target: &Value, subset: &Subset) -> Self {
-        let key = (*subset, target.to_string());
+    /// The envelope for `target` (the content stage): the object, or what the text lacks; in
+    /// records mode, the list of records. Kept per instance for the schemas used last:
+    /// building it is a good part of a call.
+    pub fn build(target: &Value, subset: &Subset, shape: Shape) -> Self {
+        let key = (*subset, shape, target.to_string());
         if let Some(format) =
             BUILT.with_borrow_mut(|built| built.find(|seen| *seen == key).cloned())
         {
             return format;
         }
-        let format = Self::envelope(target, subset);
+        let format = match shape {
+            Shape::One => Self::envelope(target, subset),
+            Shape::Records => Self::records(target, subset),
+        };
         #[cfg(test)]
-        BUILT_HERE.with_borrow_mut(|built| built.push(key.1.clone()));
+        BUILT_HERE.with_borrow_mut(|built| built.push(key.2.clone()));
         BUILT.with_borrow_mut(|built| built.insert(key, format.clone()));
         format
+    }
+
+    /// `{"answer": {"records": [<target>, ...]}}`: no need branch, an empty list says the text
+    /// holds no record.
+    fn records(target: &Value, subset: &Subset) -> Self {
+        let list = |record: Value| {
+            json!({
+                "type": "object",
+                "properties": { RECORDS_KEY: { "type": "array", "items": record } },
+                "required": [RECORDS_KEY],
+                "additionalProperties": false,
+            })
+        };
+        Self::shape(target, subset, list, |body| {
+            json!({
+                "type": "object",
+                "properties": { ANSWER_KEY: body },
+                "required": [ANSWER_KEY],
+                "additionalProperties": false,
+            })
+        })
     }
 
     fn envelope(target: &Value, subset: &Subset) -> Self {
@@ -89,7 +125,7 @@ impl AnswerFormat {
             "required": [NEED_KEY],
             "additionalProperties": false,
         });
-        Self::shape(target, subset, |body| {
+        Self::shape(target, subset, |body| body, |body| {
             json!({
                 "type": "object",
                 "properties": { ANSWER_KEY: { "anyOf": [body, need] } },
@@ -101,10 +137,17 @@ impl AnswerFormat {
 
     /// `schema` itself as the answer's shape, without the envelope (the schema builder).
     pub fn plain(schema: &Value, subset: &Subset) -> Self {
-        Self::shape(schema, subset, |body| body)
+        Self::shape(schema, subset, |body| body, |body| body)
     }
 
-    fn shape(target: &Value, subset: &Subset, wrap: impl FnOnce(Value) -> Value) -> Self {
+    /// The target's body in `subset`, as `answer` holds it (the answer is read back along the
+    /// same shape), in the envelope `wrap` makes.
+    fn shape(
+        target: &Value,
+        subset: &Subset,
+        answer: impl Fn(Value) -> Value,
+        wrap: impl FnOnce(Value) -> Value,
+    ) -> Self {
         let mut transforms = Vec::new();
         let Hoisted { mut body, mut defs } = hoist(target);
         if !subset.recursive_refs && is_recursive(&body, &defs) {
@@ -115,7 +158,7 @@ impl AnswerFormat {
                  deeper values travel as JSON-encoded strings"
             ));
         }
-        let mut source = body.clone();
+        let mut source = answer(body.clone());
         if !defs.is_empty()
             && let Value::Object(map) = &mut source
         {
@@ -125,7 +168,7 @@ impl AnswerFormat {
         for (name, schema) in defs.iter_mut() {
             *schema = to_subset(schema, subset, &format!("/$defs/{name}"), &mut transforms);
         }
-        let mut schema = wrap(body);
+        let mut schema = wrap(answer(body));
         if !defs.is_empty() {
             schema["$defs"] = Value::Object(defs);
         }
@@ -321,16 +364,16 @@ mod tests {
     #[test]
     fn kept_envelopes_are_per_subset_and_schema() {
         let schema = json!({ "type": "object", "properties": { "a": { "type": "string", "minLength": 2 } } });
-        let openai = AnswerFormat::build(&schema, &OPENAI_STRICT);
-        let anthropic = AnswerFormat::build(&schema, &ANTHROPIC);
+        let openai = AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One);
+        let anthropic = AnswerFormat::build(&schema, &ANTHROPIC, Shape::One);
         assert_ne!(
             openai.schema, anthropic.schema,
             "one subset's envelope never answers for another"
         );
-        assert_eq!(AnswerFormat::build(&schema, &OPENAI_STRICT), openai);
+        assert_eq!(AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One), openai);
         let other = json!({ "type": "object", "properties": { "b": { "type": "integer" } } });
         assert_ne!(
-            AnswerFormat::build(&other, &OPENAI_STRICT).schema,
+            AnswerFormat::build(&other, &OPENAI_STRICT, Shape::One).schema,
             openai.schema
         );
         assert_eq!(

@@ -5,13 +5,13 @@ use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
-use crate::ports::{HttpRequest, Ports};
+use crate::ports::{HttpRequest, HttpResponse, Ports};
 use crate::provider::retry::{self, RetryPolicy};
 use crate::provider::{Completion, Conversation, Provider};
 
 /// Bytes of a request per token, for estimating a prompt before it is sent (JSON-heavy text
 /// runs at three to four; the lower figure errs on the side of stopping).
-const BYTES_PER_TOKEN: u64 = 3;
+pub const BYTES_PER_TOKEN: u64 = 3;
 
 /// The tokens one request may spend in all: the schema builder's calls and the content stage's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,23 +25,28 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// Refuses `request` when its prompt estimate plus the longest answer would take the
+    /// Refuses `requests` when their prompt estimates plus the longest answers would take the
     /// request past the budget, given what `usage` says this stage has spent.
-    fn check(&self, usage: Usage, request: &HttpRequest) -> Result<(), StructureError> {
+    pub fn check(&self, usage: Usage, requests: &[&HttpRequest]) -> Result<(), StructureError> {
         let spent = self.spent_before + usage.prompt_tokens + usage.completion_tokens;
-        let prompt = (request.body.len() as u64).div_ceil(BYTES_PER_TOKEN);
-        let next = prompt + u64::from(self.max_output_tokens);
+        let bytes: u64 = requests.iter().map(|request| request.body.len() as u64).sum();
+        let prompt = bytes.div_ceil(BYTES_PER_TOKEN);
+        let answers = u64::from(self.max_output_tokens) * requests.len() as u64;
+        let next = prompt + answers;
         if spent + next <= self.limit {
             return Ok(());
         }
+        let calls = match requests.len() {
+            1 => "the call".to_owned(),
+            n => format!("the next {n} calls"),
+        };
         Err(StructureError::new(
             ErrorKind::BudgetExhausted,
             format!(
-                "stopped before the next LLM call: {spent} of the {}-token budget are spent and the \
-                 call may take up to {next} more (a prompt of about {prompt} and up to {} for the \
-                 answer); raise {} or lower {}",
+                "stopped before the next LLM call: {spent} of the {}-token budget are spent and \
+                 {calls} may take up to {next} more (a prompt of about {prompt} and up to \
+                 {answers} for the answer); raise {} or lower {}",
                 self.limit,
-                self.max_output_tokens,
                 keys::TOKEN_BUDGET,
                 keys::MAX_OUTPUT_TOKENS
             ),
@@ -69,19 +74,75 @@ impl Caller<'_> {
         usage: &mut Usage,
         retries: &mut u32,
     ) -> Result<Completion, StructureError> {
-        let request = self.provider.request(conversation, format);
+        self.send(&self.provider.request(conversation, format), usage, retries)
+    }
+
+    /// Sends `request` (retrying what may pass), adding what it cost to `usage`.
+    pub fn send(
+        &self,
+        request: &HttpRequest,
+        usage: &mut Usage,
+        retries: &mut u32,
+    ) -> Result<Completion, StructureError> {
         if let Some(budget) = self.budget {
-            budget.check(*usage, &request)?;
+            budget.check(*usage, &[request])?;
         }
         let response = retry::send(
-            &request,
+            request,
             self.provider,
             self.ports,
             self.retry,
             usage,
             retries,
         )?;
-        let completion = self.provider.completion(&response).map_err(|error| {
+        self.complete(&response, usage)
+    }
+
+    /// Sends `requests` together (the transport's [`send_all`](crate::ports::Transport::send_all)),
+    /// then retries, one by one, those that may pass; a completion per request, in order, or the
+    /// first error.
+    pub fn send_all(
+        &self,
+        requests: &[HttpRequest],
+        usage: &mut Usage,
+        retries: &mut u32,
+    ) -> Result<Vec<Completion>, StructureError> {
+        let requests: Vec<&HttpRequest> = requests.iter().collect();
+        if let Some(budget) = self.budget {
+            budget.check(*usage, &requests)?;
+        }
+        let clamped = requests
+            .iter()
+            .map(|request| retry::clamp(request, self.retry, self.ports, *usage))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sent: Vec<&HttpRequest> = clamped.iter().map(AsRef::as_ref).collect();
+        usage.llm_calls += sent.len() as u32;
+        let results = self.ports.transport.send_all(&sent);
+        requests
+            .iter()
+            .zip(results)
+            .map(|(request, result)| {
+                let response = retry::settle(
+                    request,
+                    result,
+                    self.provider,
+                    self.ports,
+                    self.retry,
+                    usage,
+                    retries,
+                )?;
+                self.complete(&response, usage)
+            })
+            .collect()
+    }
+
+    /// The completion `response` holds, its cost added to `usage` (an error carries the total).
+    fn complete(
+        &self,
+        response: &HttpResponse,
+        usage: &mut Usage,
+    ) -> Result<Completion, StructureError> {
+        let completion = self.provider.completion(response).map_err(|error| {
             let mut total = *usage;
             total.add(error.usage);
             error.with_usage(total)
@@ -114,13 +175,13 @@ mod tests {
             max_output_tokens: 500,
         };
         // 300 bytes ≈ 100 tokens of prompt, + 500 for the answer: 600 of 1000.
-        assert!(budget.check(Usage::default(), &request(300)).is_ok());
+        assert!(budget.check(Usage::default(), &[&request(300)]).is_ok());
         let spent = Usage {
             prompt_tokens: 300,
             completion_tokens: 150,
             ..Usage::default()
         };
-        let error = budget.check(spent, &request(300)).unwrap_err();
+        let error = budget.check(spent, &[&request(300)]).unwrap_err();
         assert_eq!(error.kind, ErrorKind::BudgetExhausted);
         assert!(
             error.message.contains("450 of the 1000-token budget"),
@@ -132,7 +193,7 @@ mod tests {
             max_output_tokens: 4096,
             ..budget
         };
-        assert!(tight.check(Usage::default(), &request(30)).is_err());
+        assert!(tight.check(Usage::default(), &[&request(30)]).is_err());
     }
 
     #[test]
@@ -142,7 +203,7 @@ mod tests {
             spent_before: 450,
             max_output_tokens: 500,
         };
-        let error = budget.check(Usage::default(), &request(300)).unwrap_err();
+        let error = budget.check(Usage::default(), &[&request(300)]).unwrap_err();
         assert!(
             error.message.contains("450 of the 1000-token budget"),
             "{}",

@@ -346,6 +346,7 @@ fn finished(answer: Answer, trace: BuilderTrace, outer: Trace) -> Built {
     Built::Finished(Outcome {
         answer,
         sources: Vec::new(),
+        incomplete: None,
         schema_origin: "inferred".to_owned(),
         iterations: 0,
         usage: trace.usage,

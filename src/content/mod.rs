@@ -3,6 +3,7 @@
 
 mod ask;
 pub mod builder;
+mod dialogue;
 pub mod grounding;
 pub mod prompt;
 pub mod reason;
@@ -10,18 +11,19 @@ pub mod records;
 
 use serde_json::Value;
 
-use crate::answer::format::{AnswerFormat, NEED_KEY};
+use crate::answer::format::{AnswerFormat, NEED_KEY, Shape};
 use crate::answer::{Decoded, decode};
 use crate::content::grounding::{Grounded, ground};
-use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Outcome, Reason, Trace, Usage};
+use crate::error::StructureError;
+use crate::outcome::{Answer, Outcome, Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::RetryPolicy;
-use crate::provider::{ANSWER_TOOL, Conversation, Delivered, Delivery, Provider, Turn};
+use crate::provider::{Conversation, Provider, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation, show};
 use crate::settings::Grounding;
-pub use ask::{Budget, Caller};
+pub use ask::{BYTES_PER_TOKEN, Budget, Caller};
+use dialogue::{Dialogue, Judge, Settled};
 use grounding::provenance;
 
 /// Plain-text answers tolerated in tool mode before giving up (spec 001).
@@ -41,9 +43,11 @@ pub struct Limits {
     /// The instant relative dates are resolved against (milliseconds since the epoch); `None`:
     /// the clock's now.
     pub reference_time: Option<u64>,
+    /// Records mode: every record the text holds, the text read in chunks.
+    pub records: Option<records::Chunking>,
 }
 
-/// Runs the loop for `prompt` against `target`.
+/// Runs the loop for `prompt` against `target` (in records mode, a loop per chunk).
 pub fn run(
     prompt: &str,
     target: &TargetSchema,
@@ -58,6 +62,9 @@ pub fn run(
         warnings: target.warnings.clone(),
         ..Trace::default()
     };
+    if let Some(chunking) = limits.records {
+        return records::extract(prompt, target, limits, chunking, provider, ports, trace);
+    }
     let sent = match ground(&target.schema, prompt, limits.extractive) {
         // An answer would have to make these values up: no call can do better than asking.
         Grounded::Missing(missing) => {
@@ -75,132 +82,91 @@ pub fn run(
             schema
         }
     };
-    let format = provider.answer_format(sent.as_ref());
+    let format = provider.answer_format(sent.as_ref(), Shape::One);
     trace
         .schema_transforms
         .extend(format.transforms.iter().cloned());
+    let conversation = conversation(prompt, target, limits, Shape::One, provider, ports);
+    let mut dialogue = Dialogue::new(provider, format, conversation, limits.max_loops);
+    let judge = One {
+        target,
+        text: prompt,
+        grounding: limits.grounding,
+    };
+    let caller = Caller {
+        provider,
+        ports,
+        retry: limits.retry,
+        budget: limits.budget,
+    };
+    let mut usage = Usage::default();
+    let settled = loop {
+        let completion = caller.send(&dialogue.request(), &mut usage, &mut trace.retries)?;
+        if let Some(settled) = dialogue.take(completion.delivered, &judge, usage)? {
+            break settled;
+        }
+    };
+    let answer = match settled {
+        Settled::Accepted(answer) => answer,
+        Settled::Stale(violations) => {
+            Answer::Stale(violations.iter().map(Violation::to_string).collect())
+        }
+    };
+    trace.absorb(dialogue.trace);
+    let mut outcome = finish(answer, target, dialogue.iterations, usage, trace);
+    if let Answer::Ok(data) = &outcome.answer
+        && limits.grounding != Grounding::Off
+    {
+        outcome.sources = provenance::sources(data, &target.schema, prompt);
+    }
+    Ok(outcome)
+}
+
+/// The conversation's start: the system prompt for `shape`, and the text.
+fn conversation(
+    text: &str,
+    target: &TargetSchema,
+    limits: Limits,
+    shape: Shape,
+    provider: &dyn Provider,
+    ports: &Ports<'_>,
+) -> Conversation {
     let shown_schema = provider.schema_in_prompt().then_some(&target.schema);
-    let conversation = Conversation {
+    Conversation {
         system: prompt::system_prompt(
             limits
                 .reference_time
                 .unwrap_or_else(|| ports.clock.now_unix_millis()),
             provider.delivery(),
+            shape,
             shown_schema,
             target.manual.as_deref(),
         ),
-        turns: vec![Turn::User(prompt.to_owned())],
-    };
-    Loop {
-        prompt,
-        target,
-        limits,
-        provider,
-        ports,
-        format,
-        conversation,
-        trace,
-        usage: Usage::default(),
+        turns: vec![Turn::User(text.to_owned())],
     }
-    .run()
 }
 
-/// One call's conversation with the model, and what it has cost.
-struct Loop<'a> {
-    prompt: &'a str,
+/// Judges the answer of a one-object call: the valid object or the need.
+struct One<'a> {
     target: &'a TargetSchema,
-    limits: Limits,
-    provider: &'a dyn Provider,
-    ports: &'a Ports<'a>,
-    format: AnswerFormat,
-    conversation: Conversation,
-    trace: Trace,
-    usage: Usage,
+    text: &'a str,
+    grounding: Grounding,
 }
 
-impl Loop<'_> {
-    fn run(mut self) -> Result<Outcome, StructureError> {
-        let mut last_answer: Option<String> = None;
-        let mut iteration = 0u32;
-        let mut reminders = 0u32;
-        let caller = Caller {
-            provider: self.provider,
-            ports: self.ports,
-            retry: self.limits.retry,
-            budget: self.limits.budget,
-        };
-        loop {
-            let completion = caller.ask(
-                &self.conversation,
-                &self.format,
-                &mut self.usage,
-                &mut self.trace.retries,
-            )?;
-            if self.provider.delivery() == Delivery::Tool
-                && matches!(completion.delivered, Delivered::Text(_))
-            {
-                reminders += 1;
-                self.remind(completion.delivered, reminders)?;
-                continue;
-            }
-            iteration += 1;
-            let violations = match self.judge(completion.delivered.text()) {
-                Ok(answer) => return Ok(self.finish(answer, iteration)),
-                Err(violations) => violations,
-            };
-            // At temperature 0 a model that repeats an invalid answer after the reason message
-            // repeats it again: another call would only cost.
-            let answer = completion.delivered.text().trim().to_owned();
-            let repeated = last_answer.as_ref() == Some(&answer);
-            last_answer = Some(answer);
-            if repeated || iteration >= u32::from(self.limits.max_loops) {
-                let errors = violations.iter().map(Violation::to_string).collect();
-                return Ok(self.finish(Answer::Stale(errors), iteration));
-            }
-            self.trace
-                .reasons
-                .extend(violations.iter().map(|violation| Reason {
-                    iteration,
-                    pointer: violation.pointer.clone(),
-                    category: violation.category,
-                }));
-            let reason = reason::reason_message(&violations);
-            self.feed_back(completion.delivered, reason);
-        }
-    }
+impl Judge for One<'_> {
+    type Accepted = Answer;
 
-    /// A plain-text answer in tool mode: remind the model to call the tool, up to
-    /// [`MAX_TOOL_REMINDERS`] times.
-    fn remind(&mut self, delivered: Delivered, reminders: u32) -> Result<(), StructureError> {
-        if reminders > MAX_TOOL_REMINDERS {
-            return Err(StructureError::new(
-                ErrorKind::StructuredOutputFailed,
-                format!(
-                    "the model answered in plain text instead of calling {ANSWER_TOOL}, \
-                     {MAX_TOOL_REMINDERS} reminders notwithstanding"
-                ),
-            )
-            .with_usage(self.usage));
-        }
-        self.feed_back(delivered, reason::tool_reminder());
-        Ok(())
-    }
-
-    /// The answer `text` stands for (a valid object or the need), or its violations.
-    fn judge(&mut self, text: &str) -> Result<Answer, Vec<Violation>> {
-        match decode(
-            text,
-            &self.format,
-            &self.target.schema,
-            &mut self.trace.repairs,
-        ) {
+    fn judge(
+        &self,
+        text: &str,
+        format: &AnswerFormat,
+        repairs: &mut Vec<String>,
+    ) -> Result<Answer, Vec<Violation>> {
+        match decode(text, format, &self.target.schema, repairs) {
             Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
             Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
             Decoded::Candidate(candidate) => {
-                let mut violations = self.target.compiled.violations(&candidate);
-                if violations.is_empty() && self.limits.grounding == Grounding::Require {
-                    violations = ungrounded(&candidate, &self.target.schema, self.prompt);
-                }
+                let violations = self.violations(&candidate);
                 if violations.is_empty() {
                     Ok(Answer::Ok(candidate))
                 } else {
@@ -209,22 +175,16 @@ impl Loop<'_> {
             }
         }
     }
+}
 
-    /// Keeps the model's answer in the conversation, followed by `feedback`.
-    fn feed_back(&mut self, delivered: Delivered, feedback: String) {
-        self.trace.feedback.push(feedback.clone());
-        self.conversation.turns.push(Turn::Model(delivered));
-        self.conversation.turns.push(Turn::Feedback(feedback));
-    }
-
-    fn finish(self, answer: Answer, iterations: u32) -> Outcome {
-        let mut outcome = finish(answer, self.target, iterations, self.usage, self.trace);
-        if let Answer::Ok(data) = &outcome.answer
-            && self.limits.grounding != Grounding::Off
-        {
-            outcome.sources = provenance::sources(data, &self.target.schema, self.prompt);
+impl One<'_> {
+    /// What `candidate` breaks: the target schema, then (when required) the text's support.
+    fn violations(&self, candidate: &Value) -> Vec<Violation> {
+        let mut violations = self.target.compiled.violations(candidate);
+        if violations.is_empty() && self.grounding == Grounding::Require {
+            violations = ungrounded(candidate, &self.target.schema, self.text);
         }
-        outcome
+        violations
     }
 }
 
@@ -255,6 +215,7 @@ fn finish(
     Outcome {
         answer,
         sources: Vec::new(),
+        incomplete: None,
         schema_origin: target.origin.clone(),
         iterations,
         usage,

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::answer::format::{ANSWER_KEY, NEED_KEY};
+use crate::answer::format::{ANSWER_KEY, NEED_KEY, RECORDS_KEY, Shape};
 use crate::provider::{ANSWER_TOOL, Delivery, SystemPrompt};
 use crate::time::rfc3339;
 
@@ -11,35 +11,61 @@ use crate::time::rfc3339;
 pub fn system_prompt(
     now_unix_millis: u64,
     delivery: Delivery,
+    shape: Shape,
     schema: Option<&Value>,
     manual: Option<&str>,
 ) -> SystemPrompt {
+    let content = match shape {
+        Shape::One => "<the object>".to_owned(),
+        Shape::Records => format!("{{\"{RECORDS_KEY}\": [<one object per record>]}}"),
+    };
     let answer = match delivery {
         Delivery::Tool => format!(
-            "Deliver your answer by calling the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": <the object>}}"
+            "Deliver your answer by calling the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": {content}}}"
         ),
         Delivery::Native | Delivery::Prompt => {
-            format!("Answer with {{\"{ANSWER_KEY}\": <the object>}}")
+            format!("Answer with {{\"{ANSWER_KEY}\": {content}}}")
         }
     };
     // Every word here is sent with every call: as short as the eval allows (EVAL.md, r11/r12:
     // a terser wording cost exact answers of the small model).
+    let (task, absent, object) = match shape {
+        Shape::One => (
+            "You turn the user's text into one JSON object that conforms to a JSON Schema.",
+            format!(
+                "- If, and only if, the text lacks a value that a required field needs, give \
+                 instead of the object an object with the single field {NEED_KEY}: a short \
+                 description of what is missing.\n"
+            ),
+            "the object",
+        ),
+        Shape::Records => (
+            "You find every record the user's text holds, in the order it gives them, and turn \
+             each into one JSON object that conforms to a JSON Schema.",
+            format!(
+                "- Leave out any field whose value the text does not give for that record, \
+                 required or not; never copy a value from another record.\n\
+                 - No record in the text: {{\"{RECORDS_KEY}\": []}}.\n"
+            ),
+            "each record",
+        ),
+    };
     let mut stable = format!(
-        "You turn the user's text into one JSON object that conforms to a JSON Schema.\n\
+        "{task}\n\
          \n\
          Rules:\n\
          - {answer}.\n\
          - Use only information the text states or directly implies. Never invent a value.\n\
          - Leave out optional fields the text does not mention (write null for them when the \
            schema requires the key).\n\
-         - If, and only if, the text lacks a value that a required field needs, give instead \
-           of the object an object with the single field {NEED_KEY}: a short description of \
-           what is missing.\n\
+         {absent}\
          - Resolve relative dates such as \"today\" or \"yesterday at 3 pm\" against the current \
            date and time given below.\n"
     );
     if let Some(schema) = schema {
-        stable.push_str("- Answer with the JSON only: no prose, no code fences.\n\nThe JSON Schema of the object:\n");
+        stable.push_str(&format!(
+            "- Answer with the JSON only: no prose, no code fences.\n\nThe JSON Schema of {object}:\n"
+        ));
         stable.push_str(&schema.to_string());
         stable.push('\n');
     }
@@ -69,6 +95,7 @@ mod tests {
         let prompt = system_prompt(
             1_778_077_800_000,
             Delivery::Native,
+            Shape::One,
             Some(&schema),
             Some("# manual\nuse snake_case"),
         );
@@ -85,15 +112,19 @@ mod tests {
         assert!(prompt.contains("2026-05-06T14:30:00Z"));
         assert!(prompt.contains("{\"type\":\"object\"}"));
         assert!(prompt.contains("use snake_case"));
-        let bare = system_prompt(0, Delivery::Native, None, None);
+        let bare = system_prompt(0, Delivery::Native, Shape::One, None, None);
         assert!(!bare.cacheable);
         let bare = bare.text();
         assert!(!bare.contains("JSON Schema of the object"));
         assert!(!bare.contains("Notes on this schema"));
-        let tool = system_prompt(0, Delivery::Tool, None, None).text();
+        let tool = system_prompt(0, Delivery::Tool, Shape::One, None, None).text();
         assert!(
             tool.contains("calling the tool __structured_output__ with {\"answer\": <the object>}"),
             "{tool}"
         );
+        let records = system_prompt(0, Delivery::Prompt, Shape::Records, Some(&schema), None).text();
+        assert!(records.contains("{\"answer\": {\"records\": [<one object per record>]}}"));
+        assert!(records.contains("The JSON Schema of each record:"));
+        assert!(!records.contains("_need"), "records mode has no need branch");
     }
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::answer::format::AnswerFormat;
+use crate::answer::format::{AnswerFormat, Shape};
 use crate::error::StructureError;
 use crate::keys;
 use crate::outcome::Usage;
@@ -129,8 +129,8 @@ pub trait Provider {
         self.endpoint().subset
     }
     /// The answer format for `target` (the envelope with the need path), in this provider's subset.
-    fn answer_format(&self, target: &Value) -> AnswerFormat {
-        AnswerFormat::build(target, self.subset())
+    fn answer_format(&self, target: &Value, shape: Shape) -> AnswerFormat {
+        AnswerFormat::build(target, self.subset(), shape)
     }
     /// Whether the system prompt must carry the schema (the provider may not show it to the
     /// model or enforce it): in prompt mode.

@@ -3,11 +3,12 @@
 //! (`retry-after-ms`, `retry-after` in seconds or as an HTTP date, or a hint in the body).
 //! Retries never count as content-stage iterations.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::error::StructureError;
 use crate::outcome::Usage;
-use crate::ports::{HttpRequest, HttpResponse, Ports};
+use crate::ports::{HttpRequest, HttpResponse, Ports, TransportError};
 use crate::provider::Provider;
 use crate::provider::wire;
 use crate::settings::Settings;
@@ -69,21 +70,43 @@ pub fn send(
     usage: &mut Usage,
     retries: &mut u32,
 ) -> Result<HttpResponse, StructureError> {
+    let clamped = clamp(request, policy, ports, *usage)?;
+    usage.llm_calls += 1;
+    let sent = ports.transport.send(&clamped);
+    settle(request, sent, provider, ports, policy, usage, retries)
+}
+
+/// `request` as it may be sent now: its timeout cut to the time the call has left (an error
+/// once none is left).
+pub fn clamp<'r>(
+    request: &'r HttpRequest,
+    policy: RetryPolicy,
+    ports: &Ports<'_>,
+    usage: Usage,
+) -> Result<Cow<'r, HttpRequest>, StructureError> {
+    let left = policy.remaining(ports.clock.now_unix_millis(), usage)?;
+    if request.timeout <= left {
+        return Ok(Cow::Borrowed(request));
+    }
+    Ok(Cow::Owned(HttpRequest {
+        timeout: left,
+        ..request.clone()
+    }))
+}
+
+/// What the first attempt at `request` (already sent and counted) comes to, retrying as
+/// [`send`] does.
+pub fn settle(
+    request: &HttpRequest,
+    mut sent: Result<HttpResponse, TransportError>,
+    provider: &dyn Provider,
+    ports: &Ports<'_>,
+    policy: RetryPolicy,
+    usage: &mut Usage,
+    retries: &mut u32,
+) -> Result<HttpResponse, StructureError> {
     let mut attempt = 0;
     loop {
-        let left = policy.remaining(ports.clock.now_unix_millis(), *usage)?;
-        let clamped;
-        let request = if left < request.timeout {
-            clamped = HttpRequest {
-                timeout: left,
-                ..request.clone()
-            };
-            &clamped
-        } else {
-            request
-        };
-        usage.llm_calls += 1;
-        let sent = ports.transport.send(request);
         let now = ports.clock.now_unix_millis();
         let left = policy.remaining(now, *usage)?;
         let wait = match sent {
@@ -119,6 +142,9 @@ pub fn send(
         ports.clock.sleep(wait);
         attempt += 1;
         *retries += 1;
+        let clamped = clamp(request, policy, ports, *usage)?;
+        usage.llm_calls += 1;
+        sent = ports.transport.send(&clamped);
     }
 }
 

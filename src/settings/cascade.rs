@@ -29,6 +29,7 @@ pub const OVERRIDABLE: &[(&str, &str)] = &[
     ("delivery", keys::DELIVERY),
     ("maxOutputTokens", keys::MAX_OUTPUT_TOKENS),
     ("tokenBudget", keys::TOKEN_BUDGET),
+    ("chunkTokens", keys::CHUNK_TOKENS),
 ];
 
 /// The settings cascade (spec §7.2): per-call overrides, then the project's, then the

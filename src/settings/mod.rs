@@ -28,6 +28,14 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
+/// Records mode's chunk for the servers of local models, whose contexts are small (Ollama's
+/// default is 2,048 to 4,096 tokens), and for hosted models (whose recall drops on long inputs
+/// well before their contexts fill).
+pub const DEFAULT_CHUNK_TOKENS_LOCAL: u32 = 1_500;
+pub const DEFAULT_CHUNK_TOKENS_HOSTED: u32 = 6_000;
+pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 4;
+/// The most calls in flight a setting may ask for.
+pub const MAX_MAX_CONCURRENT_CALLS: u64 = 64;
 
 /// How the answer is delivered (spec 001).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +128,10 @@ pub struct Settings {
     pub max_retries: u32,
     pub max_retry_wait: Duration,
     pub token_budget: Option<u64>,
+    /// Records mode's chunk, in tokens; `None`: the provider profile's default
+    /// ([`Settings::chunk_tokens`]).
+    pub chunk_tokens: Option<u32>,
+    pub max_concurrent_calls: u32,
     pub limits: CallLimits,
     pub openai_api: String,
     pub gemini_schema: String,
@@ -165,6 +177,13 @@ impl Settings {
                 .text(keys::TOKEN_BUDGET)?
                 .map(|text| parse_number(keys::TOKEN_BUDGET, &text, 1))
                 .transpose()?,
+            chunk_tokens: read
+                .text(keys::CHUNK_TOKENS)?
+                .map(|text| parse_number(keys::CHUNK_TOKENS, &text, 1))
+                .transpose()?
+                .map(|tokens| read.small(keys::CHUNK_TOKENS, tokens))
+                .transpose()?,
+            max_concurrent_calls: read.max_concurrent_calls()?,
             limits: read.limits()?,
             openai_api: read.choice(keys::OPENAI_API, &["chat", "responses"])?,
             gemini_schema: read.choice(keys::GEMINI_SCHEMA, &["json-schema", "openapi"])?,
@@ -185,6 +204,15 @@ impl Settings {
             keys::GEMINI_BASE_URL => self.gemini_base_url.as_deref(),
             _ => None,
         }
+    }
+
+    /// Records mode's chunk for a provider of `profile`, in tokens.
+    pub fn chunk_tokens(&self, profile: &str) -> u32 {
+        self.chunk_tokens.unwrap_or(if LOCAL_PROFILES.contains(&profile) {
+            DEFAULT_CHUNK_TOKENS_LOCAL
+        } else {
+            DEFAULT_CHUNK_TOKENS_HOSTED
+        })
     }
 
     /// Every configured secret, for cutting them out of messages ([`crate::secret::redact`]).
@@ -275,6 +303,18 @@ impl Reader<'_> {
                 ),
             )),
         }
+    }
+
+    fn max_concurrent_calls(&self) -> Result<u32, StructureError> {
+        let key = keys::MAX_CONCURRENT_CALLS;
+        let calls = self.positive(key, DEFAULT_MAX_CONCURRENT_CALLS.into())?;
+        if calls > MAX_MAX_CONCURRENT_CALLS {
+            return Err(StructureError::configuration(
+                key,
+                format!("setting {key} must be from 1 to {MAX_MAX_CONCURRENT_CALLS}, not {calls}"),
+            ));
+        }
+        self.small(key, calls)
     }
 
     fn extractive(&self) -> Result<Extractive, StructureError> {

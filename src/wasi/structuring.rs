@@ -38,7 +38,8 @@ impl api::Guest for Component {
         };
         let request = StructureRequest::new(request.prompt, schema, request.max_loops)
             .map_err(to_wit_error)?
-            .with_settings(settings);
+            .with_settings(settings)
+            .with_records(request.records);
         with_ports(|ports| core::structure(&request, &scope, ports))
             .map(to_wit_outcome)
             .map_err(to_wit_error)
@@ -168,6 +169,16 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
         status,
         data,
         sources: outcome.sources.into_iter().map(to_wit_source).collect(),
+        incomplete: outcome
+            .incomplete
+            .into_iter()
+            .flatten()
+            .map(|incomplete| api::IncompleteRecord {
+                record: incomplete.record.to_string(),
+                need: incomplete.need,
+                sources: incomplete.sources.into_iter().map(to_wit_source).collect(),
+            })
+            .collect(),
         need,
         errors,
         schema_origin: outcome.schema_origin,
@@ -201,6 +212,7 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
                     usage: to_wit_usage(builder.usage),
                     schema: builder.schema.map(|schema| schema.to_string()),
                 }),
+            chunks: outcome.trace.chunks,
         },
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::read_stream;
 use super::wasi;
 use super::wasi::http::types as http;
+use super::wasi::io::poll::Pollable;
 use super::wasi::io::streams::StreamError;
 use crate::keys;
 use crate::ports::{HttpRequest, HttpResponse, Transport, TransportError};
@@ -18,85 +19,137 @@ pub(super) struct WasiTransport;
 
 impl Transport for WasiTransport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
-        let started = std::time::Instant::now();
-        let parts = request.url_parts().map_err(TransportError::new)?;
-        let headers = http::Fields::new();
-        for (name, value) in &request.headers {
-            headers.append(name, value.as_bytes()).map_err(|error| {
-                TransportError::new(format!("header {name} refused: {error:?}"))
-            })?;
-        }
-        headers
-            .append("content-length", request.body.len().to_string().as_bytes())
-            .map_err(|error| {
-                TransportError::new(format!("header content-length refused: {error:?}"))
-            })?;
-        let outgoing = http::OutgoingRequest::new(headers);
-        let method = match request.method {
-            "GET" => http::Method::Get,
-            _ => http::Method::Post,
-        };
-        let scheme = if parts.https {
-            http::Scheme::Https
-        } else {
-            http::Scheme::Http
-        };
-        let accepted = outgoing.set_method(&method).is_ok()
-            && outgoing.set_scheme(Some(&scheme)).is_ok()
-            && outgoing.set_authority(Some(&parts.authority)).is_ok()
-            && outgoing
-                .set_path_with_query(Some(&parts.path_and_query))
-                .is_ok();
-        if !accepted {
-            return Err(TransportError::new(format!(
-                "the host refused the request line for {}",
-                request.url
-            )));
-        }
-        let body = outgoing
-            .body()
-            .map_err(|()| TransportError::new("the request body was already taken"))?;
-        let future = wasi::http::outgoing_handler::handle(outgoing, Some(options(request.timeout)))
-            .map_err(|code| TransportError::new(describe(&code)))?;
-        write_body(&body, &request.body)?;
-        http::OutgoingBody::finish(body, None)
-            .map_err(|code| TransportError::new(describe(&code)))?;
-        let response = loop {
-            match future.get() {
-                Some(Ok(Ok(response))) => break response,
-                Some(Ok(Err(code))) => return Err(TransportError::new(describe(&code))),
-                Some(Err(())) => return Err(TransportError::new("the response was already taken")),
-                None => future.subscribe().block(),
-            }
-        };
-        let status = response.status();
-        let headers: Vec<(String, String)> = response
-            .headers()
-            .entries()
-            .into_iter()
-            .map(|(name, value)| (name, String::from_utf8_lossy(&value).into_owned()))
-            .collect();
-        let declared = headers
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
-            .and_then(|(_, value)| value.trim().parse::<u64>().ok());
-        if declared.is_some_and(|length| length > request.max_response_bytes as u64) {
-            return Err(TransportError::new(format!(
-                "the response is longer than {} bytes ({})",
-                request.max_response_bytes,
-                keys::MAX_RESPONSE_BYTES
-            )));
-        }
-        // A body that drips in just fast enough for the between-bytes timeout still has to
-        // arrive within the request's time.
-        let deadline = started + request.timeout;
-        let body = read_body(response, request.max_response_bytes, deadline)?;
-        Ok(HttpResponse {
-            status,
-            headers,
-            body,
-        })
+        receive(start(request)?)
     }
+
+    /// Starts every request, then waits for their responses together (`wasi:io/poll`): the
+    /// host runs them at once.
+    fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
+        let started: Vec<Result<Started<'_>, TransportError>> =
+            requests.iter().map(|request| start(request)).collect();
+        let responses: Vec<Pollable> = started
+            .iter()
+            .flatten()
+            .map(|started| started.future.subscribe())
+            .collect();
+        loop {
+            let waiting: Vec<&Pollable> = responses
+                .iter()
+                .filter(|response| !response.ready())
+                .collect();
+            if waiting.is_empty() {
+                break;
+            }
+            wasi::io::poll::poll(&waiting);
+        }
+        started
+            .into_iter()
+            .map(|started| started.and_then(receive))
+            .collect()
+    }
+}
+
+/// A request sent, its response still to come.
+struct Started<'r> {
+    request: &'r HttpRequest,
+    future: http::FutureIncomingResponse,
+    started: std::time::Instant,
+}
+
+/// Sends `request`'s head and body; the response is read by [`receive`].
+fn start(request: &HttpRequest) -> Result<Started<'_>, TransportError> {
+    let started = std::time::Instant::now();
+    let parts = request.url_parts().map_err(TransportError::new)?;
+    let headers = http::Fields::new();
+    for (name, value) in &request.headers {
+        headers
+            .append(name, value.as_bytes())
+            .map_err(|error| TransportError::new(format!("header {name} refused: {error:?}")))?;
+    }
+    headers
+        .append("content-length", request.body.len().to_string().as_bytes())
+        .map_err(|error| {
+            TransportError::new(format!("header content-length refused: {error:?}"))
+        })?;
+    let outgoing = http::OutgoingRequest::new(headers);
+    let method = match request.method {
+        "GET" => http::Method::Get,
+        _ => http::Method::Post,
+    };
+    let scheme = if parts.https {
+        http::Scheme::Https
+    } else {
+        http::Scheme::Http
+    };
+    let accepted = outgoing.set_method(&method).is_ok()
+        && outgoing.set_scheme(Some(&scheme)).is_ok()
+        && outgoing.set_authority(Some(&parts.authority)).is_ok()
+        && outgoing
+            .set_path_with_query(Some(&parts.path_and_query))
+            .is_ok();
+    if !accepted {
+        return Err(TransportError::new(format!(
+            "the host refused the request line for {}",
+            request.url
+        )));
+    }
+    let body = outgoing
+        .body()
+        .map_err(|()| TransportError::new("the request body was already taken"))?;
+    let future = wasi::http::outgoing_handler::handle(outgoing, Some(options(request.timeout)))
+        .map_err(|code| TransportError::new(describe(&code)))?;
+    write_body(&body, &request.body)?;
+    http::OutgoingBody::finish(body, None).map_err(|code| TransportError::new(describe(&code)))?;
+    Ok(Started {
+        request,
+        future,
+        started,
+    })
+}
+
+/// Waits for the response of a started request and reads it, up to its size and within its
+/// time.
+fn receive(started: Started<'_>) -> Result<HttpResponse, TransportError> {
+    let Started {
+        request,
+        future,
+        started,
+    } = started;
+    let response = loop {
+        match future.get() {
+            Some(Ok(Ok(response))) => break response,
+            Some(Ok(Err(code))) => return Err(TransportError::new(describe(&code))),
+            Some(Err(())) => return Err(TransportError::new("the response was already taken")),
+            None => future.subscribe().block(),
+        }
+    };
+    let status = response.status();
+    let headers: Vec<(String, String)> = response
+        .headers()
+        .entries()
+        .into_iter()
+        .map(|(name, value)| (name, String::from_utf8_lossy(&value).into_owned()))
+        .collect();
+    let declared = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > request.max_response_bytes as u64) {
+        return Err(TransportError::new(format!(
+            "the response is longer than {} bytes ({})",
+            request.max_response_bytes,
+            keys::MAX_RESPONSE_BYTES
+        )));
+    }
+    // A body that drips in just fast enough for the between-bytes timeout still has to
+    // arrive within the request's time.
+    let deadline = started + request.timeout;
+    let body = read_body(response, request.max_response_bytes, deadline)?;
+    Ok(HttpResponse {
+        status,
+        headers,
+        body,
+    })
 }
 
 /// Timeouts for one request; a host that does not support an option keeps its own.

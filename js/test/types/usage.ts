@@ -26,6 +26,15 @@ const feedback: string[] = outcome.trace.feedback;
 const calls: number = outcome.usage.llmCalls;
 void [feedback, calls];
 
+const found = await structure.structure({ prompt: 'Ada ordered 2 pens. Alan ordered a lamp.', schema: {}, records: true });
+if (found.status === 'ok') {
+  const records: Record<string, unknown>[] = found.data;
+  const lacking: string[] = found.incomplete.map((incomplete) => incomplete.need);
+  void [records, lacking];
+}
+// @ts-expect-error: a records outcome never asks for more input
+if (found.status === 'need-more-input') void found;
+
 try {
   await structure.withScope({ tenant: 'acme', project: 'crm' }).getSchema('lead');
 } catch (error) {

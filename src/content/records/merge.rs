@@ -7,30 +7,41 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-/// A record one chunk gave, with the spans (byte ranges in the whole text) its values came from.
+use crate::outcome::Source;
+
+/// A record one chunk gave, with the sources of its values (spans in the whole text).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found {
     pub record: Value,
-    pub spans: Vec<Range<usize>>,
+    /// Pointers into `record`, spans in code points of the whole text.
+    pub sources: Vec<Source>,
+    /// Where the chunk that found it starts (code points): its place when no value has a span.
+    pub at: usize,
 }
 
 impl Found {
+    fn spans(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.sources
+            .iter()
+            .filter_map(|source| source.span.as_ref())
+            .map(|span| span.start..span.end)
+    }
+
     /// Where the record starts in the text (its first span), for document order.
     fn position(&self) -> usize {
-        self.spans
-            .iter()
-            .map(|span| span.start)
-            .min()
-            .unwrap_or(usize::MAX)
+        self.spans().map(|span| span.start).min().unwrap_or(self.at)
     }
 
     fn meets(&self, other: &Found) -> bool {
-        self.spans.iter().any(|a| {
+        self.spans().any(|a| {
             other
-                .spans
-                .iter()
+                .spans()
                 .any(|b| a.start < b.end && b.start < a.end || a == b)
         })
+    }
+
+    fn spanless(&self) -> bool {
+        self.spans().next().is_none()
     }
 }
 
@@ -45,9 +56,7 @@ pub fn merge(per_chunk: Vec<Vec<Found>>) -> Vec<Found> {
                 *seen_in != chunk
                     && seen.record == found.record
                     && (seen.meets(&found)
-                        || (seen.spans.is_empty()
-                            && found.spans.is_empty()
-                            && chunk - seen_in == 1))
+                        || (seen.spanless() && found.spanless() && chunk - seen_in == 1))
             });
             if !duplicate {
                 kept.push((chunk, found));
@@ -62,12 +71,25 @@ pub fn merge(per_chunk: Vec<Vec<Found>>) -> Vec<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::{Match, Span};
     use serde_json::json;
 
     fn found(id: u32, spans: &[(usize, usize)]) -> Found {
+        let source = |&(start, end): &(usize, usize)| Source {
+            pointer: "/id".to_owned(),
+            span: Some(Span {
+                start,
+                end,
+                text: id.to_string(),
+                utf16_start: start,
+                utf16_end: end,
+            }),
+            matched: Match::Exact,
+        };
         Found {
             record: json!({ "id": id }),
-            spans: spans.iter().map(|&(start, end)| start..end).collect(),
+            sources: spans.iter().map(source).collect(),
+            at: 0,
         }
     }
 

@@ -1,6 +1,8 @@
-//! Groundwork for records mode (issue 18; not wired to any surface yet): a long text split into
-//! chunks a model's context holds, with a small overlap, and the records found per chunk merged
-//! back with the duplicates the overlaps produce dropped.
+//! Records mode (`records: true`): every record a text holds, each valid against the schema of
+//! one record. A long text is split into chunks a model's context holds, with a small overlap;
+//! each chunk has its own conversation (reasons and `maxLoops` per chunk), their calls are sent
+//! together, and the records found per chunk are merged back with the duplicates the overlaps
+//! produce dropped.
 //!
 //! ```
 //! use structure::content::records::{chunks, merge, Found};
@@ -11,14 +13,17 @@
 //! assert!(parts.len() > 1 && parts.iter().all(|chunk| chunk.text.len() <= 36));
 //! assert!(parts.iter().all(|chunk| &text[chunk.start..chunk.start + chunk.text.len()] == chunk.text));
 //!
-//! // The same record seen at the same place by two overlapping chunks is one record.
-//! let ada = |start| Found { record: json!({ "order": 1 }), spans: vec![start..start + 7] };
-//! let merged = merge(vec![vec![ada(0)], vec![ada(0)]]);
+//! // The same record seen by two overlapping chunks is one record.
+//! let order = || Found { record: json!({ "order": 1 }), sources: Vec::new(), at: 0 };
+//! let merged = merge(vec![vec![order()], vec![order()]]);
 //! assert_eq!(merged.len(), 1);
 //! ```
 
 mod chunk;
+mod extract;
 mod merge;
 
 pub use chunk::{Chunk, chunks};
+pub(crate) use extract::extract;
+pub use extract::Chunking;
 pub use merge::{Found, merge};

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::answer::format::{AnswerFormat, SchemaDialect};
+use crate::answer::format::{AnswerFormat, SchemaDialect, Shape};
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
@@ -137,8 +137,8 @@ impl Provider for Gemini {
         &self.endpoint
     }
 
-    fn answer_format(&self, target: &Value) -> AnswerFormat {
-        let format = AnswerFormat::build(target, self.subset());
+    fn answer_format(&self, target: &Value, shape: Shape) -> AnswerFormat {
+        let format = AnswerFormat::build(target, self.subset(), shape);
         if self.openapi && self.endpoint.delivery == Delivery::Native {
             return openapi::convert(format);
         }

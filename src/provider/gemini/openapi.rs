@@ -32,10 +32,17 @@ const KEPT: &[&str] = &[
     "example",
 ];
 
+/// `format` in the OpenAPI subset: the envelope's union of the answer and the need becomes two
+/// nullable properties; a records envelope (no need branch) keeps its one property.
 pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
     let root = format.schema.clone();
-    let Some(body) = root.pointer(&format!("/properties/{ANSWER_KEY}/anyOf/0")) else {
-        return format;
+    let union = format!("/properties/{ANSWER_KEY}/anyOf/0");
+    let (body, with_need) = match root.pointer(&union) {
+        Some(body) => (body, true),
+        None => match root.pointer(&format!("/properties/{ANSWER_KEY}")) {
+            Some(body) => (body, false),
+            None => return format,
+        },
     };
     let mut converter = Converter {
         root: &root,
@@ -50,10 +57,19 @@ pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
             .push("/: recursive schema: sent as responseJsonSchema, not responseSchema".to_owned());
         return format;
     }
+    format.transforms.extend(converter.transforms);
+    format.dialect = SchemaDialect::OpenApi;
+    if !with_need {
+        format.schema = json!({
+            "type": "OBJECT",
+            "properties": { ANSWER_KEY: answer },
+            "required": [ANSWER_KEY],
+        });
+        return format;
+    }
     if let Value::Object(map) = &mut answer {
         map.insert("nullable".into(), json!(true));
     }
-    format.transforms.extend(converter.transforms);
     format.transforms.push(format!(
         "/: answer and {NEED_KEY} sent as two nullable properties (the OpenAPI subset has no union of objects)"
     ));
@@ -69,7 +85,6 @@ pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
         },
         "propertyOrdering": [ANSWER_KEY, NEED_KEY],
     });
-    format.dialect = SchemaDialect::OpenApi;
     format
 }
 
@@ -218,10 +233,11 @@ impl Converter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::answer::format::Shape;
     use crate::schema::subset::GEMINI;
 
     fn converted(target: Value) -> AnswerFormat {
-        convert(AnswerFormat::build(&target, &GEMINI))
+        convert(AnswerFormat::build(&target, &GEMINI, Shape::One))
     }
 
     #[test]

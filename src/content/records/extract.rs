@@ -1,0 +1,406 @@
+//! Records mode's content stage: a conversation per chunk, their requests sent together up to
+//! `structure_max_concurrent_calls` at a time, each chunk's answer judged record by record, and
+//! the records of every chunk merged.
+
+use std::collections::VecDeque;
+
+use serde_json::Value;
+
+use super::chunk::{Chunk, chunks};
+use super::merge::{Found, merge};
+use crate::answer::format::{AnswerFormat, RECORDS_KEY, Shape};
+use crate::answer::{Decoded, decode};
+use crate::content::dialogue::{Dialogue, Judge, Settled};
+use crate::content::grounding::{Grounded, ground, provenance};
+use crate::content::{Caller, Limits, conversation, reason, ungrounded};
+use crate::error::StructureError;
+use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
+use crate::ports::{HttpRequest, Ports};
+use crate::provider::Provider;
+use crate::schema::TargetSchema;
+use crate::schema::violation::{Category, Violation};
+use crate::schema::walk::escape;
+use crate::settings::Grounding;
+
+/// How records mode reads a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunking {
+    /// The most bytes of text one call is sent (`structure_chunk_tokens`).
+    pub chunk_bytes: usize,
+    /// Bytes consecutive chunks share, so a record cut by a chunk's end is whole in the next.
+    pub overlap_bytes: usize,
+    /// Calls in flight at once (`structure_max_concurrent_calls`).
+    pub max_concurrent: usize,
+}
+
+/// What one record of a chunk's answer is.
+enum Judged {
+    Valid(Value),
+    /// A record without a value its schema requires.
+    Incomplete(Value),
+}
+
+/// Every record `text` holds, each valid against `target`.
+pub(crate) fn extract(
+    text: &str,
+    target: &TargetSchema,
+    limits: Limits,
+    chunking: Chunking,
+    provider: &dyn Provider,
+    ports: &Ports<'_>,
+    mut trace: Trace,
+) -> Result<Outcome, StructureError> {
+    let parts = chunks(text, chunking.chunk_bytes, chunking.overlap_bytes);
+    trace.chunks = parts.len() as u32;
+    // A record may lack a required value: the model leaves it out rather than invent it, and
+    // the record is reported as incomplete.
+    let loose = without_required(&target.schema);
+    let mut runs: Vec<ChunkRun> = parts
+        .iter()
+        .map(|chunk| {
+            let format = chunk_format(&loose, chunk.text, limits, provider, &mut trace);
+            let conversation =
+                conversation(chunk.text, target, limits, Shape::Records, provider, ports);
+            ChunkRun {
+                dialogue: Dialogue::new(provider, format, conversation, limits.max_loops),
+                judge: Records {
+                    target,
+                    text: chunk.text,
+                    grounding: limits.grounding,
+                },
+                settled: None,
+            }
+        })
+        .collect();
+    let caller = Caller {
+        provider,
+        ports,
+        retry: limits.retry,
+        budget: limits.budget,
+    };
+    let mut usage = Usage::default();
+    if let Some(budget) = limits.budget {
+        // The budget covers every chunk: none is asked when the first calls alone could pass it.
+        let first: Vec<HttpRequest> = runs.iter().map(|run| run.dialogue.request()).collect();
+        budget.check(usage, &first.iter().collect::<Vec<_>>())?;
+    }
+    converse(&mut runs, &caller, chunking.max_concurrent, &mut usage, &mut trace)?;
+    let iterations = runs.iter().map(|run| run.dialogue.iterations).sum();
+    let offsets = Offsets::of(text, &parts);
+    let mut found = Vec::with_capacity(runs.len());
+    let mut stale = Vec::new();
+    for ((run, chunk), offset) in runs.into_iter().zip(&parts).zip(&offsets) {
+        trace.absorb(run.dialogue.trace);
+        match run.settled {
+            Some(Settled::Accepted(records)) => found.push((records, chunk.text, *offset)),
+            Some(Settled::Stale(violations)) => {
+                let at = format!("characters {}–{}", offset.chars, offset.end_chars);
+                stale.extend(violations.iter().map(|violation| format!("{at}: {violation}")));
+            }
+            // A chunk never asked: another one's answer already made the result stale.
+            None => {}
+        }
+    }
+    let (answer, sources, incomplete) = if stale.is_empty() {
+        let (valid, incomplete) = located(found, &target.schema, limits.grounding);
+        let (data, sources) = numbered(merge(valid));
+        let incomplete = merge(incomplete)
+            .into_iter()
+            .map(|found| Incomplete {
+                need: need_of(&found.record, &target.schema),
+                record: found.record,
+                sources: found.sources,
+            })
+            .collect();
+        (Answer::Ok(Value::Array(data)), sources, Some(incomplete))
+    } else {
+        (Answer::Stale(stale), Vec::new(), None)
+    };
+    Ok(Outcome {
+        answer,
+        sources,
+        incomplete,
+        schema_origin: target.origin.clone(),
+        iterations,
+        usage,
+        trace,
+    })
+}
+
+/// One chunk's conversation, and what it came to.
+struct ChunkRun<'a> {
+    dialogue: Dialogue<'a>,
+    judge: Records<'a>,
+    settled: Option<Settled<Vec<Judged>>>,
+}
+
+/// Runs every chunk's conversation to its end, `max_concurrent` requests at a time; once a
+/// chunk's answer is stale no new one is started.
+fn converse(
+    runs: &mut [ChunkRun<'_>],
+    caller: &Caller<'_>,
+    max_concurrent: usize,
+    usage: &mut Usage,
+    trace: &mut Trace,
+) -> Result<(), StructureError> {
+    let mut waiting: VecDeque<usize> = (0..runs.len()).collect();
+    while !waiting.is_empty() {
+        let wave: Vec<usize> = waiting
+            .drain(..waiting.len().min(max_concurrent.max(1)))
+            .collect();
+        let requests: Vec<HttpRequest> = wave
+            .iter()
+            .map(|&index| runs[index].dialogue.request())
+            .collect();
+        let completions = caller.send_all(&requests, usage, &mut trace.retries)?;
+        for (index, completion) in wave.into_iter().zip(completions) {
+            let run = &mut runs[index];
+            match run.dialogue.take(completion.delivered, &run.judge, *usage)? {
+                Some(settled) => run.settled = Some(settled),
+                None => waiting.push_back(index),
+            }
+        }
+        if runs
+            .iter()
+            .any(|run| matches!(run.settled, Some(Settled::Stale(_))))
+        {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The answer format for one chunk: the record schema grounded in the chunk's text.
+fn chunk_format(
+    loose: &Value,
+    text: &str,
+    limits: Limits,
+    provider: &dyn Provider,
+    trace: &mut Trace,
+) -> AnswerFormat {
+    let sent = match ground(loose, text, limits.extractive) {
+        Grounded::Narrowed { schema, notes } => {
+            note(trace, notes);
+            schema.into_owned()
+        }
+        // Nothing is required of a record here; a nested required field may still find no
+        // candidate: the schema is then sent as it is.
+        Grounded::Missing(_) => loose.clone(),
+    };
+    let format = provider.answer_format(&sent, Shape::Records);
+    note(trace, format.transforms.clone());
+    format
+}
+
+/// Adds the notes not yet in the trace's schema transforms (chunks repeat them).
+fn note(trace: &mut Trace, notes: Vec<String>) {
+    for note in notes {
+        if !trace.schema_transforms.contains(&note) {
+            trace.schema_transforms.push(note);
+        }
+    }
+}
+
+/// `schema` with nothing required at its root.
+fn without_required(schema: &Value) -> Value {
+    let mut loose = schema.clone();
+    if let Value::Object(map) = &mut loose {
+        map.remove("required");
+    }
+    loose
+}
+
+/// Judges a chunk's answer record by record.
+struct Records<'a> {
+    target: &'a TargetSchema,
+    /// The chunk's text.
+    text: &'a str,
+    grounding: Grounding,
+}
+
+impl Judge for Records<'_> {
+    type Accepted = Vec<Judged>;
+
+    fn judge(
+        &self,
+        text: &str,
+        format: &AnswerFormat,
+        repairs: &mut Vec<String>,
+    ) -> Result<Vec<Judged>, Vec<Violation>> {
+        let list = match decode(text, format, &self.target.schema, repairs) {
+            Decoded::Unreadable(reason) => return Err(vec![reason::unreadable(&reason)]),
+            // The records envelope has no need branch: a model that names a need anyway found
+            // nothing whole.
+            Decoded::Need(need) => {
+                repairs.push(format!("read \"{need}\" as no record"));
+                return Ok(Vec::new());
+            }
+            Decoded::Candidate(Value::Object(mut answer)) => answer.remove(RECORDS_KEY),
+            Decoded::Candidate(list @ Value::Array(_)) => {
+                repairs.push(format!("read a list given without the \"{RECORDS_KEY}\" key"));
+                Some(list)
+            }
+            Decoded::Candidate(_) => None,
+        };
+        let Some(Value::Array(records)) = list else {
+            return Err(vec![Violation {
+                category: Category::Type,
+                pointer: format!("/{RECORDS_KEY}"),
+                constraint: "must be an array of records".to_owned(),
+                actual: None,
+            }]);
+        };
+        let mut judged = Vec::with_capacity(records.len());
+        let mut violations = Vec::new();
+        for (index, record) in records.into_iter().enumerate() {
+            match self.record(record) {
+                Ok(record) => judged.push(record),
+                Err(found) => {
+                    violations.extend(found.into_iter().map(|mut violation| {
+                        violation.pointer = format!("/{RECORDS_KEY}/{index}{}", violation.pointer);
+                        violation
+                    }))
+                }
+            }
+        }
+        if violations.is_empty() {
+            Ok(judged)
+        } else {
+            Err(violations)
+        }
+    }
+}
+
+impl Records<'_> {
+    fn record(&self, record: Value) -> Result<Judged, Vec<Violation>> {
+        let schema = &self.target.schema;
+        if !missing(&record, schema).is_empty() {
+            return Ok(Judged::Incomplete(record));
+        }
+        let mut violations = self.target.compiled.violations(&record);
+        if violations.is_empty() && self.grounding == Grounding::Require {
+            violations = ungrounded(&record, schema, self.text);
+        }
+        if violations.is_empty() {
+            Ok(Judged::Valid(record))
+        } else {
+            Err(violations)
+        }
+    }
+}
+
+/// The properties `schema` requires at its root that `record` lacks.
+fn missing<'s>(record: &Value, schema: &'s Value) -> Vec<&'s str> {
+    let required = schema.get("required").and_then(Value::as_array);
+    required
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| record.get(*name).is_none())
+        .collect()
+}
+
+/// What an incomplete record lacks, in the need's words.
+fn need_of(record: &Value, schema: &Value) -> String {
+    let missing: Vec<(String, Option<String>)> = missing(record, schema)
+        .into_iter()
+        .map(|name| {
+            let description = schema
+                .pointer(&format!("/properties/{}/description", escape(name)))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            (format!("/{}", escape(name)), description)
+        })
+        .collect();
+    Grounded::need(&missing)
+}
+
+/// Where a chunk starts and ends in the whole text, in code points and UTF-16 code units.
+#[derive(Debug, Clone, Copy)]
+struct Offsets {
+    chars: usize,
+    end_chars: usize,
+    utf16: usize,
+}
+
+impl Offsets {
+    /// The offsets of `parts` (in text order) in `text`, counted in one pass.
+    fn of(text: &str, parts: &[Chunk<'_>]) -> Vec<Offsets> {
+        let (mut byte, mut chars, mut utf16) = (0, 0, 0);
+        let mut advance = |to: usize| {
+            let passed = &text[byte.min(to)..to];
+            chars += passed.chars().count();
+            utf16 += passed.encode_utf16().count();
+            byte = byte.max(to);
+            (chars, utf16)
+        };
+        parts
+            .iter()
+            .map(|chunk| {
+                let (start_chars, start_utf16) = advance(chunk.start);
+                Offsets {
+                    chars: start_chars,
+                    end_chars: start_chars + chunk.text.chars().count(),
+                    utf16: start_utf16,
+                }
+            })
+            .collect()
+    }
+
+    /// `sources` found in the chunk, placed in the whole text.
+    fn place(self, mut sources: Vec<Source>) -> Vec<Source> {
+        for span in sources.iter_mut().filter_map(|source| source.span.as_mut()) {
+            span.start += self.chars;
+            span.end += self.chars;
+            span.utf16_start += self.utf16;
+            span.utf16_end += self.utf16;
+        }
+        sources
+    }
+}
+
+/// Each chunk's valid and incomplete records, with their sources placed in the whole text.
+fn located(
+    found: Vec<(Vec<Judged>, &str, Offsets)>,
+    schema: &Value,
+    grounding: Grounding,
+) -> (Vec<Vec<Found>>, Vec<Vec<Found>>) {
+    let mut valid = Vec::with_capacity(found.len());
+    let mut incomplete = Vec::with_capacity(found.len());
+    for (records, text, offsets) in found {
+        let (mut complete, mut partial) = (Vec::new(), Vec::new());
+        for judged in records {
+            let (record, list) = match judged {
+                Judged::Valid(record) => (record, &mut complete),
+                Judged::Incomplete(record) => (record, &mut partial),
+            };
+            let sources = if grounding == Grounding::Off {
+                Vec::new()
+            } else {
+                offsets.place(provenance::sources(&record, schema, text))
+            };
+            list.push(Found {
+                record,
+                sources,
+                at: offsets.chars,
+            });
+        }
+        valid.push(complete);
+        incomplete.push(partial);
+    }
+    (valid, incomplete)
+}
+
+/// The records as `data`, and their sources with pointers into it (`/3/name`).
+fn numbered(records: Vec<Found>) -> (Vec<Value>, Vec<Source>) {
+    let mut data = Vec::with_capacity(records.len());
+    let mut sources = Vec::new();
+    for (index, found) in records.into_iter().enumerate() {
+        data.push(found.record);
+        sources.extend(found.sources.into_iter().map(|mut source| {
+            source.pointer = format!("/{index}{}", source.pointer);
+            source
+        }));
+    }
+    (data, sources)
+}
