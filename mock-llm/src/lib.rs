@@ -18,6 +18,7 @@
 //! `POST /_mock/always` sets a reply served whenever the queue is empty (`null` clears it),
 //! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears all of it.
 
+pub mod orders;
 pub mod wire;
 
 use std::collections::VecDeque;
@@ -212,11 +213,19 @@ impl Recorded {
     }
 }
 
+/// Makes the reply to a request from the request itself.
+pub type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     replies: VecDeque<Reply>,
+    /// Answers whenever the queue is empty, before `always`.
+    responder: Option<Responder>,
     /// Served whenever the queue is empty (benchmarks and load tests repeat one reply).
     always: Option<Reply>,
+    /// Model requests being answered now, and the most there were at once.
+    in_flight: usize,
+    max_in_flight: usize,
     requests: Vec<Recorded>,
     /// TCP connections accepted (clients that keep connections alive open few).
     connections: usize,
@@ -300,6 +309,17 @@ impl MockLlm {
     /// Serves `reply` whenever no queued reply is left (`None`: answer 500 again).
     pub fn always(&self, reply: Option<Reply>) {
         self.lock().always = reply;
+    }
+
+    /// Answers every request the queue has no reply for with `responder`'s reply to it (in
+    /// this process only: a closure does not travel over the control API).
+    pub fn respond_with(&self, responder: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) {
+        self.lock().responder = Some(Arc::new(responder));
+    }
+
+    /// The most model requests the server was answering at one time.
+    pub fn max_in_flight(&self) -> usize {
+        self.lock().max_in_flight
     }
 
     /// The requests received so far, excluding the control API's.
@@ -430,16 +450,22 @@ async fn handle(
         }
         _ => {}
     }
-    let reply = {
-        let mut script = lock();
-        script.requests.push(Recorded {
-            method: method.to_string(),
-            path,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        });
-        script.replies.pop_front().or_else(|| script.always.clone())
+    let recorded = Recorded {
+        method: method.to_string(),
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
     };
+    let (reply, responder) = {
+        let mut script = lock();
+        script.requests.push(recorded.clone());
+        script.in_flight += 1;
+        script.max_in_flight = script.max_in_flight.max(script.in_flight);
+        (script.replies.pop_front(), script.responder.clone())
+    };
+    let reply = reply
+        .or_else(|| responder.map(|respond| respond(&recorded)))
+        .or_else(|| lock().always.clone());
     let reply = reply.unwrap_or_else(|| {
         Reply::error(
             500,
@@ -450,6 +476,9 @@ async fn handle(
     if reply.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
     }
+    let mut script = lock();
+    script.in_flight = script.in_flight.saturating_sub(1);
+    drop(script);
     Ok(respond(&reply))
 }
 

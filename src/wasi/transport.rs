@@ -27,20 +27,23 @@ impl Transport for WasiTransport {
     fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
         let started: Vec<Result<Started<'_>, TransportError>> =
             requests.iter().map(|request| start(request)).collect();
-        let responses: Vec<Pollable> = started
-            .iter()
-            .flatten()
-            .map(|started| started.future.subscribe())
-            .collect();
-        loop {
-            let waiting: Vec<&Pollable> = responses
+        {
+            // A pollable is its future's child: these go before the futures are read.
+            let responses: Vec<Pollable> = started
                 .iter()
-                .filter(|response| !response.ready())
+                .flatten()
+                .map(|started| started.future.subscribe())
                 .collect();
-            if waiting.is_empty() {
-                break;
+            loop {
+                let waiting: Vec<&Pollable> = responses
+                    .iter()
+                    .filter(|response| !response.ready())
+                    .collect();
+                if waiting.is_empty() {
+                    break;
+                }
+                wasi::io::poll::poll(&waiting);
             }
-            wasi::io::poll::poll(&waiting);
         }
         started
             .into_iter()

@@ -272,19 +272,30 @@ impl Judge for Records<'_> {
 }
 
 impl Records<'_> {
+    /// A record is valid, incomplete (it lacks a value required at its root, and the values it
+    /// has break nothing), or has violations to feed back.
     fn record(&self, record: Value) -> Result<Judged, Vec<Violation>> {
         let schema = &self.target.schema;
-        if !missing(&record, schema).is_empty() {
-            return Ok(Judged::Incomplete(record));
-        }
-        let mut violations = self.target.compiled.violations(&record);
+        let lacking: Vec<String> = missing(&record, schema)
+            .into_iter()
+            .map(|name| format!("/{}", escape(name)))
+            .collect();
+        let mut violations: Vec<Violation> = self
+            .target
+            .compiled
+            .violations(&record)
+            .into_iter()
+            .filter(|violation| {
+                !(violation.category == Category::Required && lacking.contains(&violation.pointer))
+            })
+            .collect();
         if violations.is_empty() && self.grounding == Grounding::Require {
             violations = ungrounded(&record, schema, self.text);
         }
-        if violations.is_empty() {
-            Ok(Judged::Valid(record))
-        } else {
-            Err(violations)
+        match (violations.is_empty(), lacking.is_empty()) {
+            (false, _) => Err(violations),
+            (true, true) => Ok(Judged::Valid(record)),
+            (true, false) => Ok(Judged::Incomplete(record)),
         }
     }
 }

@@ -1,0 +1,248 @@
+//! Records mode (`records: true`): every record of a long text, read in chunks whose calls are
+//! sent together; duplicates from the overlaps dropped; incomplete records listed, never
+//! invented; a chunk that stays invalid makes the result stale; the budget covers every chunk.
+
+mod support;
+
+use std::cell::RefCell;
+
+use mock_llm::Reply;
+use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
+use serde_json::{Value, json};
+use structure::ports::{HttpRequest, HttpResponse, Transport, TransportError};
+use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest};
+
+use support::{FixedClock, MapConfig};
+
+/// A model that reads the orders of the text it is sent ([`read_orders`]), and records every
+/// batch the core sends together and what it answered.
+#[derive(Default)]
+struct OrderReader {
+    batches: RefCell<Vec<usize>>,
+    answered: RefCell<Vec<Value>>,
+    /// Answers for chunks holding this marker: always invalid.
+    broken_marker: Option<&'static str>,
+}
+
+impl Transport for OrderReader {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let text = user_text(&body).unwrap();
+        let answer = match self.broken_marker {
+            Some(marker) if text.contains(marker) => json!({ "records": [{ "order": "nope" }] }),
+            _ => json!({ "records": read_orders(text) }),
+        };
+        self.answered.borrow_mut().push(answer.clone());
+        let reply = Reply::answer(answer);
+        Ok(HttpResponse {
+            status: reply.status,
+            headers: reply.headers,
+            body: reply.body.into_bytes(),
+        })
+    }
+
+    fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
+        self.batches.borrow_mut().push(requests.len());
+        requests.iter().map(|request| self.send(request)).collect()
+    }
+}
+
+fn config(extra: &[(&str, &str)]) -> MapConfig {
+    let mut config = MapConfig::local();
+    for (key, value) in extra {
+        config.values.insert((*key).to_owned(), (*value).to_owned());
+    }
+    config
+}
+
+fn run_records(
+    text: &str,
+    reader: &OrderReader,
+    config: &MapConfig,
+) -> Result<Outcome, StructureError> {
+    let request = StructureRequest::new(text, SchemaInput::Inline(order_schema()), None)
+        .unwrap()
+        .with_records(true);
+    let clock = FixedClock::default();
+    let key_value = structure::ports::MemoryKeyValue::default();
+    let ports = structure::ports::Ports {
+        transport: reader,
+        config,
+        key_value: &key_value,
+        clock: &clock,
+    };
+    structure::structure(&request, &structure::Scope::default(), &ports)
+}
+
+#[test]
+fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
+    let (text, planted) = planted_text(100_000, 40);
+    assert!(text.chars().count() >= 100_000);
+    let reader = OrderReader::default();
+    let config = config(&[
+        ("structure_chunk_tokens", "2000"),
+        ("structure_max_concurrent_calls", "4"),
+    ]);
+    let outcome = run_records(&text, &reader, &config).unwrap();
+    let Answer::Ok(Value::Array(records)) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    let orders: Vec<&str> = records.iter().map(|r| r["order"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
+    assert_eq!(orders, expected, "every order once, in the text's order");
+    let answered: usize = reader
+        .answered
+        .borrow()
+        .iter()
+        .map(|answer| answer["records"].as_array().unwrap().len())
+        .sum();
+    assert!(
+        answered > 40,
+        "some orders sit in an overlap and were answered twice ({answered} answers)"
+    );
+    let chunks = outcome.trace.chunks as usize;
+    assert!(chunks > 10, "{chunks} chunks");
+    assert_eq!(outcome.usage.llm_calls as usize, chunks, "one call a chunk");
+    assert_eq!(reader.answered.borrow().len(), chunks);
+    assert!(reader.batches.borrow().iter().all(|&size| size <= 4));
+    assert!(reader.batches.borrow().contains(&4), "calls sent together");
+    let utf16: Vec<u16> = text.encode_utf16().collect();
+    let chars: Vec<char> = text.chars().collect();
+    for (index, (order, offset)) in planted.iter().enumerate() {
+        let source = outcome
+            .sources
+            .iter()
+            .find(|source| source.pointer == format!("/{index}/order"))
+            .unwrap_or_else(|| panic!("no source for record {index}"));
+        let span = source.span.as_ref().expect("an order is copied from the text");
+        assert_eq!((span.start, span.text.as_str()), (*offset, order.as_str()));
+        let at: String = chars[span.start..span.end].iter().collect();
+        assert_eq!(&at, order);
+        let at16 = String::from_utf16(&utf16[span.utf16_start..span.utf16_end]).unwrap();
+        assert_eq!(&at16, order);
+    }
+    assert_eq!(outcome.incomplete, Some(Vec::new()));
+    let json = outcome.to_json();
+    assert_eq!(json["data"].as_array().unwrap().len(), 40);
+    assert_eq!(json["incomplete"], json!([]));
+    assert_eq!(json["trace"]["chunks"], json!(chunks));
+}
+
+#[test]
+fn a_record_without_a_required_value_is_listed_with_its_need_not_invented() {
+    let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
+                Order ORD-0002 was placed by Alan Turing.";
+    let reader = OrderReader::default();
+    let outcome = run_records(text, &reader, &config(&[])).unwrap();
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!([{ "order": "ORD-0001", "customer": "Ada Lovelace", "quantity": 3 }]))
+    );
+    let incomplete = outcome.incomplete.unwrap();
+    assert_eq!(incomplete.len(), 1);
+    assert_eq!(
+        incomplete[0].record,
+        json!({ "order": "ORD-0002", "customer": "Alan Turing" })
+    );
+    assert_eq!(
+        incomplete[0].need,
+        "the text gives no value for /quantity (units ordered)"
+    );
+    let customer = incomplete[0]
+        .sources
+        .iter()
+        .find(|source| source.pointer == "/customer")
+        .unwrap();
+    assert_eq!(
+        customer.span.as_ref().unwrap().start,
+        text.find("Alan Turing").unwrap()
+    );
+    // The model was told it may leave a required value out: the schema sent requires nothing
+    // of a record, and the prompt says so.
+    assert_eq!(outcome.usage.llm_calls, 1);
+}
+
+#[test]
+fn a_text_without_records_is_an_empty_list() {
+    let reader = OrderReader::default();
+    let outcome = run_records("Nothing was ordered this week.", &reader, &config(&[])).unwrap();
+    assert_eq!(outcome.answer, Answer::Ok(json!([])));
+    assert_eq!(outcome.answer.status(), "ok");
+}
+
+#[test]
+fn a_chunk_that_stays_invalid_makes_the_result_stale_with_its_place() {
+    let (mut text, _) = planted_text(20_000, 8);
+    text.push_str("BROKEN here. Order ORD-0100 was placed by Ada for 1 units.");
+    let reader = OrderReader {
+        broken_marker: Some("BROKEN"),
+        ..OrderReader::default()
+    };
+    let config = config(&[("structure_chunk_tokens", "1000"), ("structure_max_loops", "2")]);
+    let outcome = run_records(&text, &reader, &config).unwrap();
+    let Answer::Stale(errors) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    let total = text.chars().count();
+    assert!(
+        errors
+            .iter()
+            .all(|error| error.starts_with("characters ") && error.contains(&format!("–{total}: /records/0"))),
+        "the last chunk's errors, with its place: {errors:?}"
+    );
+    assert!(errors.iter().any(|error| error.contains("/records/0/order")));
+    assert_eq!(outcome.sources, Vec::new());
+    assert_eq!(outcome.to_json().get("data"), None, "no silent gap: no partial data");
+    assert_eq!(outcome.trace.feedback.len(), 1, "the loop ran per chunk: one reason fed back");
+}
+
+#[test]
+fn the_token_budget_covers_every_chunk_before_any_call() {
+    let (text, _) = planted_text(30_000, 10);
+    let reader = OrderReader::default();
+    // One chunk's call fits in 5,000 tokens; all of them do not.
+    let config = config(&[
+        ("structure_chunk_tokens", "1000"),
+        ("structure_token_budget", "5000"),
+        ("structure_max_output_tokens", "500"),
+    ]);
+    let error = run_records(&text, &reader, &config).unwrap_err();
+    assert_eq!(error.kind, ErrorKind::BudgetExhausted);
+    assert!(error.message.contains("the next"), "{}", error.message);
+    assert_eq!(error.usage.llm_calls, 0);
+    assert!(reader.answered.borrow().is_empty());
+}
+
+#[test]
+fn a_prompt_over_the_limit_is_refused_in_records_mode_too() {
+    let reader = OrderReader::default();
+    let config = config(&[("structure_max_prompt_bytes", "100")]);
+    let text = "Order ORD-0001 was placed by Ada for 3 units. ".repeat(5);
+    let error = run_records(&text, &reader, &config).unwrap_err();
+    assert!(matches!(error.kind, ErrorKind::InvalidRequest { ref field } if field == "prompt"));
+    assert!(reader.answered.borrow().is_empty());
+}
+
+#[test]
+fn the_tool_arguments_take_records_and_refuse_anything_but_a_boolean() {
+    let arguments = json!({ "prompt": "x", "schema": order_schema(), "records": true });
+    assert!(StructureRequest::from_tool_arguments(&arguments).unwrap().records);
+    let arguments = json!({ "prompt": "x", "schema": order_schema(), "records": "yes" });
+    let error = StructureRequest::from_tool_arguments(&arguments).unwrap_err();
+    assert!(matches!(error.kind, ErrorKind::InvalidRequest { ref field } if field == "records"));
+    assert!(error.message.contains("records must be true or false"), "{}", error.message);
+}
+
+#[test]
+fn concurrent_calls_are_a_setting_with_bounds() {
+    let reader = OrderReader::default();
+    for bad in ["0", "65", "many"] {
+        let config = config(&[("structure_max_concurrent_calls", bad)]);
+        let error = run_records("Order ORD-0001 was placed by Ada for 3 units.", &reader, &config)
+            .unwrap_err();
+        assert!(
+            matches!(error.kind, ErrorKind::Configuration { ref key } if key == "structure_max_concurrent_calls"),
+            "{bad}: {error:?}"
+        );
+    }
+}

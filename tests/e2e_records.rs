@@ -1,0 +1,147 @@
+//! Records mode end to end: the real .wasm component, run by the wasmtime host, reading a long
+//! text in chunks whose calls go out over `wasi:http` together, against the mock LLM server.
+
+mod support;
+
+use std::time::Duration;
+
+use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+use structure_host::{Request, SchemaInput, Scope, Settings, Status, Structure};
+use support::{errors, validator};
+
+/// A mock model that reads the orders of the text it is sent, taking `delay` per answer.
+fn order_reader(delay: Duration) -> MockLlm {
+    let mock = MockLlm::start();
+    mock.respond_with(move |request| {
+        let body = request.json();
+        let records = read_orders(user_text(&body).unwrap_or_default());
+        Reply::answer(json!({ "records": records })).with_delay(delay)
+    });
+    mock
+}
+
+fn client(mock: &MockLlm, extra: &[(&str, &str)]) -> Structure {
+    let mut settings = Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-e2e-secret");
+    for (key, value) in extra {
+        settings = settings.set(*key, *value);
+    }
+    Structure::builder()
+        .settings(settings)
+        .build()
+        .expect("the component loads")
+}
+
+fn records_request(text: &str) -> Request {
+    Request {
+        prompt: text.into(),
+        schema: SchemaInput::Inline(order_schema().to_string()),
+        max_loops: None,
+        settings: None,
+        records: true,
+    }
+}
+
+#[tokio::test]
+async fn a_long_text_is_read_in_chunks_whose_calls_are_in_flight_together() {
+    let (text, planted) = planted_text(100_000, 40);
+    let mock = order_reader(Duration::from_millis(150));
+    let structure = client(
+        &mock,
+        &[
+            ("structure_chunk_tokens", "2000"),
+            ("structure_max_concurrent_calls", "4"),
+        ],
+    );
+    let outcome = structure
+        .structure(&Scope::default(), &records_request(&text))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok, "{:?}", outcome.errors);
+    let data: Value = serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap();
+    let orders: Vec<&str> = data
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| record["order"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
+    assert_eq!(orders, expected, "40 records, none twice");
+    assert_eq!(outcome.usage.llm_calls, outcome.trace.chunks);
+    assert_eq!(mock.requests().len(), outcome.trace.chunks as usize);
+    assert!(outcome.trace.chunks > 10);
+    assert_eq!(
+        mock.max_in_flight(),
+        4,
+        "the component had four calls in flight at once"
+    );
+    let utf16: Vec<u16> = text.encode_utf16().collect();
+    for (index, (order, offset)) in planted.iter().enumerate() {
+        let source = outcome
+            .sources
+            .iter()
+            .find(|source| source.pointer == format!("/{index}/order"))
+            .unwrap();
+        let span = source.span.as_ref().unwrap();
+        assert_eq!(span.start as usize, *offset);
+        let shown =
+            String::from_utf16(&utf16[span.utf16_start as usize..span.utf16_end as usize]).unwrap();
+        assert_eq!(&shown, order);
+    }
+    assert!(outcome.incomplete.is_empty());
+}
+
+#[tokio::test]
+async fn one_call_at_a_time_when_the_setting_says_so() {
+    let (text, _) = planted_text(20_000, 6);
+    let mock = order_reader(Duration::from_millis(20));
+    let structure = client(
+        &mock,
+        &[
+            ("structure_chunk_tokens", "1000"),
+            ("structure_max_concurrent_calls", "1"),
+        ],
+    );
+    let outcome = structure
+        .structure(&Scope::default(), &records_request(&text))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    assert!(outcome.trace.chunks > 2);
+    assert_eq!(mock.max_in_flight(), 1);
+}
+
+#[tokio::test]
+async fn the_tool_form_returns_the_records_and_the_incomplete_ones() {
+    let mock = order_reader(Duration::ZERO);
+    let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
+                Order ORD-0002 was placed by Alan Turing.";
+    let result = client(&mock, &[])
+        .call_tool(
+            &Scope::default(),
+            &json!({ "prompt": text, "schema": order_schema(), "records": true }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result["status"], "ok");
+    assert_eq!(
+        result["data"],
+        json!([{ "order": "ORD-0001", "customer": "Ada Lovelace", "quantity": 3 }])
+    );
+    assert_eq!(
+        result["incomplete"][0]["record"],
+        json!({ "order": "ORD-0002", "customer": "Alan Turing" })
+    );
+    assert_eq!(
+        result["incomplete"][0]["need"],
+        "the text gives no value for /quantity (units ordered)"
+    );
+    assert_eq!(result["sources"][0]["pointer"], "/0/order");
+    assert_eq!(result["trace"]["chunks"], 1);
+    let returns = validator(&structure::tool_definition()["returns"]);
+    assert_eq!(errors(&returns, &result), Vec::<String>::new());
+}
