@@ -133,6 +133,35 @@ fn the_prompt_comes_from_stdin_and_the_schema_from_a_file_or_inline_json() {
 }
 
 #[test]
+fn records_prints_every_record_of_a_text_read_from_stdin() {
+    let mock = MockLlm::start();
+    mock.respond_with(|request| {
+        let body = request.json();
+        let records = mock_llm::orders::read_orders(mock_llm::orders::user_text(&body).unwrap());
+        Reply::answer(json!({ "records": records }))
+    });
+    let (text, planted) = mock_llm::orders::planted_text(8_000, 5);
+    let schema = mock_llm::orders::order_schema().to_string();
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", &schema, "--records", "--with", "chunkTokens=500"],
+        Some(&text),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = stdout_json(&output);
+    let orders: Vec<&Value> = result["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| &record["order"])
+        .collect();
+    let planted: Vec<Value> = planted.into_iter().map(|(order, _)| json!(order)).collect();
+    assert_eq!(orders, planted.iter().collect::<Vec<_>>());
+    assert_eq!(result["incomplete"], json!([]));
+    assert!(result["trace"]["chunks"].as_u64().unwrap() > 1);
+}
+
+#[test]
 fn usage_errors_exit_2_with_one_clear_line() {
     let mock = MockLlm::start();
     let cases: [(&[&str], &str); 4] = [

@@ -826,3 +826,48 @@ async fn the_official_mcp_python_client_works() {
         assert!(output.status.success(), "{mode}:\n{report}");
     }
 }
+
+#[tokio::test]
+async fn records_over_the_http_api_and_mcp() {
+    let mock = MockLlm::start();
+    mock.respond_with(|request| {
+        let body = request.json();
+        let records = mock_llm::orders::read_orders(mock_llm::orders::user_text(&body).unwrap());
+        Reply::answer(json!({ "records": records }))
+    });
+    let served = serve(&mock, &[]).await;
+    let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
+                Order ORD-0002 was placed by Alan Turing.";
+    let arguments =
+        json!({ "prompt": text, "schema": mock_llm::orders::order_schema(), "records": true });
+    let response = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(arguments.clone()),
+    )
+    .await;
+    let result = response.json();
+    assert_eq!(response.status, 200, "{result}");
+    assert_eq!(result["data"][0]["order"], "ORD-0001");
+    assert_eq!(result["incomplete"][0]["record"]["order"], "ORD-0002");
+
+    let tools = call(&served, "POST", "/mcp", Some("user-a"), Some(rpc(1, "tools/list", json!({})))).await;
+    assert_eq!(
+        tools.json()["result"]["tools"][0]["inputSchema"]["properties"]["records"]["type"],
+        "boolean"
+    );
+    let called = call(
+        &served,
+        "POST",
+        "/mcp",
+        Some("user-a"),
+        Some(rpc(2, "tools/call", json!({ "name": "structure", "arguments": arguments }))),
+    )
+    .await
+    .json();
+    let content = &called["result"]["structuredContent"];
+    assert_eq!(content["data"], result["data"], "{called}");
+    assert_eq!(content["incomplete"], result["incomplete"]);
+}

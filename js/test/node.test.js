@@ -55,6 +55,27 @@ test('sources: each value of the data with its span of the prompt, in JavaScript
   assert.deepEqual(byPointer['/organization'], { pointer: '/organization', match: 'derived' });
 });
 
+test('records: every record of the text, each with its sources; a record lacking a required value is incomplete', async () => {
+  const text = 'Zoë ordered 2 lamps. Ada ordered a desk, no count given.';
+  const order = {
+    type: 'object',
+    properties: { customer: { type: 'string' }, item: { type: 'string' }, quantity: { type: 'integer' } },
+    required: ['customer', 'item', 'quantity'],
+  };
+  await mock.reply(answer({ records: [{ customer: 'Zoë', item: 'lamps', quantity: 2 }, { customer: 'Ada', item: 'desk' }] }));
+  const outcome = await structure.structure({ prompt: text, schema: order, records: true });
+  assert.equal(outcome.status, 'ok');
+  assert.deepEqual(outcome.data, [{ customer: 'Zoë', item: 'lamps', quantity: 2 }]);
+  assert.equal(outcome.incomplete.length, 1);
+  assert.deepEqual(outcome.incomplete[0].record, { customer: 'Ada', item: 'desk' });
+  assert.match(outcome.incomplete[0].need, /\/quantity/);
+  const item = outcome.sources.find((source) => source.pointer === '/0/item');
+  assert.equal(text.slice(item.utf16Start, item.utf16End), 'lamps');
+  assert.equal(outcome.trace.chunks, 1);
+  const [sent] = await mock.requests();
+  assert.match(sent.json.messages[0].content, /every record/);
+});
+
 test('ok after a violation: the reason fed back names the field', async () => {
   await mock.reply(answer({ ...ada, email: 'not an email' }));
   await mock.reply(answer(ada));
