@@ -123,7 +123,8 @@ fn answer_format(bencher: divan::Bencher) {
 fn answer_format_cached(bencher: divan::Bencher) {
     let schema = bundled("support-ticket");
     AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One);
-    bencher.bench_local(|| AnswerFormat::build(divan::black_box(&schema), &OPENAI_STRICT, Shape::One));
+    bencher
+        .bench_local(|| AnswerFormat::build(divan::black_box(&schema), &OPENAI_STRICT, Shape::One));
 }
 
 #[divan::bench]

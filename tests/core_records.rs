@@ -87,7 +87,10 @@ fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
     let Answer::Ok(Value::Array(records)) = &outcome.answer else {
         panic!("{:?}", outcome.answer)
     };
-    let orders: Vec<&str> = records.iter().map(|r| r["order"].as_str().unwrap()).collect();
+    let orders: Vec<&str> = records
+        .iter()
+        .map(|r| r["order"].as_str().unwrap())
+        .collect();
     let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
     assert_eq!(orders, expected, "every order once, in the text's order");
     let answered: usize = reader
@@ -114,12 +117,28 @@ fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
             .iter()
             .find(|source| source.pointer == format!("/{index}/order"))
             .unwrap_or_else(|| panic!("no source for record {index}"));
-        let span = source.span.as_ref().expect("an order is copied from the text");
+        let span = source
+            .span
+            .as_ref()
+            .expect("an order is copied from the text");
         assert_eq!((span.start, span.text.as_str()), (*offset, order.as_str()));
         let at: String = chars[span.start..span.end].iter().collect();
         assert_eq!(&at, order);
         let at16 = String::from_utf16(&utf16[span.utf16_start..span.utf16_end]).unwrap();
         assert_eq!(&at16, order);
+        // Names repeat across orders: each is placed in its own order's sentence.
+        for field in ["customer", "quantity"] {
+            let source = outcome
+                .sources
+                .iter()
+                .find(|source| source.pointer == format!("/{index}/{field}"))
+                .unwrap();
+            let start = source.span.as_ref().unwrap().start;
+            assert!(
+                (*offset..offset + 60).contains(&start),
+                "record {index}'s {field} at {start}, its order at {offset}"
+            );
+        }
     }
     assert_eq!(outcome.incomplete, Some(Vec::new()));
     let json = outcome.to_json();
@@ -178,22 +197,36 @@ fn a_chunk_that_stays_invalid_makes_the_result_stale_with_its_place() {
         broken_marker: Some("BROKEN"),
         ..OrderReader::default()
     };
-    let config = config(&[("structure_chunk_tokens", "1000"), ("structure_max_loops", "2")]);
+    let config = config(&[
+        ("structure_chunk_tokens", "1000"),
+        ("structure_max_loops", "2"),
+    ]);
     let outcome = run_records(&text, &reader, &config).unwrap();
     let Answer::Stale(errors) = &outcome.answer else {
         panic!("{:?}", outcome.answer)
     };
     let total = text.chars().count();
     assert!(
-        errors
-            .iter()
-            .all(|error| error.starts_with("characters ") && error.contains(&format!("–{total}: /records/0"))),
+        errors.iter().all(|error| error.starts_with("characters ")
+            && error.contains(&format!("–{total}: /records/0"))),
         "the last chunk's errors, with its place: {errors:?}"
     );
-    assert!(errors.iter().any(|error| error.contains("/records/0/order")));
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("/records/0/order"))
+    );
     assert_eq!(outcome.sources, Vec::new());
-    assert_eq!(outcome.to_json().get("data"), None, "no silent gap: no partial data");
-    assert_eq!(outcome.trace.feedback.len(), 1, "the loop ran per chunk: one reason fed back");
+    assert_eq!(
+        outcome.to_json().get("data"),
+        None,
+        "no silent gap: no partial data"
+    );
+    assert_eq!(
+        outcome.trace.feedback.len(),
+        1,
+        "the loop ran per chunk: one reason fed back"
+    );
 }
 
 #[test]
@@ -226,11 +259,19 @@ fn a_prompt_over_the_limit_is_refused_in_records_mode_too() {
 #[test]
 fn the_tool_arguments_take_records_and_refuse_anything_but_a_boolean() {
     let arguments = json!({ "prompt": "x", "schema": order_schema(), "records": true });
-    assert!(StructureRequest::from_tool_arguments(&arguments).unwrap().records);
+    assert!(
+        StructureRequest::from_tool_arguments(&arguments)
+            .unwrap()
+            .records
+    );
     let arguments = json!({ "prompt": "x", "schema": order_schema(), "records": "yes" });
     let error = StructureRequest::from_tool_arguments(&arguments).unwrap_err();
     assert!(matches!(error.kind, ErrorKind::InvalidRequest { ref field } if field == "records"));
-    assert!(error.message.contains("records must be true or false"), "{}", error.message);
+    assert!(
+        error.message.contains("records must be true or false"),
+        "{}",
+        error.message
+    );
 }
 
 #[test]
@@ -238,8 +279,12 @@ fn concurrent_calls_are_a_setting_with_bounds() {
     let reader = OrderReader::default();
     for bad in ["0", "65", "many"] {
         let config = config(&[("structure_max_concurrent_calls", bad)]);
-        let error = run_records("Order ORD-0001 was placed by Ada for 3 units.", &reader, &config)
-            .unwrap_err();
+        let error = run_records(
+            "Order ORD-0001 was placed by Ada for 3 units.",
+            &reader,
+            &config,
+        )
+        .unwrap_err();
         assert!(
             matches!(error.kind, ErrorKind::Configuration { ref key } if key == "structure_max_concurrent_calls"),
             "{bad}: {error:?}"

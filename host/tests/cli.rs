@@ -144,7 +144,14 @@ fn records_prints_every_record_of_a_text_read_from_stdin() {
     let schema = mock_llm::orders::order_schema().to_string();
     let output = structure(
         Some(&mock),
-        &["run", "--schema", &schema, "--records", "--with", "chunkTokens=500"],
+        &[
+            "run",
+            "--schema",
+            &schema,
+            "--records",
+            "--with",
+            "chunkTokens=500",
+        ],
         Some(&text),
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -853,7 +853,14 @@ async fn records_over_the_http_api_and_mcp() {
     assert_eq!(result["data"][0]["order"], "ORD-0001");
     assert_eq!(result["incomplete"][0]["record"]["order"], "ORD-0002");
 
-    let tools = call(&served, "POST", "/mcp", Some("user-a"), Some(rpc(1, "tools/list", json!({})))).await;
+    let tools = call(
+        &served,
+        "POST",
+        "/mcp",
+        Some("user-a"),
+        Some(rpc(1, "tools/list", json!({}))),
+    )
+    .await;
     assert_eq!(
         tools.json()["result"]["tools"][0]["inputSchema"]["properties"]["records"]["type"],
         "boolean"
@@ -863,7 +870,11 @@ async fn records_over_the_http_api_and_mcp() {
         "POST",
         "/mcp",
         Some("user-a"),
-        Some(rpc(2, "tools/call", json!({ "name": "structure", "arguments": arguments }))),
+        Some(rpc(
+            2,
+            "tools/call",
+            json!({ "name": "structure", "arguments": arguments }),
+        )),
     )
     .await
     .json();

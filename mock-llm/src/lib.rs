@@ -167,6 +167,20 @@ impl Reply {
         self
     }
 
+    /// The same completion, its `usage` saying it took these tokens.
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
+        if let Ok(mut body) = serde_json::from_str::<Value>(&self.body) {
+            body["usage"] = json!({
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": { "cached_tokens": 0 },
+            });
+            self.body = body.to_string();
+        }
+        self
+    }
+
     pub fn with_header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_owned(), value.to_owned()));
         self

@@ -125,14 +125,19 @@ impl AnswerFormat {
             "required": [NEED_KEY],
             "additionalProperties": false,
         });
-        Self::shape(target, subset, |body| body, |body| {
-            json!({
-                "type": "object",
-                "properties": { ANSWER_KEY: { "anyOf": [body, need] } },
-                "required": [ANSWER_KEY],
-                "additionalProperties": false,
-            })
-        })
+        Self::shape(
+            target,
+            subset,
+            |body| body,
+            |body| {
+                json!({
+                    "type": "object",
+                    "properties": { ANSWER_KEY: { "anyOf": [body, need] } },
+                    "required": [ANSWER_KEY],
+                    "additionalProperties": false,
+                })
+            },
+        )
     }
 
     /// `schema` itself as the answer's shape, without the envelope (the schema builder).
@@ -370,7 +375,10 @@ mod tests {
             openai.schema, anthropic.schema,
             "one subset's envelope never answers for another"
         );
-        assert_eq!(AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One), openai);
+        assert_eq!(
+            AnswerFormat::build(&schema, &OPENAI_STRICT, Shape::One),
+            openai
+        );
         let other = json!({ "type": "object", "properties": { "b": { "type": "integer" } } });
         assert_ne!(
             AnswerFormat::build(&other, &OPENAI_STRICT, Shape::One).schema,

@@ -29,7 +29,10 @@ impl Budget {
     /// request past the budget, given what `usage` says this stage has spent.
     pub fn check(&self, usage: Usage, requests: &[&HttpRequest]) -> Result<(), StructureError> {
         let spent = self.spent_before + usage.prompt_tokens + usage.completion_tokens;
-        let bytes: u64 = requests.iter().map(|request| request.body.len() as u64).sum();
+        let bytes: u64 = requests
+            .iter()
+            .map(|request| request.body.len() as u64)
+            .sum();
         let prompt = bytes.div_ceil(BYTES_PER_TOKEN);
         let answers = u64::from(self.max_output_tokens) * requests.len() as u64;
         let next = prompt + answers;
@@ -203,7 +206,9 @@ mod tests {
             spent_before: 450,
             max_output_tokens: 500,
         };
-        let error = budget.check(Usage::default(), &[&request(300)]).unwrap_err();
+        let error = budget
+            .check(Usage::default(), &[&request(300)])
+            .unwrap_err();
         assert!(
             error.message.contains("450 of the 1000-token budget"),
             "{}",

@@ -122,9 +122,13 @@ mod tests {
             tool.contains("calling the tool __structured_output__ with {\"answer\": <the object>}"),
             "{tool}"
         );
-        let records = system_prompt(0, Delivery::Prompt, Shape::Records, Some(&schema), None).text();
+        let records =
+            system_prompt(0, Delivery::Prompt, Shape::Records, Some(&schema), None).text();
         assert!(records.contains("{\"answer\": {\"records\": [<one object per record>]}}"));
         assert!(records.contains("The JSON Schema of each record:"));
-        assert!(!records.contains("_need"), "records mode has no need branch");
+        assert!(
+            !records.contains("_need"),
+            "records mode has no need branch"
+        );
     }
 }

@@ -208,11 +208,12 @@ impl Settings {
 
     /// Records mode's chunk for a provider of `profile`, in tokens.
     pub fn chunk_tokens(&self, profile: &str) -> u32 {
-        self.chunk_tokens.unwrap_or(if LOCAL_PROFILES.contains(&profile) {
-            DEFAULT_CHUNK_TOKENS_LOCAL
-        } else {
-            DEFAULT_CHUNK_TOKENS_HOSTED
-        })
+        self.chunk_tokens
+            .unwrap_or(if LOCAL_PROFILES.contains(&profile) {
+                DEFAULT_CHUNK_TOKENS_LOCAL
+            } else {
+                DEFAULT_CHUNK_TOKENS_HOSTED
+            })
     }
 
     /// Every configured secret, for cutting them out of messages ([`crate::secret::redact`]).

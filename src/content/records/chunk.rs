@@ -66,6 +66,24 @@ fn cut(text: &str, start: usize, max_bytes: usize) -> usize {
         .map_or(limit, |index| start + index)
 }
 
+/// The sentence of `text` that holds byte `at`: from after the sentence end before it to
+/// after the first sentence end at or after it (a line break ends a sentence too).
+pub(super) fn sentence_of(text: &str, at: usize) -> std::ops::Range<usize> {
+    let is_end =
+        |index: usize, c: char| ends_sentence(c) && followed_by_space(text, index + c.len_utf8());
+    let start = text[..at]
+        .char_indices()
+        .filter(|&(index, c)| is_end(index, c))
+        .map(|(index, c)| index + c.len_utf8())
+        .next_back()
+        .unwrap_or(0);
+    let end = text[at..]
+        .char_indices()
+        .find(|&(index, c)| is_end(at + index, c))
+        .map_or(text.len(), |(index, c)| at + index + c.len_utf8());
+    start..end
+}
+
 fn ends_sentence(c: char) -> bool {
     matches!(c, '.' | '!' | '?' | '\n' | '。' | '！' | '？')
 }

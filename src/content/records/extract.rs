@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use super::anchor::anchored;
 use super::chunk::{Chunk, chunks};
 use super::merge::{Found, merge};
 use crate::answer::format::{AnswerFormat, RECORDS_KEY, Shape};
@@ -84,7 +85,13 @@ pub(crate) fn extract(
         let first: Vec<HttpRequest> = runs.iter().map(|run| run.dialogue.request()).collect();
         budget.check(usage, &first.iter().collect::<Vec<_>>())?;
     }
-    converse(&mut runs, &caller, chunking.max_concurrent, &mut usage, &mut trace)?;
+    converse(
+        &mut runs,
+        &caller,
+        chunking.max_concurrent,
+        &mut usage,
+        &mut trace,
+    )?;
     let iterations = runs.iter().map(|run| run.dialogue.iterations).sum();
     let offsets = Offsets::of(text, &parts);
     let mut found = Vec::with_capacity(runs.len());
@@ -95,7 +102,11 @@ pub(crate) fn extract(
             Some(Settled::Accepted(records)) => found.push((records, chunk.text, *offset)),
             Some(Settled::Stale(violations)) => {
                 let at = format!("characters {}–{}", offset.chars, offset.end_chars);
-                stale.extend(violations.iter().map(|violation| format!("{at}: {violation}")));
+                stale.extend(
+                    violations
+                        .iter()
+                        .map(|violation| format!("{at}: {violation}")),
+                );
             }
             // A chunk never asked: another one's answer already made the result stale.
             None => {}
@@ -155,7 +166,10 @@ fn converse(
         let completions = caller.send_all(&requests, usage, &mut trace.retries)?;
         for (index, completion) in wave.into_iter().zip(completions) {
             let run = &mut runs[index];
-            match run.dialogue.take(completion.delivered, &run.judge, *usage)? {
+            match run
+                .dialogue
+                .take(completion.delivered, &run.judge, *usage)?
+            {
                 Some(settled) => run.settled = Some(settled),
                 None => waiting.push_back(index),
             }
@@ -237,7 +251,9 @@ impl Judge for Records<'_> {
             }
             Decoded::Candidate(Value::Object(mut answer)) => answer.remove(RECORDS_KEY),
             Decoded::Candidate(list @ Value::Array(_)) => {
-                repairs.push(format!("read a list given without the \"{RECORDS_KEY}\" key"));
+                repairs.push(format!(
+                    "read a list given without the \"{RECORDS_KEY}\" key"
+                ));
                 Some(list)
             }
             Decoded::Candidate(_) => None,
@@ -255,12 +271,10 @@ impl Judge for Records<'_> {
         for (index, record) in records.into_iter().enumerate() {
             match self.record(record) {
                 Ok(record) => judged.push(record),
-                Err(found) => {
-                    violations.extend(found.into_iter().map(|mut violation| {
-                        violation.pointer = format!("/{RECORDS_KEY}/{index}{}", violation.pointer);
-                        violation
-                    }))
-                }
+                Err(found) => violations.extend(found.into_iter().map(|mut violation| {
+                    violation.pointer = format!("/{RECORDS_KEY}/{index}{}", violation.pointer);
+                    violation
+                })),
             }
         }
         if violations.is_empty() {
@@ -388,7 +402,7 @@ fn located(
             let sources = if grounding == Grounding::Off {
                 Vec::new()
             } else {
-                offsets.place(provenance::sources(&record, schema, text))
+                offsets.place(anchored(provenance::sources(&record, schema, text), text))
             };
             list.push(Found {
                 record,

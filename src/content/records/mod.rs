@@ -19,11 +19,12 @@
 //! assert_eq!(merged.len(), 1);
 //! ```
 
+mod anchor;
 mod chunk;
 mod extract;
 mod merge;
 
 pub use chunk::{Chunk, chunks};
-pub(crate) use extract::extract;
 pub use extract::Chunking;
+pub(crate) use extract::extract;
 pub use merge::{Found, merge};
