@@ -4,6 +4,11 @@ A case file is JSON Lines, one case per line:
 
     {"id": "person-01", "schema": "person", "prompt": "...", "expected": {...}}
     {"id": "person-05-absent", "schema": "person", "prompt": "...", "expected": null, "absent": "age"}
+    {"id": "records-01", "schema": "person", "records": true, "prompt": "...", "expected": [{...}, ...],
+     "incomplete": 1}
+
+A records case (`structure --records`) expects the list of every complete record the text holds;
+`incomplete` counts the records it gives without a required value (listed apart, never in `data`).
 
 `schema` names `<schemas dir>/<name>.json`, or else a schema in `structure`'s registry (the
 bundled ones live in the repository's `schemas/`). A case with `absent` lacks the value of that
@@ -91,7 +96,7 @@ def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[
     problems += [f"duplicate prompt {p!r}" for p, n in prompts.items() if n > 1]
     for case in cases:
         cid = case.get("id", "<no id>")
-        allowed = {"id", "schema", "prompt", "expected", "absent", "note"}
+        allowed = {"id", "schema", "prompt", "expected", "absent", "note", "records", "incomplete"}
         if set(case) - allowed:
             problems.append(f"{cid}: unknown keys {sorted(set(case) - allowed)}")
         schema = schemas.get(case.get("schema"))
@@ -100,6 +105,14 @@ def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[
             continue
         if not isinstance(case.get("prompt"), str) or not case["prompt"].strip():
             problems.append(f"{cid}: empty prompt")
+        if case.get("records"):
+            expected = case.get("expected")
+            if not isinstance(expected, list) or not all(isinstance(r, dict) for r in expected):
+                problems.append(f"{cid}: a records case needs an expected list of objects")
+            elif validate is not None:
+                problems += [f"{cid}: expected record {i} is invalid: {v}"
+                             for i, record in enumerate(expected) for v in validate(schema, record)]
+            continue
         if "absent" in case:
             if case.get("expected") is not None:
                 problems.append(f"{cid}: a case with 'absent' has expected null")

@@ -130,7 +130,7 @@ def main(argv: list[str]) -> int:
     out = args.out or results_dir / f"{started:%Y%m%d-%H%M%S}{'-' + args.label if args.label else ''}.json"
     server = setup.local_server(args.port) if local else None
     base_url = args.base_url
-    records = {s: [] for s in systems}
+    results = {s: [] for s in systems}
     with (server if server else _nothing()) as running:
         process = None
         if running:
@@ -144,14 +144,16 @@ def main(argv: list[str]) -> int:
                          f"see {EVAL / 'results' / 'server.log'}")
             line = [f"{index:>3}/{len(cases)} {case['id']:<28}"]
             for system in systems:
+                records = bool(case.get("records"))
                 if system == "baseline":
-                    outcome = run_baseline(case["prompt"], schemas[case["schema"]], endpoint, validators[case["schema"]])
+                    outcome = run_baseline(case["prompt"], schemas[case["schema"]], endpoint, validators[case["schema"]],
+                                           records)
                 else:
                     settings = system_settings(system, args.reference_time)
                     outcome = run_structure(case["prompt"], schema_args[case["schema"]], binary, endpoint,
-                                            validators[case["schema"]], settings)
+                                            validators[case["schema"]], settings, records)
                 score = score_case(case, schemas[case["schema"]], outcome)
-                records[system].append({"case": case["id"], "outcome": asdict(outcome), "score": asdict(score)})
+                results[system].append({"case": case["id"], "outcome": asdict(outcome), "score": asdict(score)})
                 verdict = ("exact" if score.exact else "wrong") if not score.absent else (
                     "abstained" if score.abstained else "INVENTED" if score.invented else "-")
                 line.append(f"{system} {outcome.status:<15} {verdict:<9} {outcome.llm_calls} call(s)")
@@ -168,9 +170,9 @@ def main(argv: list[str]) -> int:
         "systems": {},
     }
     for system in systems:
-        outcomes = [Outcome(**r["outcome"]) for r in records[system]]
-        scores = [CaseScore(**r["score"]) for r in records[system]]
-        run["systems"][system] = {"summary": summarise(scores, outcomes), "cases": records[system]}
+        outcomes = [Outcome(**r["outcome"]) for r in results[system]]
+        scores = [CaseScore(**r["score"]) for r in results[system]]
+        run["systems"][system] = {"summary": summarise(scores, outcomes), "cases": results[system]}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(run, indent=1))
     print(report.table(run["systems"]))

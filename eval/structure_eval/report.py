@@ -11,7 +11,11 @@ def _pct(value: float | None) -> str:
 
 def figures(summary: dict) -> list[tuple[str, str]]:
     s = summary
-    return [
+    records = [
+        ("records returned exactly (recall)", f"{s['records_matched']}/{s['records_expected']}"),
+        ("records returned (exact ones: precision)", f"{s['records_found']} ({s['records_matched']})"),
+    ] if s.get("records_expected") else []
+    return records + [
         ("exact (complete cases)", f"{s['exact']}/{s['complete']}"),
         ("field accuracy", _pct(s["field_accuracy"])),
         ("schema-valid answers", f"{s['schema_valid']}/{s['answers_checked']}"),

@@ -50,7 +50,23 @@ class Endpoint:
         return 0.0 if self.profile in ("llamacpp", "ollama", "vllm") else None
 
 
-def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callable[[Any], bool] | None) -> Outcome:
+def records_schema(schema: Any) -> dict:
+    """The one-call baseline's schema for a records case: `{"records": [<schema>, ...]}`."""
+    item = {k: v for k, v in schema.items() if k != "$schema"}
+    return {"type": "object", "properties": {"records": {"type": "array", "items": item}}, "required": ["records"]}
+
+
+def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callable[[Any], bool] | None,
+                 records: bool = False) -> Outcome:
+    if records:
+        outcome = run_baseline(prompt, records_schema(schema), endpoint, None)
+        found = outcome.data.get("records") if isinstance(outcome.data, dict) else None
+        if outcome.status == "ok" and isinstance(found, list):
+            outcome.data = found
+            outcome.valid = all(validate(r) for r in found) if validate else None
+        elif outcome.status == "ok":
+            outcome.status, outcome.data = "error", None
+        return outcome
     body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": [
@@ -105,7 +121,8 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
     return outcome
 
 
-def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = ()) -> list[str]:
+def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = (),
+                      records: bool = False) -> list[str]:
     command = [
         binary,
         "--store", "memory",
@@ -117,18 +134,18 @@ def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings
     ]
     for setting in [*settings, *endpoint.structure_settings]:
         command += ["--set", setting]
-    return command + ["run", "--schema", schema_arg]
+    return command + ["run", "--schema", schema_arg] + (["--records"] if records else [])
 
 
 def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
-                  validate: Callable[[Any], bool] | None, settings: list[str] = ()) -> Outcome:
+                  validate: Callable[[Any], bool] | None, settings: list[str] = (), records: bool = False) -> Outcome:
     env = dict(os.environ)
     env.pop("OPENAI_API_KEY", None)
     if endpoint.api_key:
         env["OPENAI_API_KEY"] = endpoint.api_key
     start = time.monotonic()
     process = subprocess.run(
-        structure_command(binary, schema_arg, endpoint, settings), input=prompt, capture_output=True, text=True, env=env,
+        structure_command(binary, schema_arg, endpoint, settings, records), input=prompt, capture_output=True, text=True, env=env,
         timeout=endpoint.timeout * 10,
     )
     wall = time.monotonic() - start
@@ -142,7 +159,7 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
     else:
         usage = result.get("usage") or {}
         status = result.get("status", "error")
-        detail = {k: result.get(k) for k in ("need", "errors", "iterations")}
+        detail = {k: result.get(k) for k in ("need", "errors", "iterations", "incomplete")}
         trace = result.get("trace") or {}
         detail.update(feedback=trace.get("feedback"), repairs=trace.get("repairs"))
     outcome = Outcome(
@@ -155,5 +172,8 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
     )
     if status == "ok":
         outcome.data = result.get("data")
-        outcome.valid = validate(outcome.data) if validate else None
+        if records:
+            outcome.valid = all(validate(r) for r in outcome.data) if validate else None
+        else:
+            outcome.valid = validate(outcome.data) if validate else None
     return outcome

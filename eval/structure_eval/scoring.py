@@ -272,10 +272,47 @@ class CaseScore:
     abstained: bool = False
     invented: list[str] = field(default_factory=list)
     valid: bool | None = None
+    # Records cases: the complete records expected, returned, and returned equal to one expected.
+    records_expected: int = 0
+    records_found: int = 0
+    records_matched: int = 0
+
+
+def score_records(case: dict, schema: Any, outcome: Outcome) -> CaseScore:
+    """Scores a records case: each expected record is matched to at most one returned record
+    (the one agreeing on the most fields); exact when the lists are equal, in order."""
+    expected = case["expected"]
+    found = outcome.data if outcome.status == "ok" and isinstance(outcome.data, list) else []
+    score = CaseScore(id=case["id"], absent=False, status=outcome.status,
+                      valid=outcome.valid if outcome.status == "ok" else None,
+                      records_expected=len(expected), records_found=len(found))
+    unused = list(range(len(found)))
+    for want in expected:
+        leaves_wanted = leaves(want)
+        score.fields_total += len(leaves_wanted)
+
+        def agreement(index: int) -> int:
+            got = leaves(found[index]) if isinstance(found[index], dict) else {}
+            return sum(1 for p, v in leaves_wanted.items() if p in got and same(got[p], v, schema_at(schema, p)))
+
+        if not unused:
+            continue
+        best = max(unused, key=agreement)
+        score.fields_right += agreement(best)
+        if same(found[best], want, schema):
+            score.records_matched += 1
+            unused.remove(best)
+        elif agreement(best) > 0:
+            unused.remove(best)
+    score.exact = outcome.status == "ok" and len(found) == len(expected) and all(
+        same(got, want, schema) for got, want in zip(found, expected))
+    return score
 
 
 def score_case(case: dict, schema: Any, outcome: Outcome) -> CaseScore:
     """Scores one outcome (see the module docstring for each definition)."""
+    if case.get("records"):
+        return score_records(case, schema, outcome)
     absent = "absent" in case
     data = outcome.data if outcome.status == "ok" else None
     score = CaseScore(
@@ -340,6 +377,9 @@ def summarise(scores: Iterable[CaseScore], outcomes: Iterable[Outcome]) -> dict:
         "completion_tokens_per_case": _ratio(sum(o.completion_tokens for o in outcomes), n),
         "wall_seconds": sum(o.wall_seconds for o in outcomes),
         "wall_seconds_per_case": _ratio(sum(o.wall_seconds for o in outcomes), n),
+        "records_expected": sum(s.records_expected for s in scores),
+        "records_found": sum(s.records_found for s in scores),
+        "records_matched": sum(s.records_matched for s in scores),
     }
 
 

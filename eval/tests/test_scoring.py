@@ -172,3 +172,26 @@ class CaseScoring(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordsScoring(unittest.TestCase):
+    CASE = {"id": "r", "schema": "person", "records": True, "prompt": "Ada is 36. Alan is 41.",
+            "expected": [{"name": "Ada", "age": 36}, {"name": "Alan", "age": 41}]}
+
+    def test_every_record_matched_is_exact(self):
+        outcome = Outcome("ok", data=[{"name": "Ada", "age": 36}, {"name": "alan", "age": 41}], valid=True)
+        score = score_case(self.CASE, PERSON, outcome)
+        self.assertEqual((score.records_matched, score.records_found, score.exact), (2, 2, True))
+        self.assertEqual((score.fields_right, score.fields_total), (4, 4))
+
+    def test_a_missed_and_a_made_up_record_count_apart(self):
+        outcome = Outcome("ok", data=[{"name": "Ada", "age": 35}, {"name": "Bob", "age": 1}], valid=True)
+        score = score_case(self.CASE, PERSON, outcome)
+        self.assertEqual((score.records_matched, score.records_found, score.exact), (0, 2, False))
+        self.assertEqual(score.fields_right, 1, "Ada's name, not her age; Bob matches no one")
+        summary = summarise([score], [outcome])
+        self.assertEqual((summary["records_expected"], summary["records_matched"]), (2, 0))
+
+    def test_no_answer_scores_nothing(self):
+        score = score_case(self.CASE, PERSON, Outcome("error"))
+        self.assertEqual((score.records_found, score.records_matched, score.fields_right), (0, 0, 0))

@@ -464,11 +464,31 @@ async fn handle(
         }
         _ => {}
     }
-    let recorded = Recorded {
-        method: method.to_string(),
-        path,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
+    let reply = next_reply(
+        &script,
+        Recorded {
+            method: method.to_string(),
+            path,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        },
+    );
+    if reply.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
+    }
+    let mut script = lock();
+    script.in_flight = script.in_flight.saturating_sub(1);
+    drop(script);
+    Ok(respond(&reply))
+}
+
+/// The reply to a model request (recorded, and counted in flight until it is answered): the
+/// next queued one, else the responder's, else the standing one, else a 500.
+fn next_reply(script: &Mutex<Script>, recorded: Recorded) -> Reply {
+    let lock = || {
+        script
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     };
     let (reply, responder) = {
         let mut script = lock();
@@ -477,23 +497,16 @@ async fn handle(
         script.max_in_flight = script.max_in_flight.max(script.in_flight);
         (script.replies.pop_front(), script.responder.clone())
     };
-    let reply = reply
+    reply
         .or_else(|| responder.map(|respond| respond(&recorded)))
-        .or_else(|| lock().always.clone());
-    let reply = reply.unwrap_or_else(|| {
-        Reply::error(
-            500,
-            "mock_script_empty",
-            "the mock LLM has no scripted reply left",
-        )
-    });
-    if reply.delay_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
-    }
-    let mut script = lock();
-    script.in_flight = script.in_flight.saturating_sub(1);
-    drop(script);
-    Ok(respond(&reply))
+        .or_else(|| lock().always.clone())
+        .unwrap_or_else(|| {
+            Reply::error(
+                500,
+                "mock_script_empty",
+                "the mock LLM has no scripted reply left",
+            )
+        })
 }
 
 type ReplyBody = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;

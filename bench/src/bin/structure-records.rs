@@ -50,22 +50,7 @@ fn main() -> anyhow::Result<()> {
             .with_usage(request.body.len() as u64 / BYTES_PER_TOKEN, completion)
             .with_delay(latency)
     });
-    println!(
-        "records mode, mock latency {} ms per call, default chunk (6000 tokens) and overlap",
-        args.latency_ms
-    );
-    println!(
-        "{:>9}  {:>7}  {:>6}  {:>5}  {:>13}  {:>17}  {:>11}  {:>11}  {:>9}",
-        "chars",
-        "planted",
-        "found",
-        "calls",
-        "prompt tokens",
-        "completion tokens",
-        "wall (4 at once)",
-        "wall (1 at once)",
-        "speed-up"
-    );
+    print_header(args.latency_ms);
     let mut rows = Vec::new();
     for &chars in &args.sizes {
         let (text, planted) = planted_text(chars, (chars / 2_500).max(1));
@@ -83,18 +68,7 @@ fn main() -> anyhow::Result<()> {
             planted.len(),
             together.orders
         );
-        println!(
-            "{:>9}  {:>7}  {:>6}  {:>5}  {:>13}  {:>17}  {:>14.2} s  {:>14.2} s  {:>8.1}×",
-            chars,
-            planted.len(),
-            found,
-            together.calls,
-            together.prompt_tokens,
-            together.completion_tokens,
-            together.wall.as_secs_f64(),
-            alone.wall.as_secs_f64(),
-            alone.wall.as_secs_f64() / together.wall.as_secs_f64()
-        );
+        print_row(chars, planted.len(), &together, &alone);
         rows.push(json!({
             "chars": chars,
             "planted": planted.len(),
@@ -114,6 +88,39 @@ fn main() -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+fn print_header(latency_ms: u64) {
+    println!(
+        "records mode, mock latency {latency_ms} ms per call, default chunk (6000 tokens) and overlap"
+    );
+    println!(
+        "{:>9}  {:>7}  {:>6}  {:>5}  {:>13}  {:>17}  {:>11}  {:>11}  {:>9}",
+        "chars",
+        "planted",
+        "found",
+        "calls",
+        "prompt tokens",
+        "completion tokens",
+        "wall (4 at once)",
+        "wall (1 at once)",
+        "speed-up"
+    );
+}
+
+fn print_row(chars: usize, planted: usize, together: &Measured, alone: &Measured) {
+    println!(
+        "{:>9}  {:>7}  {:>6}  {:>5}  {:>13}  {:>17}  {:>14.2} s  {:>14.2} s  {:>8.1}×",
+        chars,
+        planted,
+        together.orders.len(),
+        together.calls,
+        together.prompt_tokens,
+        together.completion_tokens,
+        together.wall.as_secs_f64(),
+        alone.wall.as_secs_f64(),
+        alone.wall.as_secs_f64() / together.wall.as_secs_f64()
+    );
 }
 
 struct Measured {

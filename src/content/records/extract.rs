@@ -93,10 +93,39 @@ pub(crate) fn extract(
         &mut trace,
     )?;
     let iterations = runs.iter().map(|run| run.dialogue.iterations).sum();
-    let offsets = Offsets::of(text, &parts);
+    let (answer, sources, incomplete) = gather(
+        runs,
+        text,
+        &parts,
+        &target.schema,
+        limits.grounding,
+        &mut trace,
+    );
+    Ok(Outcome {
+        answer,
+        sources,
+        incomplete,
+        schema_origin: target.origin.clone(),
+        iterations,
+        usage,
+        trace,
+    })
+}
+
+/// What the chunks' conversations came to, as one answer: every record merged, with the
+/// sources and the incomplete records; or stale with the errors of the chunks that were.
+fn gather(
+    runs: Vec<ChunkRun<'_>>,
+    text: &str,
+    parts: &[Chunk<'_>],
+    schema: &Value,
+    grounding: Grounding,
+    trace: &mut Trace,
+) -> (Answer, Vec<Source>, Option<Vec<Incomplete>>) {
+    let offsets = Offsets::of(text, parts);
     let mut found = Vec::with_capacity(runs.len());
     let mut stale = Vec::new();
-    for ((run, chunk), offset) in runs.into_iter().zip(&parts).zip(&offsets) {
+    for ((run, chunk), offset) in runs.into_iter().zip(parts).zip(&offsets) {
         trace.absorb(run.dialogue.trace);
         match run.settled {
             Some(Settled::Accepted(records)) => found.push((records, chunk.text, *offset)),
@@ -112,30 +141,20 @@ pub(crate) fn extract(
             None => {}
         }
     }
-    let (answer, sources, incomplete) = if stale.is_empty() {
-        let (valid, incomplete) = located(found, &target.schema, limits.grounding);
-        let (data, sources) = numbered(merge(valid));
-        let incomplete = merge(incomplete)
-            .into_iter()
-            .map(|found| Incomplete {
-                need: need_of(&found.record, &target.schema),
-                record: found.record,
-                sources: found.sources,
-            })
-            .collect();
-        (Answer::Ok(Value::Array(data)), sources, Some(incomplete))
-    } else {
-        (Answer::Stale(stale), Vec::new(), None)
-    };
-    Ok(Outcome {
-        answer,
-        sources,
-        incomplete,
-        schema_origin: target.origin.clone(),
-        iterations,
-        usage,
-        trace,
-    })
+    if !stale.is_empty() {
+        return (Answer::Stale(stale), Vec::new(), None);
+    }
+    let (valid, incomplete) = located(found, schema, grounding);
+    let (data, sources) = numbered(merge(valid));
+    let incomplete = merge(incomplete)
+        .into_iter()
+        .map(|found| Incomplete {
+            need: need_of(&found.record, schema),
+            record: found.record,
+            sources: found.sources,
+        })
+        .collect();
+    (Answer::Ok(Value::Array(data)), sources, Some(incomplete))
 }
 
 /// One chunk's conversation, and what it came to.
