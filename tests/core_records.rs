@@ -19,6 +19,7 @@ use support::{FixedClock, MapConfig};
 #[derive(Default)]
 struct OrderReader {
     batches: RefCell<Vec<usize>>,
+    sent: RefCell<Vec<Value>>,
     answered: RefCell<Vec<Value>>,
     /// Answers for chunks holding this marker: always invalid.
     broken_marker: Option<&'static str>,
@@ -27,6 +28,7 @@ struct OrderReader {
 impl Transport for OrderReader {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
+        self.sent.borrow_mut().push(body.clone());
         let text = user_text(&body).unwrap();
         let answer = match self.broken_marker {
             Some(marker) if text.contains(marker) => json!({ "records": [{ "order": "nope" }] }),
@@ -179,6 +181,32 @@ fn a_record_without_a_required_value_is_listed_with_its_need_not_invented() {
     // The model was told it may leave a required value out: the schema sent requires nothing
     // of a record, and the prompt says so.
     assert_eq!(outcome.usage.llm_calls, 1);
+}
+
+#[test]
+fn the_records_envelope_is_strict_and_lets_a_record_lack_a_required_value() {
+    use structure::answer::format::{AnswerFormat, Shape};
+    use structure::schema::subset::{ANTHROPIC, OPENAI_STRICT};
+    let reader = OrderReader::default();
+    run_records("Order ORD-0001 was placed by Ada for 3 units.", &reader, &config(&[])).unwrap();
+    let sent = reader.sent.borrow()[0].clone();
+    let schema = &sent["response_format"]["json_schema"]["schema"];
+    assert_eq!(support::strict_violations(schema), Vec::<String>::new());
+    let record = &schema["properties"]["answer"]["properties"]["records"]["items"];
+    assert_eq!(
+        record["properties"]["quantity"]["type"],
+        json!(["integer", "null"]),
+        "a required value may be left out (null), not invented"
+    );
+    assert!(sent["messages"][0]["content"].as_str().unwrap().contains("every record"));
+    let anthropic = AnswerFormat::build(&order_schema(), &ANTHROPIC, Shape::Records);
+    assert_eq!(
+        anthropic.schema["properties"]["answer"]["properties"]["records"]["type"],
+        "array"
+    );
+    assert!(anthropic.schema["properties"]["answer"].get("anyOf").is_none(), "no need branch");
+    let strict = AnswerFormat::build(&order_schema(), &OPENAI_STRICT, Shape::Records);
+    assert_eq!(support::strict_violations(&strict.schema), Vec::<String>::new());
 }
 
 #[test]

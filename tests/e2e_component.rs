@@ -1,6 +1,8 @@
 //! End to end: the real .wasm component, run by the wasmtime host, against the mock LLM server
 //! over real HTTP.
 
+mod support;
+
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
 use structure_host::{
@@ -12,17 +14,7 @@ fn client(mock: &MockLlm) -> Structure {
 }
 
 fn client_with(mock: &MockLlm, extra: &[(&str, &str)]) -> Structure {
-    let mut settings = Settings::new()
-        .set("structure_model", "openai/gpt-4.1-mini")
-        .set("openai_base_url", mock.base_url())
-        .set("openai_api_key", "sk-e2e-secret");
-    for (key, value) in extra {
-        settings = settings.set(*key, *value);
-    }
-    Structure::builder()
-        .settings(settings)
-        .build()
-        .expect("the component loads")
+    support::host_client(mock, extra)
 }
 
 fn user_action() -> Value {

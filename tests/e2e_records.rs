@@ -8,7 +8,7 @@ use std::time::Duration;
 use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
-use structure_host::{Request, SchemaInput, Scope, Settings, Status, Structure};
+use structure_host::{Request, SchemaInput, Scope, Status, Structure};
 use support::{errors, validator};
 
 /// A mock model that reads the orders of the text it is sent, taking `delay` per answer.
@@ -23,17 +23,7 @@ fn order_reader(delay: Duration) -> MockLlm {
 }
 
 fn client(mock: &MockLlm, extra: &[(&str, &str)]) -> Structure {
-    let mut settings = Settings::new()
-        .set("structure_model", "openai/gpt-4.1-mini")
-        .set("openai_base_url", mock.base_url())
-        .set("openai_api_key", "sk-e2e-secret");
-    for (key, value) in extra {
-        settings = settings.set(*key, *value);
-    }
-    Structure::builder()
-        .settings(settings)
-        .build()
-        .expect("the component loads")
+    support::host_client(mock, extra)
 }
 
 fn records_request(text: &str) -> Request {

@@ -47,6 +47,18 @@ pub struct Limits {
     pub records: Option<records::Chunking>,
 }
 
+impl Limits {
+    /// What this call's LLM requests share: `provider`, `ports`, the retry policy, the budget.
+    fn caller<'a>(&self, provider: &'a dyn Provider, ports: &'a Ports<'a>) -> Caller<'a> {
+        Caller {
+            provider,
+            ports,
+            retry: self.retry,
+            budget: self.budget,
+        }
+    }
+}
+
 /// Runs the loop for `prompt` against `target` (in records mode, a loop per chunk).
 pub fn run(
     prompt: &str,
@@ -93,12 +105,7 @@ pub fn run(
         text: prompt,
         grounding: limits.grounding,
     };
-    let caller = Caller {
-        provider,
-        ports,
-        retry: limits.retry,
-        budget: limits.budget,
-    };
+    let caller = limits.caller(provider, ports);
     let mut usage = Usage::default();
     let settled = loop {
         let completion = caller.send(&dialogue.request(), &mut usage, &mut trace.retries)?;

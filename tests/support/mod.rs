@@ -274,3 +274,18 @@ pub fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String
         .map(|error| format!("{}: {error}", error.instance_path()))
         .collect()
 }
+
+/// The host (the real component in wasmtime) against `mock`, as OpenAI, with `extra` settings.
+pub fn host_client(mock: &mock_llm::MockLlm, extra: &[(&str, &str)]) -> structure_host::Structure {
+    let mut settings = structure_host::Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-e2e-secret");
+    for (key, value) in extra {
+        settings = settings.set(*key, *value);
+    }
+    structure_host::Structure::builder()
+        .settings(settings)
+        .build()
+        .expect("the component loads")
+}

@@ -280,19 +280,23 @@ impl<'t> Text<'t> {
         Some((range, matched))
     }
 
-    /// The span of `text` at byte `range`, in code points and UTF-16 code units.
     fn span(&self, range: Range<usize>) -> Span {
-        let before = &self.text[..range.start];
-        let within = &self.text[range.clone()];
-        let start = before.chars().count();
-        let utf16_start = before.encode_utf16().count();
-        Span {
-            start,
-            end: start + within.chars().count(),
-            text: within.to_owned(),
-            utf16_start,
-            utf16_end: utf16_start + within.encode_utf16().count(),
-        }
+        span_at(self.text, range)
+    }
+}
+
+/// The span of `text` at byte `range`, in code points and UTF-16 code units.
+pub fn span_at(text: &str, range: Range<usize>) -> Span {
+    let before = &text[..range.start];
+    let within = &text[range];
+    let start = before.chars().count();
+    let utf16_start = before.encode_utf16().count();
+    Span {
+        start,
+        end: start + within.chars().count(),
+        text: within.to_owned(),
+        utf16_start,
+        utf16_end: utf16_start + within.encode_utf16().count(),
     }
 }
 

@@ -7,7 +7,8 @@
 use std::ops::Range;
 
 use super::chunk::sentence_of;
-use crate::outcome::{Source, Span};
+use crate::content::grounding::provenance::span_at;
+use crate::outcome::Source;
 
 /// `sources` (spans in code points of `text`) with every span whose text `text` holds more than
 /// once moved to the occurrence nearest the spans it holds once. Unchanged without such a span.
@@ -45,7 +46,7 @@ pub fn anchored(mut sources: Vec<Source>, text: &str) -> Vec<Source> {
             (elsewhere, at.abs_diff(anchor))
         });
         if let Some(at) = placed {
-            *span = span_at(text, at, &span.text);
+            *span = span_at(text, at..at + span.text.len());
         }
     }
     sources
@@ -61,19 +62,6 @@ fn standalone(text: &str, at: usize, len: usize) -> bool {
         && !(found.ends_with(inside) && after.is_some_and(inside))
 }
 
-/// The span of `written` at byte `at` of `text`.
-fn span_at(text: &str, at: usize, written: &str) -> Span {
-    let start = text[..at].chars().count();
-    let utf16_start = text[..at].encode_utf16().count();
-    Span {
-        start,
-        end: start + written.chars().count(),
-        text: written.to_owned(),
-        utf16_start,
-        utf16_end: utf16_start + written.encode_utf16().count(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,7 +70,10 @@ mod tests {
     fn source(pointer: &str, text: &str, written: &str) -> Source {
         Source {
             pointer: pointer.to_owned(),
-            span: Some(span_at(text, text.find(written).unwrap(), written)),
+            span: Some(span_at(text, {
+                let at = text.find(written).unwrap();
+                at..at + written.len()
+            })),
             matched: Match::Exact,
         }
     }

@@ -73,12 +73,7 @@ pub(crate) fn extract(
             }
         })
         .collect();
-    let caller = Caller {
-        provider,
-        ports,
-        retry: limits.retry,
-        budget: limits.budget,
-    };
+    let caller = limits.caller(provider, ports);
     let mut usage = Usage::default();
     if let Some(budget) = limits.budget {
         // The budget covers every chunk: none is asked when the first calls alone could pass it.

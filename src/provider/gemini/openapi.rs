@@ -292,6 +292,22 @@ mod tests {
     }
 
     #[test]
+    fn a_records_envelope_keeps_its_one_property_and_its_list() {
+        let target = json!({
+            "type": "object",
+            "properties": { "name": { "type": "string" }, "age": { "type": "integer" } },
+            "additionalProperties": false
+        });
+        let format = convert(AnswerFormat::build(&target, &GEMINI, Shape::Records));
+        assert_eq!(format.dialect, SchemaDialect::OpenApi);
+        assert_eq!(format.schema["required"], json!([ANSWER_KEY]));
+        assert!(format.schema["properties"].get(NEED_KEY).is_none());
+        let list = &format.schema["properties"][ANSWER_KEY]["properties"]["records"];
+        assert_eq!(list["type"], "ARRAY");
+        assert_eq!(list["items"]["properties"]["age"]["type"], "INTEGER");
+    }
+
+    #[test]
     fn a_recursive_schema_is_unrolled_before_conversion() {
         let format = converted(json!({
             "type": "object",
