@@ -76,6 +76,22 @@ test('records: every record of the text, each with its sources; a record lacking
   assert.match(sent.json.messages[0].content, /every record/);
 });
 
+test('records: a long text is read in chunks, their calls in flight together under jco', async () => {
+  const text = Array.from({ length: 8 }, (_, i) => `Paragraph ${i}: nothing was ordered on this day, and the shop stayed quiet.`).join('\n\n');
+  for (let i = 0; i < 16; i += 1) await mock.reply({ ...answer({ records: [] }), delayMs: 50 });
+  const outcome = await structure.structure({
+    prompt: text,
+    schema: { type: 'object', properties: { item: { type: 'string' } }, required: ['item'] },
+    records: true,
+    settings: { chunkTokens: 60 },
+  });
+  assert.equal(outcome.status, 'ok');
+  assert.deepEqual(outcome.data, []);
+  assert.ok(outcome.trace.chunks > 2, `${outcome.trace.chunks} chunks`);
+  assert.equal(outcome.usage.llmCalls, outcome.trace.chunks);
+  assert.equal((await mock.requests()).length, outcome.trace.chunks);
+});
+
 test('ok after a violation: the reason fed back names the field', async () => {
   await mock.reply(answer({ ...ada, email: 'not an email' }));
   await mock.reply(answer(ada));
