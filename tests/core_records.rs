@@ -188,7 +188,12 @@ fn the_records_envelope_is_strict_and_lets_a_record_lack_a_required_value() {
     use structure::answer::format::{AnswerFormat, Shape};
     use structure::schema::subset::{ANTHROPIC, OPENAI_STRICT};
     let reader = OrderReader::default();
-    run_records("Order ORD-0001 was placed by Ada for 3 units.", &reader, &config(&[])).unwrap();
+    run_records(
+        "Order ORD-0001 was placed by Ada for 3 units.",
+        &reader,
+        &config(&[]),
+    )
+    .unwrap();
     let sent = reader.sent.borrow()[0].clone();
     let schema = &sent["response_format"]["json_schema"]["schema"];
     assert_eq!(support::strict_violations(schema), Vec::<String>::new());
@@ -198,15 +203,28 @@ fn the_records_envelope_is_strict_and_lets_a_record_lack_a_required_value() {
         json!(["integer", "null"]),
         "a required value may be left out (null), not invented"
     );
-    assert!(sent["messages"][0]["content"].as_str().unwrap().contains("every record"));
+    assert!(
+        sent["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("every record")
+    );
     let anthropic = AnswerFormat::build(&order_schema(), &ANTHROPIC, Shape::Records);
     assert_eq!(
         anthropic.schema["properties"]["answer"]["properties"]["records"]["type"],
         "array"
     );
-    assert!(anthropic.schema["properties"]["answer"].get("anyOf").is_none(), "no need branch");
+    assert!(
+        anthropic.schema["properties"]["answer"]
+            .get("anyOf")
+            .is_none(),
+        "no need branch"
+    );
     let strict = AnswerFormat::build(&order_schema(), &OPENAI_STRICT, Shape::Records);
-    assert_eq!(support::strict_violations(&strict.schema), Vec::<String>::new());
+    assert_eq!(
+        support::strict_violations(&strict.schema),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

@@ -54,3 +54,24 @@ fn the_load_test_runs_without_errors() {
     assert_eq!(report["llmRequestsAtTheMock"], 40);
     let _ = std::fs::remove_file(out);
 }
+
+#[test]
+fn the_records_benchmark_finds_every_order_once() {
+    let out = tempfile_path("structure-records.json");
+    // The bench itself fails unless every planted order came back once, in order.
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_structure-records"))
+        .args(["--latency-ms", "5", "--sizes", "10000,60000", "--json"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!(row["found"], row["planted"]);
+        assert_eq!(row["calls"], row["chunks"], "one call a chunk");
+    }
+    assert!(rows[1]["chunks"].as_u64().unwrap() > 1);
+    let _ = std::fs::remove_file(out);
+}

@@ -1,5 +1,6 @@
 //! The content stage (spec §4): ask the model, read its answer, validate it against the full
-//! target schema, and feed the violations back, up to `maxLoops` times.
+//! target schema, and feed the violations back, up to `maxLoops` times. In records mode
+//! ([`records`]) a long text is read in chunks, one such conversation each.
 
 mod ask;
 pub mod builder;
