@@ -54,3 +54,10 @@ for method, head, body in [
     (0, "/healthz", ""),
 ]:
     put("http_request", bytes([method]) + f"{head}\n\n{body}".encode())
+
+# records_chunks: [max / 4, overlap] + text, from the README and the eval's records cases.
+texts = [(ROOT / "README.md").read_text()[:6000]]
+texts += [json.loads(line)["prompt"] for line in (ROOT / "eval/cases/records.jsonl").read_text().splitlines() if line]
+for text in texts:
+    for max_quarter, overlap in [(4, 2), (40, 10), (250, 60)]:
+        put("records_chunks", bytes([max_quarter, overlap]) + text.encode())

@@ -107,12 +107,26 @@ impl TransportError {
 pub trait Transport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError>;
 
-    /// Sends every one of `requests` and waits for all of them: at once where the transport
-    /// can (the component starts them all and polls them together), else one after another.
-    /// One result per request, in order.
-    fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
-        requests.iter().map(|request| self.send(request)).collect()
+    /// Keeps up to `max_in_flight` of `work`'s requests in flight, starting the next one as soon
+    /// as one is answered, until `work` has none to start and none is in flight. The component
+    /// starts them over `wasi:http` and waits on their pollables together; this default sends
+    /// one at a time.
+    fn pump(&self, max_in_flight: usize, work: &mut dyn Pump) {
+        let _ = max_in_flight;
+        while let Some((id, request)) = work.next() {
+            let result = self.send(&request);
+            work.done(id, result);
+        }
     }
+}
+
+/// Requests kept in flight by [`Transport::pump`].
+pub trait Pump {
+    /// The next request to start, with an id its answer comes back with; `None` when there is
+    /// none to start now (the pump asks again after the next answer).
+    fn next(&mut self) -> Option<(usize, HttpRequest)>;
+    /// The answer to request `id`, in whatever order the answers come.
+    fn done(&mut self, id: usize, result: Result<HttpResponse, TransportError>);
 }
 
 /// Settings and secrets by key (`structure_model`, `openai_api_key`, ...). The component's

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use mock_llm::Reply;
 use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
 use serde_json::{Value, json};
-use structure::ports::{HttpRequest, HttpResponse, Transport, TransportError};
+use structure::ports::{HttpRequest, HttpResponse, Pump, Transport, TransportError};
 use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest};
 
 use support::{FixedClock, MapConfig};
@@ -23,6 +23,8 @@ struct OrderReader {
     answered: RefCell<Vec<Value>>,
     /// Answers for chunks holding this marker: always invalid.
     broken_marker: Option<&'static str>,
+    /// The first request for a chunk holding this marker: a dropped connection.
+    dropped_once: RefCell<Option<&'static str>>,
 }
 
 impl Transport for OrderReader {
@@ -30,6 +32,13 @@ impl Transport for OrderReader {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
         self.sent.borrow_mut().push(body.clone());
         let text = user_text(&body).unwrap();
+        let dropped = *self.dropped_once.borrow();
+        if let Some(marker) = dropped
+            && text.contains(marker)
+        {
+            self.dropped_once.replace(None);
+            return Err(TransportError::retryable("connection reset"));
+        }
         let answer = match self.broken_marker {
             Some(marker) if text.contains(marker) => json!({ "records": [{ "order": "nope" }] }),
             _ => json!({ "records": read_orders(text) }),
@@ -43,9 +52,24 @@ impl Transport for OrderReader {
         })
     }
 
-    fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
-        self.batches.borrow_mut().push(requests.len());
-        requests.iter().map(|request| self.send(request)).collect()
+    /// Keeps as many requests in flight as it may, and answers the newest first: answers come
+    /// back out of order, as they do from a real server.
+    fn pump(&self, max_in_flight: usize, work: &mut dyn Pump) {
+        let mut in_flight = Vec::new();
+        loop {
+            while in_flight.len() < max_in_flight {
+                match work.next() {
+                    Some(started) => in_flight.push(started),
+                    None => break,
+                }
+            }
+            self.batches.borrow_mut().push(in_flight.len());
+            let Some((id, request)) = in_flight.pop() else {
+                return;
+            };
+            let answer = self.send(&request);
+            work.done(id, answer);
+        }
     }
 }
 
@@ -110,7 +134,10 @@ fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
     assert_eq!(outcome.usage.llm_calls as usize, chunks, "one call a chunk");
     assert_eq!(reader.answered.borrow().len(), chunks);
     assert!(reader.batches.borrow().iter().all(|&size| size <= 4));
-    assert!(reader.batches.borrow().contains(&4), "calls sent together");
+    assert!(
+        reader.batches.borrow().contains(&4),
+        "four calls in flight at once"
+    );
     let utf16: Vec<u16> = text.encode_utf16().collect();
     let chars: Vec<char> = text.chars().collect();
     for (index, (order, offset)) in planted.iter().enumerate() {
@@ -272,6 +299,54 @@ fn a_chunk_that_stays_invalid_makes_the_result_stale_with_its_place() {
         outcome.trace.feedback.len(),
         1,
         "the loop ran per chunk: one reason fed back"
+    );
+}
+
+#[test]
+fn a_chunk_whose_connection_drops_is_retried_and_its_records_kept() {
+    let (mut text, planted) = planted_text(30_000, 10);
+    text.push_str("DROPPED here. ");
+    let reader = OrderReader {
+        dropped_once: RefCell::new(Some("DROPPED")),
+        ..OrderReader::default()
+    };
+    let config = config(&[("structure_chunk_tokens", "1000")]);
+    let outcome = run_records(&text, &reader, &config).unwrap();
+    let Answer::Ok(Value::Array(records)) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    assert_eq!(records.len(), planted.len());
+    assert_eq!(outcome.trace.retries, 1);
+    assert_eq!(
+        outcome.usage.llm_calls,
+        outcome.trace.chunks + 1,
+        "the retry counts"
+    );
+}
+
+#[test]
+fn a_chunk_that_fails_ends_the_call_with_its_typed_error_and_the_usage() {
+    let (mut text, _) = planted_text(30_000, 10);
+    text.push_str("DROPPED here. ");
+    let reader = OrderReader {
+        dropped_once: RefCell::new(Some("DROPPED")),
+        ..OrderReader::default()
+    };
+    let config = config(&[
+        ("structure_chunk_tokens", "1000"),
+        ("structure_max_retries", "0"),
+    ]);
+    let error = run_records(&text, &reader, &config).unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Transport);
+    assert!(
+        error.message.contains("connection reset"),
+        "{}",
+        error.message
+    );
+    assert!(error.usage.llm_calls >= 1);
+    assert!(
+        error.usage.prompt_tokens > 0,
+        "what the answered chunks cost is kept"
     );
 }
 

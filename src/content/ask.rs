@@ -5,7 +5,7 @@ use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
-use crate::ports::{HttpRequest, HttpResponse, Ports};
+use crate::ports::{HttpRequest, HttpResponse, Ports, TransportError};
 use crate::provider::retry::{self, RetryPolicy};
 use crate::provider::{Completion, Conversation, Provider};
 
@@ -101,42 +101,44 @@ impl Caller<'_> {
         self.complete(&response, usage)
     }
 
-    /// Sends `requests` together (the transport's [`send_all`](crate::ports::Transport::send_all)),
-    /// then retries, one by one, those that may pass; a completion per request, in order, or the
-    /// first error.
-    pub fn send_all(
+    /// `request` as it may be started now, counted in `usage`, while `in_flight` are under way:
+    /// refused when they and it could take the request past its budget, or when the call is
+    /// out of time. Its answer goes to [`Caller::settle`].
+    pub fn start(
         &self,
-        requests: &[HttpRequest],
+        request: &HttpRequest,
+        in_flight: &[&HttpRequest],
+        usage: &mut Usage,
+    ) -> Result<HttpRequest, StructureError> {
+        if let Some(budget) = self.budget {
+            let mut all = in_flight.to_vec();
+            all.push(request);
+            budget.check(*usage, &all)?;
+        }
+        let clamped = retry::clamp(request, self.retry, self.ports, *usage)?.into_owned();
+        usage.llm_calls += 1;
+        Ok(clamped)
+    }
+
+    /// The completion the first answer to a started `request` comes to, retrying (here, one
+    /// at a time) what may pass.
+    pub fn settle(
+        &self,
+        request: &HttpRequest,
+        answer: Result<HttpResponse, TransportError>,
         usage: &mut Usage,
         retries: &mut u32,
-    ) -> Result<Vec<Completion>, StructureError> {
-        let requests: Vec<&HttpRequest> = requests.iter().collect();
-        if let Some(budget) = self.budget {
-            budget.check(*usage, &requests)?;
-        }
-        let clamped = requests
-            .iter()
-            .map(|request| retry::clamp(request, self.retry, self.ports, *usage))
-            .collect::<Result<Vec<_>, _>>()?;
-        let sent: Vec<&HttpRequest> = clamped.iter().map(AsRef::as_ref).collect();
-        usage.llm_calls += sent.len() as u32;
-        let results = self.ports.transport.send_all(&sent);
-        requests
-            .iter()
-            .zip(results)
-            .map(|(request, result)| {
-                let response = retry::settle(
-                    request,
-                    result,
-                    self.provider,
-                    self.ports,
-                    self.retry,
-                    usage,
-                    retries,
-                )?;
-                self.complete(&response, usage)
-            })
-            .collect()
+    ) -> Result<Completion, StructureError> {
+        let response = retry::settle(
+            request,
+            answer,
+            self.provider,
+            self.ports,
+            self.retry,
+            usage,
+            retries,
+        )?;
+        self.complete(&response, usage)
     }
 
     /// The completion `response` holds, its cost added to `usage` (an error carries the total).

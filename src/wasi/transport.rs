@@ -9,7 +9,7 @@ use super::wasi::http::types as http;
 use super::wasi::io::poll::Pollable;
 use super::wasi::io::streams::StreamError;
 use crate::keys;
-use crate::ports::{HttpRequest, HttpResponse, Transport, TransportError};
+use crate::ports::{HttpRequest, HttpResponse, Pump, Transport, TransportError};
 
 /// `wasi:http` output streams accept at most this much per write.
 const WRITE_CHUNK: usize = 4096;
@@ -19,48 +19,64 @@ pub(super) struct WasiTransport;
 
 impl Transport for WasiTransport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
-        receive(start(request)?)
+        let (future, started) = start(request)?;
+        receive(request, &future, started)
     }
 
-    /// Starts every request, then waits for their responses together (`wasi:io/poll`): the
-    /// host runs them at once.
-    fn send_all(&self, requests: &[&HttpRequest]) -> Vec<Result<HttpResponse, TransportError>> {
-        let started: Vec<Result<Started<'_>, TransportError>> =
-            requests.iter().map(|request| start(request)).collect();
-        {
-            // A pollable is its future's child: these go before the futures are read.
-            let responses: Vec<Pollable> = started
-                .iter()
-                .flatten()
-                .map(|started| started.future.subscribe())
-                .collect();
-            loop {
-                let waiting: Vec<&Pollable> = responses
-                    .iter()
-                    .filter(|response| !response.ready())
-                    .collect();
-                if waiting.is_empty() {
+    /// Starts requests while fewer than `max_in_flight` are in flight, and waits on the
+    /// pollables of those in flight together: each answer is read as it arrives.
+    fn pump(&self, max_in_flight: usize, work: &mut dyn Pump) {
+        let mut in_flight: Vec<InFlight> = Vec::new();
+        loop {
+            while in_flight.len() < max_in_flight.max(1) {
+                let Some((id, request)) = work.next() else {
                     break;
+                };
+                match start(&request) {
+                    Ok((future, started)) => in_flight.push(InFlight {
+                        id,
+                        request,
+                        future,
+                        started,
+                    }),
+                    Err(error) => work.done(id, Err(error)),
                 }
-                wasi::io::poll::poll(&waiting);
+            }
+            if in_flight.is_empty() {
+                return;
+            }
+            let mut ready = {
+                // A pollable is its future's child: these go before the futures are read.
+                let answers: Vec<Pollable> = in_flight
+                    .iter()
+                    .map(|flight| flight.future.subscribe())
+                    .collect();
+                let answers: Vec<&Pollable> = answers.iter().collect();
+                wasi::io::poll::poll(&answers)
+            };
+            ready.sort_unstable();
+            for index in ready.into_iter().rev() {
+                let flight = in_flight.swap_remove(index as usize);
+                let result = receive(&flight.request, &flight.future, flight.started);
+                drop(flight.future);
+                work.done(flight.id, result);
             }
         }
-        started
-            .into_iter()
-            .map(|started| started.and_then(receive))
-            .collect()
     }
 }
 
-/// A request sent, its response still to come.
-struct Started<'r> {
-    request: &'r HttpRequest,
+/// A request sent, its answer still to come.
+struct InFlight {
+    id: usize,
+    request: HttpRequest,
     future: http::FutureIncomingResponse,
     started: std::time::Instant,
 }
 
 /// Sends `request`'s head and body; the response is read by [`receive`].
-fn start(request: &HttpRequest) -> Result<Started<'_>, TransportError> {
+fn start(
+    request: &HttpRequest,
+) -> Result<(http::FutureIncomingResponse, std::time::Instant), TransportError> {
     let started = std::time::Instant::now();
     let parts = request.url_parts().map_err(TransportError::new)?;
     let headers = http::Fields::new();
@@ -103,21 +119,16 @@ fn start(request: &HttpRequest) -> Result<Started<'_>, TransportError> {
         .map_err(|code| TransportError::new(describe(&code)))?;
     write_body(&body, &request.body)?;
     http::OutgoingBody::finish(body, None).map_err(|code| TransportError::new(describe(&code)))?;
-    Ok(Started {
-        request,
-        future,
-        started,
-    })
+    Ok((future, started))
 }
 
-/// Waits for the response of a started request and reads it, up to its size and within its
-/// time.
-fn receive(started: Started<'_>) -> Result<HttpResponse, TransportError> {
-    let Started {
-        request,
-        future,
-        started,
-    } = started;
+/// Waits for the response of `request` (started at `started`) and reads it, up to its size and
+/// within its time.
+fn receive(
+    request: &HttpRequest,
+    future: &http::FutureIncomingResponse,
+    started: std::time::Instant,
+) -> Result<HttpResponse, TransportError> {
     let response = loop {
         match future.get() {
             Some(Ok(Ok(response))) => break response,

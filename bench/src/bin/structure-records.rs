@@ -22,6 +22,9 @@ struct Args {
     /// The mock model's time per answer.
     #[arg(long, default_value_t = 500)]
     latency_ms: u64,
+    /// Vary the latency per call: 0.5×, 1× or 2× `--latency-ms`, by the request's bytes.
+    #[arg(long)]
+    varied: bool,
     /// Text lengths, in characters.
     #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
     sizes: Vec<usize>,
@@ -40,8 +43,15 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let latency = Duration::from_millis(args.latency_ms);
+    let varied = args.varied;
     let mock = MockLlm::start();
     mock.respond_with(move |request| {
+        let latency = if varied {
+            let spread = request.body.bytes().map(u64::from).sum::<u64>() % 3;
+            latency.mul_f64([0.5, 1.0, 2.0][spread as usize])
+        } else {
+            latency
+        };
         let body = request.json();
         let records = read_orders(user_text(&body).unwrap_or_default());
         let answer = json!({ "records": records });
@@ -50,7 +60,7 @@ fn main() -> anyhow::Result<()> {
             .with_usage(request.body.len() as u64 / BYTES_PER_TOKEN, completion)
             .with_delay(latency)
     });
-    print_header(args.latency_ms);
+    print_header(args.latency_ms, args.varied);
     let mut rows = Vec::new();
     for &chars in &args.sizes {
         let (text, planted) = planted_text(chars, (chars / 2_500).max(1));
@@ -82,17 +92,16 @@ fn main() -> anyhow::Result<()> {
         }));
     }
     if let Some(path) = args.json {
-        std::fs::write(
-            path,
-            serde_json::to_string_pretty(&json!({ "latencyMs": args.latency_ms, "rows": rows }))?,
-        )?;
+        let report = json!({ "latencyMs": args.latency_ms, "varied": args.varied, "rows": rows });
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
     }
     Ok(())
 }
 
-fn print_header(latency_ms: u64) {
+fn print_header(latency_ms: u64, varied: bool) {
+    let varied = if varied { " (0.5×, 1× or 2×)" } else { "" };
     println!(
-        "records mode, mock latency {latency_ms} ms per call, default chunk (6000 tokens) and overlap"
+        "records mode, mock latency {latency_ms} ms{varied} per call, default chunk (6000 tokens) and overlap"
     );
     println!(
         "{:>9}  {:>7}  {:>6}  {:>5}  {:>13}  {:>17}  {:>11}  {:>11}  {:>9}",

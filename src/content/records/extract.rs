@@ -16,7 +16,7 @@ use crate::content::grounding::{Grounded, ground, provenance};
 use crate::content::{Caller, Limits, conversation, reason, ungrounded};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
-use crate::ports::{HttpRequest, Ports};
+use crate::ports::{HttpRequest, HttpResponse, Ports, Pump, TransportError};
 use crate::provider::Provider;
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation};
@@ -82,7 +82,7 @@ pub(crate) fn extract(
     }
     converse(
         &mut runs,
-        &caller,
+        caller,
         chunking.max_concurrent,
         &mut usage,
         &mut trace,
@@ -159,43 +159,102 @@ struct ChunkRun<'a> {
     settled: Option<Settled<Vec<Judged>>>,
 }
 
-/// Runs every chunk's conversation to its end, `max_concurrent` requests at a time; once a
-/// chunk's answer is stale no new one is started.
-fn converse(
-    runs: &mut [ChunkRun<'_>],
-    caller: &Caller<'_>,
+/// Runs every chunk's conversation to its end, up to `max_concurrent` requests in flight (the
+/// transport's [`pump`](crate::ports::Transport::pump)); once a chunk's answer is stale no new
+/// request is started.
+fn converse<'a>(
+    runs: &mut [ChunkRun<'a>],
+    caller: Caller<'a>,
     max_concurrent: usize,
     usage: &mut Usage,
     trace: &mut Trace,
 ) -> Result<(), StructureError> {
-    let mut waiting: VecDeque<usize> = (0..runs.len()).collect();
-    while !waiting.is_empty() {
-        let wave: Vec<usize> = waiting
-            .drain(..waiting.len().min(max_concurrent.max(1)))
-            .collect();
-        let requests: Vec<HttpRequest> = wave
+    let mut chunks = Conversations {
+        waiting: (0..runs.len()).collect(),
+        runs,
+        caller,
+        in_flight: Vec::new(),
+        usage: *usage,
+        retries: 0,
+        failed: None,
+    };
+    caller.ports.transport.pump(max_concurrent, &mut chunks);
+    *usage = chunks.usage;
+    trace.retries += chunks.retries;
+    match chunks.failed {
+        Some(error) => Err(error.with_usage(*usage)),
+        None => Ok(()),
+    }
+}
+
+/// The chunks' conversations as the transport's pump sees them: the next request of a chunk
+/// that waits for one, and each answer taken by its chunk.
+struct Conversations<'r, 'a> {
+    runs: &'r mut [ChunkRun<'a>],
+    caller: Caller<'a>,
+    /// Chunks whose next request is to be started, in order.
+    waiting: VecDeque<usize>,
+    /// The requests under way, by chunk (for the budget and for retries).
+    in_flight: Vec<(usize, HttpRequest)>,
+    usage: Usage,
+    retries: u32,
+    /// The first error: nothing more is started, and the call ends with it.
+    failed: Option<StructureError>,
+}
+
+impl Pump for Conversations<'_, '_> {
+    fn next(&mut self) -> Option<(usize, HttpRequest)> {
+        let stale = self
+            .runs
             .iter()
-            .map(|&index| runs[index].dialogue.request())
-            .collect();
-        let completions = caller.send_all(&requests, usage, &mut trace.retries)?;
-        for (index, completion) in wave.into_iter().zip(completions) {
-            let run = &mut runs[index];
-            match run
-                .dialogue
-                .take(completion.delivered, &run.judge, *usage)?
-            {
-                Some(settled) => run.settled = Some(settled),
-                None => waiting.push_back(index),
+            .any(|run| matches!(run.settled, Some(Settled::Stale(_))));
+        if stale || self.failed.is_some() {
+            return None;
+        }
+        let index = self.waiting.pop_front()?;
+        let request = self.runs[index].dialogue.request();
+        let in_flight: Vec<&HttpRequest> = self.in_flight.iter().map(|(_, r)| r).collect();
+        match self.caller.start(&request, &in_flight, &mut self.usage) {
+            Ok(sent) => {
+                self.in_flight.push((index, request));
+                Some((index, sent))
+            }
+            Err(error) => {
+                self.failed = Some(error);
+                None
             }
         }
-        if runs
-            .iter()
-            .any(|run| matches!(run.settled, Some(Settled::Stale(_))))
-        {
-            return Ok(());
+    }
+
+    fn done(&mut self, index: usize, answer: Result<HttpResponse, TransportError>) {
+        let Some(at) = self.in_flight.iter().position(|(chunk, _)| *chunk == index) else {
+            return;
+        };
+        let (_, request) = self.in_flight.swap_remove(at);
+        if self.failed.is_some() {
+            // What an answer after the failure cost still counts.
+            if let Ok(completion) =
+                answer.map(|response| self.caller.provider.completion(&response))
+            {
+                self.usage
+                    .add(completion.map_or_else(|error| error.usage, |c| c.usage));
+            }
+            return;
+        }
+        let run = &mut self.runs[index];
+        let taken = self
+            .caller
+            .settle(&request, answer, &mut self.usage, &mut self.retries)
+            .and_then(|completion| {
+                run.dialogue
+                    .take(completion.delivered, &run.judge, self.usage)
+            });
+        match taken {
+            Ok(Some(settled)) => run.settled = Some(settled),
+            Ok(None) => self.waiting.push_back(index),
+            Err(error) => self.failed = Some(error),
         }
     }
-    Ok(())
 }
 
 /// The answer format for one chunk: the record schema grounded in the chunk's text.
