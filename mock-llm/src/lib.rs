@@ -17,6 +17,9 @@
 //! scripted over HTTP: `POST /_mock/replies` queues a reply (the JSON form of [`Reply`]),
 //! `POST /_mock/always` sets a reply served whenever the queue is empty (`null` clears it),
 //! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears all of it.
+//! `POST /_mock/orders` (`{"form": "records" | "langextract", "latencyMs", "varied"}`) makes it
+//! a model that reads the orders of each text ([`orders::Reader`]), and `POST
+//! /_mock/orders/text` (`{"chars", "orders"}`) returns a text with orders planted in it.
 
 pub mod orders;
 pub mod wire;
@@ -452,6 +455,35 @@ async fn handle(
                     respond(&Reply::raw(200, "{\"always\":true}"))
                 }
                 Err(error) => respond(&Reply::error(400, "invalid_reply", &error.to_string())),
+            });
+        }
+        ("POST", "/_mock/orders") => {
+            return Ok(match serde_json::from_slice::<orders::Reader>(&body) {
+                Ok(reader) => {
+                    lock().responder = Some(Arc::new(move |request| reader.reply(request)));
+                    respond(&Reply::raw(200, "{\"orders\":true}"))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_reader", &error.to_string())),
+            });
+        }
+        ("POST", "/_mock/orders/text") => {
+            #[derive(Deserialize)]
+            struct Wanted {
+                chars: usize,
+                orders: usize,
+            }
+            return Ok(match serde_json::from_slice::<Wanted>(&body) {
+                Ok(wanted) => {
+                    let (text, planted) = orders::planted_text(wanted.chars, wanted.orders);
+                    let planted: Vec<&String> = planted.iter().map(|(order, _)| order).collect();
+                    let reply = json!({
+                        "text": text,
+                        "planted": planted,
+                        "schema": orders::order_schema(),
+                    });
+                    respond(&Reply::raw(200, &reply.to_string()))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
             });
         }
         ("GET", "/_mock/requests") => {

@@ -9,7 +9,12 @@
 //! assert_eq!(planted[0].0, "ORD-0001");
 //! ```
 
+use std::time::Duration;
+
+use serde::Deserialize;
 use serde_json::{Value, json};
+
+use crate::{Recorded, Reply};
 
 const NAMES: [&str; 5] = [
     "Zoë Kim",
@@ -106,4 +111,72 @@ pub fn user_text(body: &Value) -> Option<&str> {
         .iter()
         .find(|message| message["role"] == "user")?["content"]
         .as_str()
+}
+
+/// The answer format a mock model that reads orders answers in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// structure's records mode: `{"answer": {"records": [...]}}`.
+    Records,
+    /// langextract's: `{"extractions": [{"order": "ORD-0007", "order_attributes": {...}}]}`,
+    /// reading the text after its prompt's last `Q: `.
+    Langextract,
+}
+
+/// How a mock model that reads orders answers: in `form`, after `latency` (`varied`: 0.5×, 1×
+/// or 2× of it, by the request's bytes), counting a token per four bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reader {
+    pub form: Form,
+    #[serde(default)]
+    pub latency_ms: u64,
+    #[serde(default)]
+    pub varied: bool,
+}
+
+/// Bytes per token of the mock's usage figures (English text runs at about four).
+pub const BYTES_PER_TOKEN: usize = 4;
+
+impl Reader {
+    /// The reply to `request`.
+    pub fn reply(&self, request: &Recorded) -> Reply {
+        let body = request.json();
+        let text = user_text(&body).unwrap_or_default();
+        let content = match self.form {
+            Form::Records => json!({ "answer": { "records": read_orders(text) } }),
+            Form::Langextract => {
+                let question = text.rsplit("Q: ").next().unwrap_or_default();
+                let question = question.split("\nA:").next().unwrap_or_default();
+                let extractions: Vec<Value> = read_orders(question)
+                    .into_iter()
+                    .map(|order| {
+                        json!({
+                            "order": order["order"],
+                            "order_attributes": {
+                                "customer": order["customer"],
+                                "quantity": order.get("quantity").map(Value::to_string),
+                            },
+                        })
+                    })
+                    .collect();
+                json!({ "extractions": extractions })
+            }
+        }
+        .to_string();
+        let latency = Duration::from_millis(self.latency_ms);
+        let latency = if self.varied {
+            let spread = request.body.bytes().map(usize::from).sum::<usize>() % 3;
+            latency.mul_f64([0.5, 1.0, 2.0][spread])
+        } else {
+            latency
+        };
+        Reply::text(&content)
+            .with_usage(
+                (request.body.len() / BYTES_PER_TOKEN) as u64,
+                (content.len() / BYTES_PER_TOKEN) as u64,
+            )
+            .with_delay(latency)
+    }
 }

@@ -113,3 +113,56 @@ fn an_always_reply_serves_when_the_queue_is_empty_until_cleared() {
     assert_eq!(http(&mock, "POST", "/v1/chat/completions", "{}").0, 500);
     assert_eq!(mock.requests().len(), 4);
 }
+
+#[test]
+fn the_order_reader_answers_from_the_text_in_either_form() {
+    let mock = MockLlm::start();
+    let (status, planted) = http(
+        &mock,
+        "POST",
+        "/_mock/orders/text",
+        &json!({ "chars": 3000, "orders": 2 }).to_string(),
+    );
+    assert_eq!(status, 200);
+    let planted: Value = serde_json::from_str(&planted).unwrap();
+    assert_eq!(planted["planted"], json!(["ORD-0001", "ORD-0002"]));
+    assert_eq!(planted["schema"]["required"][0], "order");
+    let text = planted["text"].as_str().unwrap();
+
+    let ask = |content: String| {
+        let body = json!({ "messages": [{ "role": "user", "content": content }] });
+        let (_, reply) = http(&mock, "POST", "/v1/chat/completions", &body.to_string());
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        let content = reply["choices"][0]["message"]["content"].as_str().unwrap();
+        let usage = reply["usage"]["prompt_tokens"].as_u64().unwrap();
+        (serde_json::from_str::<Value>(content).unwrap(), usage)
+    };
+    let reader = json!({ "form": "records" }).to_string();
+    assert_eq!(http(&mock, "POST", "/_mock/orders", &reader).0, 200);
+    let (answer, prompt_tokens) = ask(text.to_owned());
+    let records = answer["answer"]["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(
+        prompt_tokens > 700,
+        "a token per four bytes of request: {prompt_tokens}"
+    );
+
+    let reader = json!({ "form": "langextract" }).to_string();
+    assert_eq!(http(&mock, "POST", "/_mock/orders", &reader).0, 200);
+    let prompt = format!(
+        "Extract orders.\nQ: Order ORD-9999 was placed by Example for 2 units.\nA: {{}}\nQ: {text}\nA: "
+    );
+    let (answer, _) = ask(prompt);
+    let extractions = answer["extractions"].as_array().unwrap();
+    assert_eq!(
+        extractions.len(),
+        2,
+        "the example's order is not read: {answer}"
+    );
+    assert_eq!(extractions[0]["order"], "ORD-0001");
+    assert_eq!(extractions[0]["order_attributes"]["quantity"], "1");
+    assert_eq!(
+        http(&mock, "POST", "/_mock/orders", "{\"form\": \"yaml\"}").0,
+        400
+    );
+}

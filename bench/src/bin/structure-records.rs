@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
-use mock_llm::{MockLlm, Reply};
+use mock_llm::MockLlm;
+use mock_llm::orders::{Form, Reader, order_schema, planted_text};
 use serde_json::{Value, json};
 use structure_host::{Request, SchemaInput, Scope, Settings, Status, Structure};
 
@@ -33,33 +33,19 @@ struct Args {
     json: Option<PathBuf>,
 }
 
-/// Bytes per token of the mock's usage figures.
-const BYTES_PER_TOKEN: u64 = 4;
-
 fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let latency = Duration::from_millis(args.latency_ms);
-    let varied = args.varied;
+    let reader = Reader {
+        form: Form::Records,
+        latency_ms: args.latency_ms,
+        varied: args.varied,
+    };
     let mock = MockLlm::start();
-    mock.respond_with(move |request| {
-        let latency = if varied {
-            let spread = request.body.bytes().map(u64::from).sum::<u64>() % 3;
-            latency.mul_f64([0.5, 1.0, 2.0][spread as usize])
-        } else {
-            latency
-        };
-        let body = request.json();
-        let records = read_orders(user_text(&body).unwrap_or_default());
-        let answer = json!({ "records": records });
-        let completion = answer.to_string().len() as u64 / BYTES_PER_TOKEN;
-        Reply::answer(answer)
-            .with_usage(request.body.len() as u64 / BYTES_PER_TOKEN, completion)
-            .with_delay(latency)
-    });
+    mock.respond_with(move |request| reader.reply(request));
     print_header(args.latency_ms, args.varied);
     let mut rows = Vec::new();
     for &chars in &args.sizes {
