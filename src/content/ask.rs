@@ -1,6 +1,8 @@
 //! One LLM call of a stage: the request for the conversation so far, sent with retries, read
 //! into a completion — and never started when it could take the request over its token budget.
 
+use std::borrow::Cow;
+
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
@@ -87,35 +89,26 @@ impl Caller<'_> {
         usage: &mut Usage,
         retries: &mut u32,
     ) -> Result<Completion, StructureError> {
-        if let Some(budget) = self.budget {
-            budget.check(*usage, &[request])?;
-        }
-        let response = retry::send(
-            request,
-            self.provider,
-            self.ports,
-            self.retry,
-            usage,
-            retries,
-        )?;
-        self.complete(&response, usage)
+        let sent = self.start(request, &[], usage)?;
+        let answer = self.ports.transport.send(&sent);
+        self.settle(request, answer, usage, retries)
     }
 
     /// `request` as it may be started now, counted in `usage`, while `in_flight` are under way:
     /// refused when they and it could take the request past its budget, or when the call is
     /// out of time. Its answer goes to [`Caller::settle`].
-    pub fn start(
+    pub fn start<'r>(
         &self,
-        request: &HttpRequest,
+        request: &'r HttpRequest,
         in_flight: &[&HttpRequest],
         usage: &mut Usage,
-    ) -> Result<HttpRequest, StructureError> {
+    ) -> Result<Cow<'r, HttpRequest>, StructureError> {
         if let Some(budget) = self.budget {
             let mut all = in_flight.to_vec();
             all.push(request);
             budget.check(*usage, &all)?;
         }
-        let clamped = retry::clamp(request, self.retry, self.ports, *usage)?.into_owned();
+        let clamped = retry::clamp(request, self.retry, self.ports, *usage)?;
         usage.llm_calls += 1;
         Ok(clamped)
     }

@@ -58,24 +58,6 @@ impl RetryPolicy {
     }
 }
 
-/// Sends `request`, retrying what may pass. Every attempt counts in `usage.llm_calls`; retries
-/// are also counted in `retries`. A response with an error status that is not retried (or no
-/// longer) is returned for the provider to turn into its typed error. No attempt starts after
-/// the call's deadline or runs past it; a wait that would reach it is not taken.
-pub fn send(
-    request: &HttpRequest,
-    provider: &dyn Provider,
-    ports: &Ports<'_>,
-    policy: RetryPolicy,
-    usage: &mut Usage,
-    retries: &mut u32,
-) -> Result<HttpResponse, StructureError> {
-    let clamped = clamp(request, policy, ports, *usage)?;
-    usage.llm_calls += 1;
-    let sent = ports.transport.send(&clamped);
-    settle(request, sent, provider, ports, policy, usage, retries)
-}
-
 /// `request` as it may be sent now: its timeout cut to the time the call has left (an error
 /// once none is left).
 pub fn clamp<'r>(
@@ -94,8 +76,11 @@ pub fn clamp<'r>(
     }))
 }
 
-/// What the first attempt at `request` (already sent and counted) comes to, retrying as
-/// [`send`] does.
+/// What the first attempt at `request` (already sent and counted in `usage.llm_calls`) comes to,
+/// retrying what may pass: every attempt counts in `usage.llm_calls`, retries also in `retries`.
+/// A response with an error status that is not retried (or no longer) is returned for the
+/// provider to turn into its typed error. No attempt starts after the call's deadline or runs
+/// past it; a wait that would reach it is not taken.
 pub fn settle(
     request: &HttpRequest,
     mut sent: Result<HttpResponse, TransportError>,

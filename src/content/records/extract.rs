@@ -216,6 +216,7 @@ impl Pump for Conversations<'_, '_> {
         let in_flight: Vec<&HttpRequest> = self.in_flight.iter().map(|(_, r)| r).collect();
         match self.caller.start(&request, &in_flight, &mut self.usage) {
             Ok(sent) => {
+                let sent = sent.into_owned();
                 self.in_flight.push((index, request));
                 Some((index, sent))
             }
