@@ -30,7 +30,11 @@ function config() {
 function request() {
   const mode = $('schema-mode').value;
   const maxLoops = $('max-loops').value;
-  const base = { prompt: $('prompt').value, maxLoops: maxLoops === '' ? undefined : Number(maxLoops) };
+  const base = {
+    prompt: $('prompt').value,
+    maxLoops: maxLoops === '' ? undefined : Number(maxLoops),
+    records: $('records').checked || undefined,
+  };
   if (mode === 'named') return { ...base, schema: $('schema-name').value, schemaMode: 'named' };
   if (mode === 'text') return { ...base, schema: $('schema-text').value, schemaMode: 'text' };
   try {
@@ -63,9 +67,16 @@ function show({ status, label, output, iterations = '–', llmCalls = '–', ori
   $('trace').textContent = trace;
 }
 
+/** Records mode's data, then each record the text gives without a required value. */
+function records(outcome) {
+  const lacking = outcome.incomplete.map(({ record, need }) => `${JSON.stringify(record)}: ${need}`);
+  const found = `${outcome.data.length} record(s):\n${JSON.stringify(outcome.data, null, 2)}`;
+  return lacking.length ? `${found}\n\nIncomplete, not invented:\n${lacking.join('\n')}` : found;
+}
+
 function showOutcome(outcome) {
   const output = {
-    ok: () => JSON.stringify(outcome.data, null, 2),
+    ok: () => (outcome.incomplete ? records(outcome) : JSON.stringify(outcome.data, null, 2)),
     'need-more-input': () => `The text does not say: ${outcome.need}`,
     stale: () => `No valid answer within the loops allowed. Last violations:\n${outcome.errors.join('\n')}`,
   }[outcome.status]();

@@ -93,3 +93,25 @@ test('the demo page shows a typed error', async () => {
   assert.match(await page.textContent('#output'), /object/);
   assert.equal((await mock.requests()).length, 2, 'no LLM call for a refused request');
 });
+
+test('the demo page lists every record and the incomplete ones in records mode', async () => {
+  const page = context.pages()[0];
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string' }, email: { type: 'string' } },
+    required: ['name', 'email'],
+  };
+  await page.fill('#prompt', 'Ada Lovelace, ada@analytical.example. Grace Hopper, no email given.');
+  await page.fill('#schema-json', JSON.stringify(schema));
+  await page.check('#records');
+  await mock.reply(answer({ records: [{ name: 'Ada Lovelace', email: 'ada@analytical.example' }, { name: 'Grace Hopper' }] }));
+  await page.click('#run');
+  await page.waitForSelector('body[data-runs="4"]');
+  assert.equal(await page.textContent('#status'), 'ok', await page.textContent('#output'));
+  const output = await page.textContent('#output');
+  assert.match(output, /^1 record\(s\):/);
+  assert.match(output, /ada@analytical\.example/);
+  assert.match(output, /Incomplete, not invented:\n\{"name":"Grace Hopper"\}: the text gives no value for \/email/);
+  const sent = (await mock.requests()).at(-1).json;
+  assert.match(sent.messages[0].content, /every record/);
+});
