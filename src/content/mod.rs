@@ -174,7 +174,10 @@ impl Judge for One<'_> {
             Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
             Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
             Decoded::Candidate(candidate) => {
-                let violations = self.violations(&candidate);
+                let violations =
+                    violations(self.target, &candidate, self.text, self.grounding, |_| {
+                        false
+                    });
                 if violations.is_empty() {
                     Ok(Answer::Ok(candidate))
                 } else {
@@ -185,15 +188,25 @@ impl Judge for One<'_> {
     }
 }
 
-impl One<'_> {
-    /// What `candidate` breaks: the target schema, then (when required) the text's support.
-    fn violations(&self, candidate: &Value) -> Vec<Violation> {
-        let mut violations = self.target.compiled.violations(candidate);
-        if violations.is_empty() && self.grounding == Grounding::Require {
-            violations = ungrounded(candidate, &self.target.schema, self.text);
-        }
-        violations
+/// What `candidate` breaks: `target`'s schema (but for the violations `excused` lets pass),
+/// then — only when that holds and grounding is required — the support of `text`.
+fn violations(
+    target: &TargetSchema,
+    candidate: &Value,
+    text: &str,
+    grounding: Grounding,
+    excused: impl Fn(&Violation) -> bool,
+) -> Vec<Violation> {
+    let mut violations: Vec<Violation> = target
+        .compiled
+        .violations(candidate)
+        .into_iter()
+        .filter(|violation| !excused(violation))
+        .collect();
+    if violations.is_empty() && grounding == Grounding::Require {
+        violations = ungrounded(candidate, &target.schema, text);
     }
+    violations
 }
 
 /// The violations of the values of a valid `candidate` that no span of `text` supports.

@@ -13,7 +13,7 @@ use crate::answer::format::{AnswerFormat, RECORDS_KEY, Shape};
 use crate::answer::{Decoded, decode};
 use crate::content::dialogue::{Dialogue, Judge, Settled};
 use crate::content::grounding::{Grounded, ground, provenance};
-use crate::content::{Caller, Limits, conversation, reason, ungrounded};
+use crate::content::{Caller, Limits, conversation, reason, violations};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
 use crate::ports::{HttpRequest, HttpResponse, Ports, Pump, TransportError};
@@ -368,18 +368,15 @@ impl Records<'_> {
             .into_iter()
             .map(|name| format!("/{}", escape(name)))
             .collect();
-        let mut violations: Vec<Violation> = self
-            .target
-            .compiled
-            .violations(&record)
-            .into_iter()
-            .filter(|violation| {
-                !(violation.category == Category::Required && lacking.contains(&violation.pointer))
-            })
-            .collect();
-        if violations.is_empty() && self.grounding == Grounding::Require {
-            violations = ungrounded(&record, schema, self.text);
-        }
+        let violations = violations(
+            self.target,
+            &record,
+            self.text,
+            self.grounding,
+            |violation| {
+                violation.category == Category::Required && lacking.contains(&violation.pointer)
+            },
+        );
         match (violations.is_empty(), lacking.is_empty()) {
             (false, _) => Err(violations),
             (true, true) => Ok(Judged::Valid(record)),
