@@ -5,8 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
-use mock_llm::{MockLlm, Reply};
+use mock_llm::MockLlm;
+use mock_llm::orders::{Reader, order_schema, planted_text};
 use serde_json::{Value, json};
 use structure_host::{Request, SchemaInput, Scope, Status, Structure};
 use support::{errors, validator};
@@ -14,11 +14,7 @@ use support::{errors, validator};
 /// A mock model that reads the orders of the text it is sent, taking `delay` per answer.
 fn order_reader(delay: Duration) -> MockLlm {
     let mock = MockLlm::start();
-    mock.respond_with(move |request| {
-        let body = request.json();
-        let records = read_orders(user_text(&body).unwrap_or_default());
-        Reply::answer(json!({ "records": records })).with_delay(delay)
-    });
+    mock.read_orders(Reader::records(delay));
     mock
 }
 

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
@@ -135,11 +136,7 @@ fn the_prompt_comes_from_stdin_and_the_schema_from_a_file_or_inline_json() {
 #[test]
 fn records_prints_every_record_of_a_text_read_from_stdin() {
     let mock = MockLlm::start();
-    mock.respond_with(|request| {
-        let body = request.json();
-        let records = mock_llm::orders::read_orders(mock_llm::orders::user_text(&body).unwrap());
-        Reply::answer(json!({ "records": records }))
-    });
+    mock.read_orders(mock_llm::orders::Reader::records(Duration::ZERO));
     let (text, planted) = mock_llm::orders::planted_text(8_000, 5);
     let schema = mock_llm::orders::order_schema().to_string();
     let output = structure(

@@ -3,6 +3,8 @@
 
 mod support;
 
+use std::time::Duration;
+
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
 use structure_host::{Settings, Structure};
@@ -830,11 +832,7 @@ async fn the_official_mcp_python_client_works() {
 #[tokio::test]
 async fn records_over_the_http_api_and_mcp() {
     let mock = MockLlm::start();
-    mock.respond_with(|request| {
-        let body = request.json();
-        let records = mock_llm::orders::read_orders(mock_llm::orders::user_text(&body).unwrap());
-        Reply::answer(json!({ "records": records }))
-    });
+    mock.read_orders(mock_llm::orders::Reader::records(Duration::ZERO));
     let served = serve(&mock, &[]).await;
     let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
                 Order ORD-0002 was placed by Alan Turing.";

@@ -334,6 +334,11 @@ impl MockLlm {
         self.lock().responder = Some(Arc::new(responder));
     }
 
+    /// Answers every request the queue has no reply for as `reader`, a model reading orders.
+    pub fn read_orders(&self, reader: orders::Reader) {
+        self.lock().responder = Some(Arc::new(move |request| reader.reply(request)));
+    }
+
     /// The most model requests the server was answering at one time.
     pub fn max_in_flight(&self) -> usize {
         self.lock().max_in_flight
@@ -460,7 +465,8 @@ async fn handle(
         ("POST", "/_mock/orders") => {
             return Ok(match serde_json::from_slice::<orders::Reader>(&body) {
                 Ok(reader) => {
-                    lock().responder = Some(Arc::new(move |request| reader.reply(request)));
+                    lock().responder =
+                        Some(Arc::new(move |request: &Recorded| reader.reply(request)));
                     respond(&Reply::raw(200, "{\"orders\":true}"))
                 }
                 Err(error) => respond(&Reply::error(400, "invalid_reader", &error.to_string())),

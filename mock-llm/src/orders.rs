@@ -136,6 +136,17 @@ pub struct Reader {
     pub varied: bool,
 }
 
+impl Reader {
+    /// A reader answering in records mode's format after `latency`.
+    pub fn records(latency: Duration) -> Self {
+        Self {
+            form: Form::Records,
+            latency_ms: latency.as_millis() as u64,
+            varied: false,
+        }
+    }
+}
+
 /// Bytes per token of the mock's usage figures (English text runs at about four).
 pub const BYTES_PER_TOKEN: usize = 4;
 

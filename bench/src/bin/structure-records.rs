@@ -45,7 +45,7 @@ fn main() -> anyhow::Result<()> {
         varied: args.varied,
     };
     let mock = MockLlm::start();
-    mock.respond_with(move |request| reader.reply(request));
+    mock.read_orders(reader);
     print_header(args.latency_ms, args.varied);
     let mut rows = Vec::new();
     for &chars in &args.sizes {
