@@ -6,14 +6,11 @@ use serde_json::Value;
 
 #[test]
 fn the_benchmark_runs_and_counts_llm_calls_exactly() {
-    let out = tempfile_path("structure-bench.json");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_structure-bench"))
-        .args(["--calls", "2", "--warmup", "1", "--json"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let report = report_of(
+        env!("CARGO_BIN_EXE_structure-bench"),
+        &["--calls", "2", "--warmup", "1"],
+        "the benchmark failed",
+    );
     let rows = report["rows"].as_array().unwrap();
     let calls = |scenario: &str, mode: &str| {
         rows.iter()
@@ -33,39 +30,47 @@ fn the_benchmark_runs_and_counts_llm_calls_exactly() {
         );
     }
     assert!(report["instantiateAndCall"]["wallP50Ms"].as_f64().unwrap() > 0.0);
-    let _ = std::fs::remove_file(out);
 }
 
-fn tempfile_path(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("{}-{name}", std::process::id()))
+/// Runs the bench `program` with `args` and `--json FILE`, and reads FILE; `failure` when the
+/// program fails.
+fn report_of(program: &str, args: &[&str], failure: &str) -> Value {
+    let name = std::path::Path::new(program)
+        .file_name()
+        .unwrap()
+        .to_string_lossy();
+    let out = std::env::temp_dir().join(format!("{}-{name}.json", std::process::id()));
+    let status = std::process::Command::new(program)
+        .args(args)
+        .arg("--json")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{failure}");
+    let report = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let _ = std::fs::remove_file(out);
+    report
 }
 
 #[test]
 fn the_load_test_runs_without_errors() {
-    let out = tempfile_path("structure-load.json");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_structure-load"))
-        .args(["--requests", "40", "--clients", "8", "--json"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success(), "the load test reports failed requests");
-    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let report = report_of(
+        env!("CARGO_BIN_EXE_structure-load"),
+        &["--requests", "40", "--clients", "8"],
+        "the load test reports failed requests",
+    );
     assert_eq!(report["errors"], 0);
     assert_eq!(report["llmRequestsAtTheMock"], 40);
-    let _ = std::fs::remove_file(out);
 }
 
 #[test]
 fn the_records_benchmark_finds_every_order_once() {
-    let out = tempfile_path("structure-records.json");
     // The bench itself fails unless every planted order came back once, in order.
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_structure-records"))
-        .args(["--latency-ms", "5", "--sizes", "10000,60000", "--json"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let report = report_of(
+        env!("CARGO_BIN_EXE_structure-records"),
+        &["--latency-ms", "5", "--sizes", "10000,60000"],
+        "an order did not come back once",
+    );
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for row in rows {
@@ -73,5 +78,4 @@ fn the_records_benchmark_finds_every_order_once() {
         assert_eq!(row["calls"], row["chunks"], "one call a chunk");
     }
     assert!(rows[1]["chunks"].as_u64().unwrap() > 1);
-    let _ = std::fs::remove_file(out);
 }
