@@ -86,7 +86,16 @@ fn run_records(
     reader: &OrderReader,
     config: &MapConfig,
 ) -> Result<Outcome, StructureError> {
-    let request = StructureRequest::new(text, SchemaInput::Inline(order_schema()), None)
+    run_records_against(order_schema(), text, reader, config)
+}
+
+fn run_records_against(
+    schema: Value,
+    text: &str,
+    reader: &OrderReader,
+    config: &MapConfig,
+) -> Result<Outcome, StructureError> {
+    let request = StructureRequest::new(text, SchemaInput::Inline(schema), None)
         .unwrap()
         .with_records(true);
     let clock = FixedClock::default();
@@ -208,6 +217,39 @@ fn a_record_without_a_required_value_is_listed_with_its_need_not_invented() {
     // The model was told it may leave a required value out: the schema sent requires nothing
     // of a record, and the prompt says so.
     assert_eq!(outcome.usage.llm_calls, 1);
+}
+
+#[test]
+fn a_record_schema_behind_a_root_reference_lets_a_record_lack_a_required_value_too() {
+    // As schema generators (pydantic, zod-to-json-schema) write a model: a reference at the root.
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Order",
+        "$ref": "#/$defs/Order",
+        "$defs": { "Order": order_schema() },
+    });
+    let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
+                Order ORD-0002 was placed by Alan Turing.";
+    let reader = OrderReader::default();
+    let outcome = run_records_against(schema, text, &reader, &config(&[])).unwrap();
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!([{ "order": "ORD-0001", "customer": "Ada Lovelace", "quantity": 3 }]))
+    );
+    let incomplete = outcome.incomplete.unwrap();
+    assert_eq!(incomplete.len(), 1);
+    assert_eq!(
+        incomplete[0].need,
+        "the text gives no value for /quantity (units ordered)"
+    );
+    let sent = reader.sent.borrow()[0].clone();
+    let record = &sent["response_format"]["json_schema"]["schema"]["properties"]["answer"]["properties"]
+        ["records"]["items"];
+    assert_eq!(
+        record["properties"]["quantity"]["type"],
+        json!(["integer", "null"]),
+        "the definition's required values may be left out: {record}"
+    );
 }
 
 #[test]

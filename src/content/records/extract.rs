@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::anchor::anchored;
 use super::chunk::{Chunk, chunks};
 use super::merge::{Found, merge};
+use super::required::{missing, need_of, without_required};
 use crate::answer::format::{AnswerFormat, RECORDS_KEY, Shape};
 use crate::answer::{Decoded, decode};
 use crate::content::dialogue::{Dialogue, Judge, Settled};
@@ -289,15 +290,6 @@ fn note(trace: &mut Trace, notes: Vec<String>) {
     }
 }
 
-/// `schema` with nothing required at its root.
-fn without_required(schema: &Value) -> Value {
-    let mut loose = schema.clone();
-    if let Value::Object(map) = &mut loose {
-        map.remove("required");
-    }
-    loose
-}
-
 /// Judges a chunk's answer record by record.
 struct Records<'a> {
     target: &'a TargetSchema,
@@ -383,32 +375,6 @@ impl Records<'_> {
             (true, false) => Ok(Judged::Incomplete(record)),
         }
     }
-}
-
-/// The properties `schema` requires at its root that `record` lacks.
-fn missing<'s>(record: &Value, schema: &'s Value) -> Vec<&'s str> {
-    let required = schema.get("required").and_then(Value::as_array);
-    required
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter(|name| record.get(*name).is_none())
-        .collect()
-}
-
-/// What an incomplete record lacks, in the need's words.
-fn need_of(record: &Value, schema: &Value) -> String {
-    let missing: Vec<(String, Option<String>)> = missing(record, schema)
-        .into_iter()
-        .map(|name| {
-            let description = schema
-                .pointer(&format!("/properties/{}/description", escape(name)))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            (format!("/{}", escape(name)), description)
-        })
-        .collect();
-    Grounded::need(&missing)
 }
 
 /// Where a chunk starts and ends in the whole text, in code points and UTF-16 code units.

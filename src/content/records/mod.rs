@@ -23,6 +23,7 @@ mod anchor;
 mod chunk;
 mod extract;
 mod merge;
+mod required;
 
 pub use chunk::{Chunk, chunks};
 pub use extract::Chunking;
