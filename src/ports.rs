@@ -108,12 +108,13 @@ pub trait Transport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError>;
 
     /// Keeps up to `max_in_flight` of `work`'s requests in flight, starting the next one as soon
-    /// as one is answered, until `work` has none to start and none is in flight. The component
-    /// starts them over `wasi:http` and waits on their pollables together; this default sends
-    /// one at a time.
+    /// as one is answered (or a wait `work` asks for is over), until `work` has none to start
+    /// and none is in flight. The component starts them over `wasi:http` and waits on their
+    /// pollables, and on a timer for a retry's wait, together; this default sends one at a time
+    /// (with none in flight, `work` never asks it to wait).
     fn pump(&self, max_in_flight: usize, work: &mut dyn Pump) {
         let _ = max_in_flight;
-        while let Some((id, request)) = work.next() {
+        while let Next::Start(id, request) = work.next() {
             let result = self.send(&request);
             work.done(id, result);
         }
@@ -122,11 +123,23 @@ pub trait Transport {
 
 /// Requests kept in flight by [`Transport::pump`].
 pub trait Pump {
-    /// The next request to start, with an id its answer comes back with; `None` when there is
-    /// none to start now (the pump asks again after the next answer).
-    fn next(&mut self) -> Option<(usize, HttpRequest)>;
+    /// What to start now.
+    fn next(&mut self) -> Next;
     /// The answer to request `id`, in whatever order the answers come.
     fn done(&mut self, id: usize, result: Result<HttpResponse, TransportError>);
+}
+
+/// What a [`Pump`] has to start now.
+#[derive(Debug)]
+pub enum Next {
+    /// This request, with the id its answer comes back with.
+    Start(usize, HttpRequest),
+    /// Nothing before this wait is over (a retry's backoff): ask again then, or after the next
+    /// answer if that comes first. Only while requests are in flight: with none, the pump's
+    /// work waits itself.
+    Wait(Duration),
+    /// Nothing until the next answer; with none in flight, nothing more.
+    Idle,
 }
 
 /// Settings and secrets by key (`structure_model`, `openai_api_key`, ...). The component's

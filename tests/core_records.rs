@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use mock_llm::Reply;
 use mock_llm::orders::{order_schema, planted_text, read_orders, user_text};
 use serde_json::{Value, json};
-use structure::ports::{HttpRequest, HttpResponse, Pump, Transport, TransportError};
+use structure::ports::{HttpRequest, HttpResponse, Next, Pump, Transport, TransportError};
 use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest};
 
 use support::{FixedClock, MapConfig};
@@ -58,9 +58,11 @@ impl Transport for OrderReader {
         let mut in_flight = Vec::new();
         loop {
             while in_flight.len() < max_in_flight {
+                // This model's clock stands still: a retry's wait is over only once nothing is
+                // in flight (the core then waits itself).
                 match work.next() {
-                    Some(started) => in_flight.push(started),
-                    None => break,
+                    Next::Start(id, request) => in_flight.push((id, request)),
+                    Next::Wait(_) | Next::Idle => break,
                 }
             }
             self.batches.borrow_mut().push(in_flight.len());
@@ -347,7 +349,8 @@ fn a_chunk_that_stays_invalid_makes_the_result_stale_with_its_place() {
 #[test]
 fn a_chunk_whose_connection_drops_is_retried_and_its_records_kept() {
     let (mut text, planted) = planted_text(30_000, 10);
-    text.push_str("DROPPED here. ");
+    let middle = text[text.len() / 2..].find(". ").unwrap() + text.len() / 2 + 2;
+    text.insert_str(middle, "DROPPED here. ");
     let reader = OrderReader {
         dropped_once: RefCell::new(Some("DROPPED")),
         ..OrderReader::default()
@@ -363,6 +366,20 @@ fn a_chunk_whose_connection_drops_is_retried_and_its_records_kept() {
         outcome.usage.llm_calls,
         outcome.trace.chunks + 1,
         "the retry counts"
+    );
+    // While the retry waited, the chunks after it were started and answered: it went last.
+    let sent = reader.sent.borrow();
+    let dropped = sent
+        .iter()
+        .position(|body| user_text(body).unwrap().contains("DROPPED"))
+        .unwrap();
+    let retry = (dropped + 1..sent.len())
+        .find(|&at| sent[at] == sent[dropped])
+        .unwrap();
+    assert_eq!(retry, sent.len() - 1, "the retry went last");
+    assert!(
+        dropped + 2 < retry,
+        "other chunks went out between the drop ({dropped}) and the retry"
     );
 }
 

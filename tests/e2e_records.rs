@@ -3,10 +3,11 @@
 
 mod support;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mock_llm::MockLlm;
 use mock_llm::orders::{Reader, order_schema, planted_text};
+use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
 use structure_host::{Request, SchemaInput, Scope, Status, Structure};
 use support::{errors, validator};
@@ -79,6 +80,53 @@ async fn a_long_text_is_read_in_chunks_whose_calls_are_in_flight_together() {
         assert_eq!(&shown, order);
     }
     assert!(outcome.incomplete.is_empty());
+}
+
+#[tokio::test]
+async fn a_chunk_told_to_wait_lets_the_others_go_on_meanwhile() {
+    let (mut text, planted) = planted_text(60_000, 20);
+    text.insert_str(0, "LIMITED here. ");
+    let mock = MockLlm::start();
+    let reader = Reader::records(Duration::from_millis(100));
+    let limited = AtomicBool::new(false);
+    mock.respond_with(move |request| {
+        if !request.body.contains("LIMITED") || limited.swap(true, Ordering::SeqCst) {
+            reader.reply(request)
+        } else {
+            Reply::error(429, "rate_limit_exceeded", "slow down").with_header("retry-after", "1")
+        }
+    });
+    let structure = client(
+        &mock,
+        &[
+            ("structure_chunk_tokens", "2000"),
+            ("structure_max_concurrent_calls", "2"),
+        ],
+    );
+    let outcome = structure
+        .structure(&Scope::default(), &records_request(&text))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok, "{:?}", outcome.errors);
+    let data: Value = serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap();
+    assert_eq!(data.as_array().unwrap().len(), planted.len());
+    assert_eq!(outcome.trace.retries, 1);
+    assert_eq!(outcome.usage.llm_calls, outcome.trace.chunks + 1);
+    // The first chunk's requests, the one told to wait and its retry, are the marked ones.
+    let marked: Vec<usize> = (mock.requests().iter().enumerate())
+        .filter(|(_, request)| request.body.contains("LIMITED"))
+        .map(|(at, _)| at)
+        .collect();
+    let [limited, retry] = marked[..] else {
+        panic!("{marked:?}")
+    };
+    // One call at 100 ms in the other slot fits ten times in the one-second wait; a retry that
+    // held the pump up would come right after the 429.
+    assert!(
+        retry - limited > 3,
+        "{} calls went out while the chunk waited out its retry-after",
+        retry - limited - 1
+    );
 }
 
 #[tokio::test]

@@ -76,8 +76,11 @@ test('records: every record of the text, each with its sources; a record lacking
   assert.match(sent.json.messages[0].content, /every record/);
 });
 
-test('records: a long text is read in chunks, their calls in flight together under jco', async () => {
+test('records: a long text is read in chunks, their calls in flight together under jco, a retry waiting beside them', async () => {
   const text = Array.from({ length: 8 }, (_, i) => `Paragraph ${i}: nothing was ordered on this day, and the shop stayed quiet.`).join('\n\n');
+  // The first call is told to wait: its retry waits on a timer beside the calls in flight.
+  const limited = providerError(429, 'rate_limit_exceeded', 'slow down');
+  await mock.reply({ ...limited, headers: [...limited.headers, ['retry-after-ms', '300']] });
   for (let i = 0; i < 16; i += 1) await mock.reply({ ...answer({ records: [] }), delayMs: 50 });
   const outcome = await structure.structure({
     prompt: text,
@@ -88,8 +91,9 @@ test('records: a long text is read in chunks, their calls in flight together und
   assert.equal(outcome.status, 'ok');
   assert.deepEqual(outcome.data, []);
   assert.ok(outcome.trace.chunks > 2, `${outcome.trace.chunks} chunks`);
-  assert.equal(outcome.usage.llmCalls, outcome.trace.chunks);
-  assert.equal((await mock.requests()).length, outcome.trace.chunks);
+  assert.equal(outcome.trace.retries, 1);
+  assert.equal(outcome.usage.llmCalls, outcome.trace.chunks + 1);
+  assert.equal((await mock.requests()).length, outcome.trace.chunks + 1);
 });
 
 test('ok after a violation: the reason fed back names the field', async () => {

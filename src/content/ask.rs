@@ -2,13 +2,14 @@
 //! into a completion — and never started when it could take the request over its token budget.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse, Ports, TransportError};
-use crate::provider::retry::{self, RetryPolicy};
+use crate::provider::retry::{self, RetryPolicy, Verdict};
 use crate::provider::{Completion, Conversation, Provider};
 
 /// Bytes of a request per token, for estimating a prompt before it is sent (JSON-heavy text
@@ -60,6 +61,14 @@ impl Budget {
     }
 }
 
+/// What the answer to a started request comes to ([`Caller::answered`]).
+#[derive(Debug)]
+pub enum Answered {
+    Completed(Completion),
+    /// Worth another attempt once this wait is over.
+    RetryAfter(Duration),
+}
+
 /// What a stage's calls share: the provider, the ports, the retry policy and the budget.
 #[derive(Clone, Copy)]
 pub struct Caller<'a> {
@@ -82,7 +91,8 @@ impl Caller<'_> {
         self.send(&self.provider.request(conversation, format), usage, retries)
     }
 
-    /// Sends `request` (retrying what may pass), adding what it cost to `usage`.
+    /// Sends `request` (waiting out and sending the retries that may pass, one at a time),
+    /// adding what it cost to `usage`.
     pub fn send(
         &self,
         request: &HttpRequest,
@@ -91,12 +101,21 @@ impl Caller<'_> {
     ) -> Result<Completion, StructureError> {
         let sent = self.start(request, &[], usage)?;
         let answer = self.ports.transport.send(&sent);
-        self.settle(request, answer, usage, retries)
+        let response = retry::settle(
+            request,
+            answer,
+            self.provider,
+            self.ports,
+            self.retry,
+            usage,
+            retries,
+        )?;
+        self.complete(&response, usage)
     }
 
     /// `request` as it may be started now, counted in `usage`, while `in_flight` are under way:
     /// refused when they and it could take the request past its budget, or when the call is
-    /// out of time. Its answer goes to [`Caller::settle`].
+    /// out of time. Its answer goes to [`Caller::answered`].
     pub fn start<'r>(
         &self,
         request: &'r HttpRequest,
@@ -108,30 +127,45 @@ impl Caller<'_> {
             all.push(request);
             budget.check(*usage, &all)?;
         }
+        self.restart(request, usage)
+    }
+
+    /// `request` as it may be started again now (a retry, which the budget check before its
+    /// first attempt covered), counted in `usage`; refused when the call is out of time.
+    pub fn restart<'r>(
+        &self,
+        request: &'r HttpRequest,
+        usage: &mut Usage,
+    ) -> Result<Cow<'r, HttpRequest>, StructureError> {
         let clamped = retry::clamp(request, self.retry, self.ports, *usage)?;
         usage.llm_calls += 1;
         Ok(clamped)
     }
 
-    /// The completion the first answer to a started `request` comes to, retrying (here, one
-    /// at a time) what may pass.
-    pub fn settle(
+    /// What `answer`, to attempt `attempt` (0: the first) at a started `request`, comes to:
+    /// its completion, its cost added to `usage`, or a retry to start once its wait is over
+    /// ([`Caller::restart`]). The caller keeps other requests going meanwhile.
+    pub fn answered(
         &self,
         request: &HttpRequest,
         answer: Result<HttpResponse, TransportError>,
+        attempt: u32,
         usage: &mut Usage,
-        retries: &mut u32,
-    ) -> Result<Completion, StructureError> {
-        let response = retry::settle(
+    ) -> Result<Answered, StructureError> {
+        let now = self.ports.clock.now_unix_millis();
+        let verdict = retry::verdict(
             request,
             answer,
             self.provider,
-            self.ports,
             self.retry,
-            usage,
-            retries,
+            attempt,
+            now,
+            *usage,
         )?;
-        self.complete(&response, usage)
+        match verdict {
+            Verdict::Answered(response) => self.complete(&response, usage).map(Answered::Completed),
+            Verdict::RetryAfter(wait) => Ok(Answered::RetryAfter(wait)),
+        }
     }
 
     /// The completion `response` holds, its cost added to `usage` (an error carries the total).

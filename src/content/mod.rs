@@ -23,7 +23,7 @@ use crate::provider::{Conversation, Provider, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation, show};
 use crate::settings::Grounding;
-pub use ask::{BYTES_PER_TOKEN, Budget, Caller};
+pub use ask::{Answered, BYTES_PER_TOKEN, Budget, Caller};
 use dialogue::{Dialogue, Judge, Settled};
 use grounding::provenance;
 

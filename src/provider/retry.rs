@@ -76,11 +76,63 @@ pub fn clamp<'r>(
     }))
 }
 
+/// What the answer to a started request comes to.
+#[derive(Debug)]
+pub enum Verdict {
+    /// The response: a success, or an error status that is not retried (or no longer), for the
+    /// provider to turn into its typed error.
+    Answered(HttpResponse),
+    /// Worth another attempt once this wait is over.
+    RetryAfter(Duration),
+}
+
+/// What `sent`, the answer to attempt `attempt` at `request` (0: the first), comes to at `now`
+/// (unix milliseconds), given what `usage` has spent. No retry is offered past the call's
+/// deadline: a wait that would reach it is not taken, and an answer after it is out of time.
+pub fn verdict(
+    request: &HttpRequest,
+    sent: Result<HttpResponse, TransportError>,
+    provider: &dyn Provider,
+    policy: RetryPolicy,
+    attempt: u32,
+    now: u64,
+    usage: Usage,
+) -> Result<Verdict, StructureError> {
+    let left = policy.remaining(now, usage)?;
+    match sent {
+        Ok(response) if !wire::retryable(&response) => Ok(Verdict::Answered(response)),
+        Ok(response) => {
+            let wait =
+                requested_wait(&response, provider, now).unwrap_or_else(|| backoff(attempt, now));
+            if attempt >= policy.max_retries || wait > policy.max_wait || wait >= left {
+                Ok(Verdict::Answered(response))
+            } else {
+                Ok(Verdict::RetryAfter(wait))
+            }
+        }
+        Err(error)
+            if error.retryable && attempt < policy.max_retries && backoff(attempt, now) < left =>
+        {
+            Ok(Verdict::RetryAfter(backoff(attempt, now)))
+        }
+        Err(error) => {
+            let after = if attempt > 0 {
+                format!(" (after {attempt} retries)")
+            } else {
+                String::new()
+            };
+            Err(StructureError::transport(format!(
+                "could not reach {}: {}{after}",
+                request.url, error.message
+            ))
+            .with_usage(usage))
+        }
+    }
+}
+
 /// What the first attempt at `request` (already sent and counted in `usage.llm_calls`) comes to,
-/// retrying what may pass: every attempt counts in `usage.llm_calls`, retries also in `retries`.
-/// A response with an error status that is not retried (or no longer) is returned for the
-/// provider to turn into its typed error. No attempt starts after the call's deadline or runs
-/// past it; a wait that would reach it is not taken.
+/// waiting out and sending each retry [`verdict`] offers: every attempt counts in
+/// `usage.llm_calls`, retries also in `retries`.
 pub fn settle(
     request: &HttpRequest,
     mut sent: Result<HttpResponse, TransportError>,
@@ -93,38 +145,10 @@ pub fn settle(
     let mut attempt = 0;
     loop {
         let now = ports.clock.now_unix_millis();
-        let left = policy.remaining(now, *usage)?;
-        let wait = match sent {
-            Ok(response) if !wire::retryable(&response) => return Ok(response),
-            Ok(response) => {
-                let wait = requested_wait(&response, provider, now)
-                    .unwrap_or_else(|| backoff(attempt, now));
-                if attempt >= policy.max_retries || wait > policy.max_wait || wait >= left {
-                    return Ok(response);
-                }
-                wait
-            }
-            Err(error)
-                if error.retryable
-                    && attempt < policy.max_retries
-                    && backoff(attempt, now) < left =>
-            {
-                backoff(attempt, now)
-            }
-            Err(error) => {
-                let after = if attempt > 0 {
-                    format!(" (after {attempt} retries)")
-                } else {
-                    String::new()
-                };
-                return Err(StructureError::transport(format!(
-                    "could not reach {}: {}{after}",
-                    request.url, error.message
-                ))
-                .with_usage(*usage));
-            }
-        };
-        ports.clock.sleep(wait);
+        match verdict(request, sent, provider, policy, attempt, now, *usage)? {
+            Verdict::Answered(response) => return Ok(response),
+            Verdict::RetryAfter(wait) => ports.clock.sleep(wait),
+        }
         attempt += 1;
         *retries += 1;
         let clamped = clamp(request, policy, ports, *usage)?;

@@ -9,7 +9,7 @@ use super::wasi::http::types as http;
 use super::wasi::io::poll::Pollable;
 use super::wasi::io::streams::StreamError;
 use crate::keys;
-use crate::ports::{HttpRequest, HttpResponse, Pump, Transport, TransportError};
+use crate::ports::{HttpRequest, HttpResponse, Next, Pump, Transport, TransportError};
 
 /// `wasi:http` output streams accept at most this much per write.
 const WRITE_CHUNK: usize = 4096;
@@ -24,36 +24,45 @@ impl Transport for WasiTransport {
     }
 
     /// Starts requests while fewer than `max_in_flight` are in flight, and waits on the
-    /// pollables of those in flight together: each answer is read as it arrives.
+    /// pollables of those in flight together, with a timer when `work` waits to start one (a
+    /// retry): each answer is read as it arrives.
     fn pump(&self, max_in_flight: usize, work: &mut dyn Pump) {
         let mut in_flight: Vec<InFlight> = Vec::new();
         loop {
+            let mut wait = None;
             while in_flight.len() < max_in_flight.max(1) {
-                let Some((id, request)) = work.next() else {
-                    break;
-                };
-                match start(&request) {
-                    Ok((future, started)) => in_flight.push(InFlight {
-                        id,
-                        request,
-                        future,
-                        started,
-                    }),
-                    Err(error) => work.done(id, Err(error)),
+                match work.next() {
+                    Next::Start(id, request) => match start(&request) {
+                        Ok((future, started)) => in_flight.push(InFlight {
+                            id,
+                            request,
+                            future,
+                            started,
+                        }),
+                        Err(error) => work.done(id, Err(error)),
+                    },
+                    Next::Wait(duration) => {
+                        wait = Some(duration);
+                        break;
+                    }
+                    Next::Idle => break,
                 }
             }
-            if in_flight.is_empty() {
+            if in_flight.is_empty() && wait.is_none() {
                 return;
             }
             let mut ready = {
                 // A pollable is its future's child: these go before the futures are read.
-                let answers: Vec<Pollable> = in_flight
+                let mut pollables: Vec<Pollable> = in_flight
                     .iter()
                     .map(|flight| flight.future.subscribe())
                     .collect();
-                let answers: Vec<&Pollable> = answers.iter().collect();
-                wasi::io::poll::poll(&answers)
+                pollables.extend(wait.map(timer));
+                let pollables: Vec<&Pollable> = pollables.iter().collect();
+                wasi::io::poll::poll(&pollables)
             };
+            // The timer is last: an index past the requests is the wait being over.
+            ready.retain(|&index| (index as usize) < in_flight.len());
             ready.sort_unstable();
             for index in ready.into_iter().rev() {
                 let flight = in_flight.swap_remove(index as usize);
@@ -63,6 +72,12 @@ impl Transport for WasiTransport {
             }
         }
     }
+}
+
+/// A pollable ready once `duration` is over.
+fn timer(duration: Duration) -> Pollable {
+    let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    wasi::clocks::monotonic_clock::subscribe_duration(nanos)
 }
 
 /// A request sent, its answer still to come.

@@ -3,6 +3,7 @@
 //! the records of every chunk merged.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,10 +15,10 @@ use crate::answer::format::{AnswerFormat, RECORDS_KEY, Shape};
 use crate::answer::{Decoded, decode};
 use crate::content::dialogue::{Dialogue, Judge, Settled};
 use crate::content::grounding::{Grounded, ground, provenance};
-use crate::content::{Caller, Limits, conversation, reason, violations};
+use crate::content::{Answered, Caller, Limits, conversation, reason, violations};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
-use crate::ports::{HttpRequest, HttpResponse, Ports, Pump, TransportError};
+use crate::ports::{HttpRequest, HttpResponse, Next, Ports, Pump, TransportError};
 use crate::provider::Provider;
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation};
@@ -175,6 +176,7 @@ fn converse<'a>(
         runs,
         caller,
         in_flight: Vec::new(),
+        retrying: Vec::new(),
         usage: *usage,
         retries: 0,
         failed: None,
@@ -189,50 +191,66 @@ fn converse<'a>(
 }
 
 /// The chunks' conversations as the transport's pump sees them: the next request of a chunk
-/// that waits for one, and each answer taken by its chunk.
+/// that waits for one, each answer taken by its chunk, and the retries whose wait is over.
 struct Conversations<'r, 'a> {
     runs: &'r mut [ChunkRun<'a>],
     caller: Caller<'a>,
     /// Chunks whose next request is to be started, in order.
     waiting: VecDeque<usize>,
-    /// The requests under way, by chunk (for the budget and for retries).
-    in_flight: Vec<(usize, HttpRequest)>,
+    /// The requests under way (for the budget and for retries).
+    in_flight: Vec<Attempt>,
+    /// Requests to start again once their wait is over; the other chunks go on meanwhile.
+    retrying: Vec<(Attempt, u64)>,
     usage: Usage,
     retries: u32,
     /// The first error: nothing more is started, and the call ends with it.
     failed: Option<StructureError>,
 }
 
+/// One attempt at a chunk's request.
+struct Attempt {
+    chunk: usize,
+    request: HttpRequest,
+    /// 0 for the first.
+    attempt: u32,
+}
+
 impl Pump for Conversations<'_, '_> {
-    fn next(&mut self) -> Option<(usize, HttpRequest)> {
+    fn next(&mut self) -> Next {
         let stale = self
             .runs
             .iter()
             .any(|run| matches!(run.settled, Some(Settled::Stale(_))));
         if stale || self.failed.is_some() {
-            return None;
+            return Next::Idle;
         }
-        let index = self.waiting.pop_front()?;
-        let request = self.runs[index].dialogue.request();
-        let in_flight: Vec<&HttpRequest> = self.in_flight.iter().map(|(_, r)| r).collect();
-        match self.caller.start(&request, &in_flight, &mut self.usage) {
-            Ok(sent) => {
-                let sent = sent.into_owned();
-                self.in_flight.push((index, request));
-                Some((index, sent))
-            }
-            Err(error) => {
-                self.failed = Some(error);
-                None
-            }
+        let now = self.caller.ports.clock.now_unix_millis();
+        if let Some(at) = self.retrying.iter().position(|(_, due)| *due <= now) {
+            return self.restart(at);
         }
+        if let Some(chunk) = self.waiting.pop_front() {
+            return self.start(chunk);
+        }
+        let Some((at, due)) = (self.retrying.iter().enumerate())
+            .map(|(at, (_, due))| (at, *due))
+            .min_by_key(|(_, due)| *due)
+        else {
+            return Next::Idle;
+        };
+        let wait = Duration::from_millis(due.saturating_sub(now));
+        if !self.in_flight.is_empty() {
+            return Next::Wait(wait);
+        }
+        // Nothing in flight for the pump to wait on: the wait is taken here.
+        self.caller.ports.clock.sleep(wait);
+        self.restart(at)
     }
 
-    fn done(&mut self, index: usize, answer: Result<HttpResponse, TransportError>) {
-        let Some(at) = self.in_flight.iter().position(|(chunk, _)| *chunk == index) else {
+    fn done(&mut self, chunk: usize, answer: Result<HttpResponse, TransportError>) {
+        let Some(at) = self.in_flight.iter().position(|sent| sent.chunk == chunk) else {
             return;
         };
-        let (_, request) = self.in_flight.swap_remove(at);
+        let sent = self.in_flight.swap_remove(at);
         if self.failed.is_some() {
             // What an answer after the failure cost still counts.
             if let Ok(completion) =
@@ -243,18 +261,73 @@ impl Pump for Conversations<'_, '_> {
             }
             return;
         }
-        let run = &mut self.runs[index];
-        let taken = self
+        let taken = match self
             .caller
-            .settle(&request, answer, &mut self.usage, &mut self.retries)
-            .and_then(|completion| {
+            .answered(&sent.request, answer, sent.attempt, &mut self.usage)
+        {
+            Ok(Answered::Completed(completion)) => {
+                let run = &mut self.runs[chunk];
                 run.dialogue
                     .take(completion.delivered, &run.judge, self.usage)
-            });
+            }
+            Ok(Answered::RetryAfter(wait)) => {
+                let due = (self.caller.ports.clock.now_unix_millis())
+                    .saturating_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
+                let again = Attempt {
+                    attempt: sent.attempt + 1,
+                    ..sent
+                };
+                self.retrying.push((again, due));
+                return;
+            }
+            Err(error) => Err(error),
+        };
         match taken {
-            Ok(Some(settled)) => run.settled = Some(settled),
-            Ok(None) => self.waiting.push_back(index),
+            Ok(Some(settled)) => self.runs[chunk].settled = Some(settled),
+            Ok(None) => self.waiting.push_back(chunk),
             Err(error) => self.failed = Some(error),
+        }
+    }
+}
+
+impl Conversations<'_, '_> {
+    /// Starts `chunk`'s next request, if the budget lets it go with those in flight.
+    fn start(&mut self, chunk: usize) -> Next {
+        let request = self.runs[chunk].dialogue.request();
+        let in_flight: Vec<&HttpRequest> =
+            self.in_flight.iter().map(|sent| &sent.request).collect();
+        match self.caller.start(&request, &in_flight, &mut self.usage) {
+            Ok(sent) => {
+                let sent = sent.into_owned();
+                self.in_flight.push(Attempt {
+                    chunk,
+                    request,
+                    attempt: 0,
+                });
+                Next::Start(chunk, sent)
+            }
+            Err(error) => {
+                self.failed = Some(error);
+                Next::Idle
+            }
+        }
+    }
+
+    /// Starts the retry at `at` of the waiting ones.
+    fn restart(&mut self, at: usize) -> Next {
+        let (again, _) = self.retrying.swap_remove(at);
+        self.retries += 1;
+        match self.caller.restart(&again.request, &mut self.usage) {
+            Ok(sent) => {
+                let sent = sent.into_owned();
+                let chunk = again.chunk;
+                self.in_flight.push(again);
+                Next::Start(chunk, sent)
+            }
+            Err(error) => {
+                self.failed = Some(error);
+                Next::Idle
+            }
         }
     }
 }
