@@ -187,38 +187,46 @@ fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
     assert_eq!(json["trace"]["chunks"], json!(chunks));
 }
 
-#[test]
-fn a_record_without_a_required_value_is_listed_with_its_need_not_invented() {
-    let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
-                Order ORD-0002 was placed by Alan Turing.";
+/// Two orders, the second without the quantity its schema requires.
+const TWO_ORDERS: &str = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
+                          Order ORD-0002 was placed by Alan Turing.";
+
+/// [`TWO_ORDERS`] read against `schema`: the first order is the data, the second is incomplete
+/// with its need, in one call.
+fn one_whole_and_one_incomplete(schema: Value) -> (Outcome, OrderReader) {
     let reader = OrderReader::default();
-    let outcome = run_records(text, &reader, &config(&[])).unwrap();
+    let outcome = run_records_against(schema, TWO_ORDERS, &reader, &config(&[])).unwrap();
     assert_eq!(
         outcome.answer,
         Answer::Ok(json!([{ "order": "ORD-0001", "customer": "Ada Lovelace", "quantity": 3 }]))
     );
-    let incomplete = outcome.incomplete.unwrap();
+    let incomplete = outcome.incomplete.as_ref().unwrap();
     assert_eq!(incomplete.len(), 1);
-    assert_eq!(
-        incomplete[0].record,
-        json!({ "order": "ORD-0002", "customer": "Alan Turing" })
-    );
     assert_eq!(
         incomplete[0].need,
         "the text gives no value for /quantity (units ordered)"
     );
-    let customer = incomplete[0]
+    assert_eq!(outcome.usage.llm_calls, 1);
+    (outcome, reader)
+}
+
+#[test]
+fn a_record_without_a_required_value_is_listed_with_its_need_not_invented() {
+    let (outcome, _) = one_whole_and_one_incomplete(order_schema());
+    let incomplete = &outcome.incomplete.unwrap()[0];
+    assert_eq!(
+        incomplete.record,
+        json!({ "order": "ORD-0002", "customer": "Alan Turing" })
+    );
+    let customer = incomplete
         .sources
         .iter()
         .find(|source| source.pointer == "/customer")
         .unwrap();
     assert_eq!(
         customer.span.as_ref().unwrap().start,
-        text.find("Alan Turing").unwrap()
+        TWO_ORDERS.find("Alan Turing").unwrap()
     );
-    // The model was told it may leave a required value out: the schema sent requires nothing
-    // of a record, and the prompt says so.
-    assert_eq!(outcome.usage.llm_calls, 1);
 }
 
 #[test]
@@ -230,20 +238,7 @@ fn a_record_schema_behind_a_root_reference_lets_a_record_lack_a_required_value_t
         "$ref": "#/$defs/Order",
         "$defs": { "Order": order_schema() },
     });
-    let text = "Order ORD-0001 was placed by Ada Lovelace for 3 units. \
-                Order ORD-0002 was placed by Alan Turing.";
-    let reader = OrderReader::default();
-    let outcome = run_records_against(schema, text, &reader, &config(&[])).unwrap();
-    assert_eq!(
-        outcome.answer,
-        Answer::Ok(json!([{ "order": "ORD-0001", "customer": "Ada Lovelace", "quantity": 3 }]))
-    );
-    let incomplete = outcome.incomplete.unwrap();
-    assert_eq!(incomplete.len(), 1);
-    assert_eq!(
-        incomplete[0].need,
-        "the text gives no value for /quantity (units ordered)"
-    );
+    let (_, reader) = one_whole_and_one_incomplete(schema);
     let sent = reader.sent.borrow()[0].clone();
     let record = &sent["response_format"]["json_schema"]["schema"]["properties"]["answer"]["properties"]
         ["records"]["items"];

@@ -9,7 +9,7 @@ use std::time::Duration;
 use mock_llm::orders::{Reader, order_schema, planted_text};
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
-use structure_host::{Request, SchemaInput, Scope, Status, Structure};
+use structure_host::{Outcome, Request, SchemaInput, Scope, Status, Structure};
 use support::{errors, validator};
 
 /// A mock model that reads the orders of the text it is sent, taking `delay` per answer.
@@ -33,26 +33,34 @@ fn records_request(text: &str) -> Request {
     }
 }
 
-#[tokio::test]
-async fn a_long_text_is_read_in_chunks_whose_calls_are_in_flight_together() {
-    let (text, planted) = planted_text(100_000, 40);
-    let mock = order_reader(Duration::from_millis(150));
+/// `text` read in chunks of 2,000 tokens, `concurrent` calls at a time: an `ok` outcome, and its
+/// records.
+async fn read_ok(mock: &MockLlm, text: &str, concurrent: &str) -> (Outcome, Vec<Value>) {
     let structure = client(
-        &mock,
+        mock,
         &[
             ("structure_chunk_tokens", "2000"),
-            ("structure_max_concurrent_calls", "4"),
+            ("structure_max_concurrent_calls", concurrent),
         ],
     );
     let outcome = structure
-        .structure(&Scope::default(), &records_request(&text))
+        .structure(&Scope::default(), &records_request(text))
         .await
         .unwrap();
     assert_eq!(outcome.status, Status::Ok, "{:?}", outcome.errors);
     let data: Value = serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap();
-    let orders: Vec<&str> = data
-        .as_array()
-        .unwrap()
+    let Value::Array(records) = data else {
+        panic!("{data}")
+    };
+    (outcome, records)
+}
+
+#[tokio::test]
+async fn a_long_text_is_read_in_chunks_whose_calls_are_in_flight_together() {
+    let (text, planted) = planted_text(100_000, 40);
+    let mock = order_reader(Duration::from_millis(150));
+    let (outcome, records) = read_ok(&mock, &text, "4").await;
+    let orders: Vec<&str> = records
         .iter()
         .map(|record| record["order"].as_str().unwrap())
         .collect();
@@ -96,20 +104,8 @@ async fn a_chunk_told_to_wait_lets_the_others_go_on_meanwhile() {
             Reply::error(429, "rate_limit_exceeded", "slow down").with_header("retry-after", "1")
         }
     });
-    let structure = client(
-        &mock,
-        &[
-            ("structure_chunk_tokens", "2000"),
-            ("structure_max_concurrent_calls", "2"),
-        ],
-    );
-    let outcome = structure
-        .structure(&Scope::default(), &records_request(&text))
-        .await
-        .unwrap();
-    assert_eq!(outcome.status, Status::Ok, "{:?}", outcome.errors);
-    let data: Value = serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap();
-    assert_eq!(data.as_array().unwrap().len(), planted.len());
+    let (outcome, records) = read_ok(&mock, &text, "2").await;
+    assert_eq!(records.len(), planted.len());
     assert_eq!(outcome.trace.retries, 1);
     assert_eq!(outcome.usage.llm_calls, outcome.trace.chunks + 1);
     // The first chunk's requests, the one told to wait and its retry, are the marked ones.
