@@ -9,7 +9,9 @@ use mock_llm::Reply;
 use serde_json::{Map, Value, json};
 use structure::ports::MemoryKeyValue;
 use structure::settings::{Cascade, OVERRIDABLE, Settings};
-use structure::{Answer, ErrorKind, Registration, SchemaInput, Scope, StructureRequest};
+use structure::{
+    Answer, ErrorKind, Outcome, Registration, SchemaInput, Scope, StructureError, StructureRequest,
+};
 use support::{FixedClock, MapConfig, ScriptedTransport};
 
 fn local(extra: &[(&str, &str)]) -> MapConfig {
@@ -34,6 +36,25 @@ fn ports<'a>(
     }
 }
 
+/// One `structure` call at the default scope.
+fn call(
+    request: &StructureRequest,
+    transport: &ScriptedTransport,
+    config: &MapConfig,
+    key_value: &MemoryKeyValue,
+) -> Result<Outcome, StructureError> {
+    structure::structure(
+        request,
+        &Scope::default(),
+        &ports(transport, config, key_value),
+    )
+}
+
+/// A request to read a [`person`] from `text`.
+fn about_a_person(text: &str) -> StructureRequest {
+    StructureRequest::new(text, SchemaInput::Inline(person()), None).unwrap()
+}
+
 fn person() -> Value {
     json!({ "type": "object", "properties": { "name": { "type": "string" }, "age": { "type": "integer" } }, "required": ["name"] })
 }
@@ -48,13 +69,8 @@ fn a_content_filter_stop_in_chat_completions_is_blocked_as_in_the_responses_api(
     let transport = ScriptedTransport::new([Reply::raw(200, &body.to_string())]);
     let config = local(&[]);
     let key_value = MemoryKeyValue::default();
-    let request = StructureRequest::new("Ada", SchemaInput::Inline(person()), None).unwrap();
-    let error = structure::structure(
-        &request,
-        &Scope::default(),
-        &ports(&transport, &config, &key_value),
-    )
-    .unwrap_err();
+    let request = about_a_person("Ada");
+    let error = call(&request, &transport, &config, &key_value).unwrap_err();
     assert_eq!(
         error.kind,
         ErrorKind::Blocked {
@@ -69,13 +85,8 @@ fn the_token_budget_bounds_the_first_call() {
     let transport = ScriptedTransport::new([]);
     let config = local(&[("structure_token_budget", "1000")]);
     let key_value = MemoryKeyValue::default();
-    let request = StructureRequest::new("Ada, 36", SchemaInput::Inline(person()), None).unwrap();
-    let error = structure::structure(
-        &request,
-        &Scope::default(),
-        &ports(&transport, &config, &key_value),
-    )
-    .unwrap_err();
+    let request = about_a_person("Ada, 36");
+    let error = call(&request, &transport, &config, &key_value).unwrap_err();
     assert_eq!(error.kind, ErrorKind::BudgetExhausted);
     assert!(
         error.message.contains("structure_max_output_tokens"),
@@ -92,12 +103,7 @@ fn the_token_budget_bounds_the_first_call() {
         ("structure_token_budget", "1000"),
         ("structure_max_output_tokens", "200"),
     ]);
-    let outcome = structure::structure(
-        &request,
-        &Scope::default(),
-        &ports(&transport, &config, &key_value),
-    )
-    .unwrap();
+    let outcome = call(&request, &transport, &config, &key_value).unwrap();
     assert_eq!(outcome.answer, Answer::Ok(json!({ "name": "Ada" })));
 }
 
@@ -116,12 +122,7 @@ fn a_builder_cache_hit_answers_to_this_calls_confidence_threshold() {
         None,
     )
     .unwrap();
-    let first = structure::structure(
-        &described,
-        &Scope::default(),
-        &ports(&transport, &config, &key_value),
-    )
-    .unwrap();
+    let first = call(&described, &transport, &config, &key_value).unwrap();
     assert_eq!(
         first.answer,
         Answer::Ok(json!({ "name": "Ada" })),
@@ -131,12 +132,7 @@ fn a_builder_cache_hit_answers_to_this_calls_confidence_threshold() {
     let mut settings = Map::new();
     settings.insert("confidenceThreshold".into(), json!(0.9));
     let stricter = described.clone().with_settings(settings);
-    let second = structure::structure(
-        &stricter,
-        &Scope::default(),
-        &ports(&transport, &config, &key_value),
-    )
-    .unwrap();
+    let second = call(&stricter, &transport, &config, &key_value).unwrap();
     let Answer::NeedMoreInput(need) = &second.answer else {
         panic!("{:?}", second.answer)
     };
@@ -323,13 +319,8 @@ fn the_nulls_dropped_for_optional_properties_are_listed_as_repairs() {
     let transport = ScriptedTransport::new([Reply::answer(json!({ "name": "Ada", "age": null }))]);
     let config = local(&[]);
     let key_value = MemoryKeyValue::default();
-    let request = StructureRequest::new("Ada", SchemaInput::Inline(person()), None).unwrap();
-    let outcome = structure::structure(
-        &request,
-        &Scope::default(),
-        &ports(&transport, &config, &key_value),
-    )
-    .unwrap();
+    let request = about_a_person("Ada");
+    let outcome = call(&request, &transport, &config, &key_value).unwrap();
     assert_eq!(outcome.answer, Answer::Ok(json!({ "name": "Ada" })));
     assert!(
         outcome
