@@ -406,19 +406,37 @@ fn a_chunk_that_fails_ends_the_call_with_its_typed_error_and_the_usage() {
 
 #[test]
 fn the_token_budget_covers_every_chunk_before_any_call() {
-    let (text, _) = planted_text(30_000, 10);
+    let (text, planted) = planted_text(30_000, 10);
     let reader = OrderReader::default();
     // One chunk's call fits in 5,000 tokens; all of them do not.
-    let config = config(&[
+    let tight = config(&[
         ("structure_chunk_tokens", "1000"),
         ("structure_token_budget", "5000"),
         ("structure_max_output_tokens", "500"),
     ]);
-    let error = run_records(&text, &reader, &config).unwrap_err();
+    let error = run_records(&text, &reader, &tight).unwrap_err();
     assert_eq!(error.kind, ErrorKind::BudgetExhausted);
     assert!(error.message.contains("the next"), "{}", error.message);
     assert_eq!(error.usage.llm_calls, 0);
     assert!(reader.answered.borrow().is_empty());
+    // A budget that holds them all: each chunk's first request, made for the check, is the one
+    // it sends.
+    let roomy = config(&[
+        ("structure_chunk_tokens", "1000"),
+        ("structure_token_budget", "500000"),
+        ("structure_max_output_tokens", "500"),
+    ]);
+    let outcome = run_records(&text, &reader, &roomy).unwrap();
+    let Answer::Ok(Value::Array(records)) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    let orders: Vec<&str> = records
+        .iter()
+        .map(|r| r["order"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
+    assert_eq!(orders, expected);
+    assert_eq!(outcome.usage.llm_calls, outcome.trace.chunks);
 }
 
 #[test]

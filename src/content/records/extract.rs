@@ -72,6 +72,7 @@ pub(crate) fn extract(
                     grounding: limits.grounding,
                 },
                 settled: None,
+                prepared: None,
             }
         })
         .collect();
@@ -79,8 +80,14 @@ pub(crate) fn extract(
     let mut usage = Usage::default();
     if let Some(budget) = limits.budget {
         // The budget covers every chunk: none is asked when the first calls alone could pass it.
-        let first: Vec<HttpRequest> = runs.iter().map(|run| run.dialogue.request()).collect();
-        budget.check(usage, &first.iter().collect::<Vec<_>>())?;
+        for run in &mut runs {
+            run.prepared = Some(run.dialogue.request());
+        }
+        let first: Vec<&HttpRequest> = runs
+            .iter()
+            .filter_map(|run| run.prepared.as_ref())
+            .collect();
+        budget.check(usage, &first)?;
     }
     converse(
         &mut runs,
@@ -159,6 +166,8 @@ struct ChunkRun<'a> {
     dialogue: Dialogue<'a>,
     judge: Records<'a>,
     settled: Option<Settled<Vec<Judged>>>,
+    /// The first request, when it was made before any was sent (for the budget's check).
+    prepared: Option<HttpRequest>,
 }
 
 /// Runs every chunk's conversation to its end, up to `max_concurrent` requests in flight (the
@@ -293,7 +302,11 @@ impl Pump for Conversations<'_, '_> {
 impl Conversations<'_, '_> {
     /// Starts `chunk`'s next request, if the budget lets it go with those in flight.
     fn start(&mut self, chunk: usize) -> Next {
-        let request = self.runs[chunk].dialogue.request();
+        let run = &mut self.runs[chunk];
+        let request = run
+            .prepared
+            .take()
+            .unwrap_or_else(|| run.dialogue.request());
         let in_flight: Vec<&HttpRequest> =
             self.in_flight.iter().map(|sent| &sent.request).collect();
         match self.caller.start(&request, &in_flight, &mut self.usage) {
