@@ -111,6 +111,19 @@ fn run_records_against(
     structure::structure(&request, &structure::Scope::default(), &ports)
 }
 
+/// The outcome is `ok` with every planted order once, in the text's order.
+fn assert_every_order_once(outcome: &Outcome, planted: &[(String, usize)]) {
+    let Answer::Ok(Value::Array(records)) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    let orders: Vec<&str> = records
+        .iter()
+        .map(|r| r["order"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
+    assert_eq!(orders, expected, "every order once, in the text's order");
+}
+
 #[test]
 fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
     let (text, planted) = planted_text(100_000, 40);
@@ -121,15 +134,7 @@ fn forty_orders_in_a_long_text_are_forty_records_once_each_at_their_places() {
         ("structure_max_concurrent_calls", "4"),
     ]);
     let outcome = run_records(&text, &reader, &config).unwrap();
-    let Answer::Ok(Value::Array(records)) = &outcome.answer else {
-        panic!("{:?}", outcome.answer)
-    };
-    let orders: Vec<&str> = records
-        .iter()
-        .map(|r| r["order"].as_str().unwrap())
-        .collect();
-    let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
-    assert_eq!(orders, expected, "every order once, in the text's order");
+    assert_every_order_once(&outcome, &planted);
     let answered: usize = reader
         .answered
         .borrow()
@@ -427,15 +432,7 @@ fn the_token_budget_covers_every_chunk_before_any_call() {
         ("structure_max_output_tokens", "500"),
     ]);
     let outcome = run_records(&text, &reader, &roomy).unwrap();
-    let Answer::Ok(Value::Array(records)) = &outcome.answer else {
-        panic!("{:?}", outcome.answer)
-    };
-    let orders: Vec<&str> = records
-        .iter()
-        .map(|r| r["order"].as_str().unwrap())
-        .collect();
-    let expected: Vec<&str> = planted.iter().map(|(order, _)| order.as_str()).collect();
-    assert_eq!(orders, expected);
+    assert_every_order_once(&outcome, &planted);
     assert_eq!(outcome.usage.llm_calls, outcome.trace.chunks);
 }
 
