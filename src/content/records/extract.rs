@@ -234,16 +234,18 @@ impl Pump for Conversations<'_, '_> {
             return Next::Idle;
         }
         let now = self.caller.ports.clock.now_unix_millis();
-        if let Some(at) = self.retrying.iter().position(|(_, due)| *due <= now) {
+        let soonest = (self.retrying.iter().enumerate())
+            .map(|(at, (_, due))| (at, *due))
+            .min_by_key(|(_, due)| *due);
+        if let Some((at, due)) = soonest
+            && due <= now
+        {
             return self.restart(at);
         }
         if let Some(chunk) = self.waiting.pop_front() {
             return self.start(chunk);
         }
-        let Some((at, due)) = (self.retrying.iter().enumerate())
-            .map(|(at, (_, due))| (at, *due))
-            .min_by_key(|(_, due)| *due)
-        else {
+        let Some((at, due)) = soonest else {
             return Next::Idle;
         };
         let wait = Duration::from_millis(due.saturating_sub(now));
