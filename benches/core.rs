@@ -93,7 +93,7 @@ fn reason_formatting(bencher: divan::Bencher, name: &str) {
     let violations = CompiledSchema::compile(&bundled(name))
         .unwrap()
         .violations(&instance(name, "invalid"));
-    bencher.bench(|| reason_message(divan::black_box(&violations)));
+    bencher.bench(|| reason_message(divan::black_box(&violations), true));
 }
 
 const SUBSETS: [(&str, &Subset); 3] = [

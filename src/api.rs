@@ -69,7 +69,7 @@ fn structure_with(
     let retry = provider::retry::RetryPolicy::from_settings(settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
-            let builder_provider = provider::connect(settings, &settings.schema_builder_model)?;
+            let builder_provider = provider::open(settings, &settings.schema_builder_model, ports)?;
             let built = builder::build(
                 description,
                 scope,
@@ -100,10 +100,11 @@ fn structure_with(
         usage.add(spent_building);
         usage
     };
-    let provider = provider::connect(settings, &settings.model).map_err(|error| {
+    let provider = provider::open(settings, &settings.model, ports).map_err(|error| {
         let usage = add_building(error.usage);
         error.with_usage(usage)
     })?;
+    let window = provider.endpoint().window();
     let limits = content::Limits {
         max_loops: request.max_loops.unwrap_or(settings.max_loops),
         retry,
@@ -115,11 +116,14 @@ fn structure_with(
         extractive: settings.extractive.for_profile(provider.profile_name()),
         grounding: settings.grounding,
         reference_time: settings.reference_time,
-        records: request
-            .records
-            .then(|| chunking(settings, provider.profile_name())),
+        records: request.records,
+        chunk_bytes: settings.chunk_tokens(provider.profile_name()) as usize
+            * content::BYTES_PER_TOKEN as usize,
+        max_concurrent: settings.max_concurrent_calls as usize,
     };
-    match content::run(&request.prompt, &target, limits, provider.as_ref(), ports) {
+    let result = content::run(&request.prompt, &target, limits, provider.as_ref(), ports);
+    remember_window(settings, provider.as_ref(), window, ports);
+    match result {
         Ok(mut outcome) => {
             outcome.usage = add_building(outcome.usage);
             outcome.trace.schema_builder = builder_trace;
@@ -132,15 +136,26 @@ fn structure_with(
     }
 }
 
-/// How records mode reads a text for a provider of `profile`: chunks of `structure_chunk_tokens`
-/// (at the budget's estimate of bytes a token), an eighth of which the next chunk repeats.
-fn chunking(settings: &Settings, profile: &str) -> content::records::Chunking {
-    let chunk_bytes = settings.chunk_tokens(profile) as usize * content::BYTES_PER_TOKEN as usize;
-    content::records::Chunking {
-        chunk_bytes,
-        overlap_bytes: chunk_bytes / 8,
-        max_concurrent: settings.max_concurrent_calls as usize,
+/// Keeps what a refusal taught of the model's window during the call (it was `before`), so the
+/// next call is planned with it from the start. A store that cannot keep it costs the next call
+/// one refusal, nothing else.
+fn remember_window(
+    settings: &Settings,
+    provider: &dyn provider::Provider,
+    before: provider::window::Window,
+    ports: &Ports<'_>,
+) {
+    let window = provider.endpoint().window();
+    if window == before {
+        return;
     }
+    let Ok(model) = provider::ModelRef::parse(&settings.model) else {
+        return;
+    };
+    // Only the kind of a server of local models is worth keeping: the others are the default.
+    let kind = provider::profile::Profile::named(provider.profile_name())
+        .filter(|kind| kind.schema_is_grammar());
+    let _ = provider::server::Server::remember(settings, &model, kind, window, ports);
 }
 
 /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.

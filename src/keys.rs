@@ -38,7 +38,11 @@ pub const TOKEN_BUDGET: &str = "structure_token_budget";
 /// Records mode: the tokens of text one call is sent; a longer text is read in chunks of this
 /// size (default from the provider profile: 1,500 for local servers, 6,000 for hosted models).
 pub const CHUNK_TOKENS: &str = "structure_chunk_tokens";
-/// Records mode: LLM calls in flight at once, one per chunk (default 4).
+/// The tokens the model's context holds (prompt and answer): an integer, or a JSON object of
+/// them by `provider/model`. Unset: what the server says, the table of hosted models, or a
+/// default (see [`crate::provider::window`]).
+pub const CONTEXT_TOKENS: &str = "structure_context_tokens";
+/// Records mode and long texts: LLM calls in flight at once, one per chunk (default 4).
 pub const MAX_CONCURRENT_CALLS: &str = "structure_max_concurrent_calls";
 /// The model of the schema builder (`text` mode); an alias or `provider/model`.
 pub const SCHEMA_BUILDER_MODEL: &str = "structure_schema_builder_model";
@@ -104,6 +108,7 @@ pub const ALL: &[&str] = &[
     MAX_RETRY_WAIT_MS,
     TOKEN_BUDGET,
     CHUNK_TOKENS,
+    CONTEXT_TOKENS,
     MAX_CONCURRENT_CALLS,
     SCHEMA_BUILDER_MODEL,
     CONFIDENCE_THRESHOLD,

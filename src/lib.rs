@@ -75,8 +75,8 @@
 //! | [`settings`] | the settings of one call, and the cascade that layers them | error, keys, limits, ports, request, scope, secret, store, time |
 //! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, keys, limits, lru, outcome, ports, request, scope, store |
 //! | [`answer`] | reading answers: the envelope with the need path, lenient JSON | lru, schema |
-//! | [`provider`] | the wire formats, provider profiles, delivery modes, retries | answer, error, keys, outcome, ports, schema, settings, time |
-//! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, records mode, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
+//! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows | answer, error, keys, outcome, ports, schema, settings, store, time |
+//! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`tool_definition`] | the tool definition | schema |
 //! | [`api`] | the library's functions, which every surface calls | answer, content, error, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, keys, ports, request, schema, scope, tool_definition |

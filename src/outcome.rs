@@ -1,5 +1,7 @@
 //! The result of a `structure` call, as the tool definition's `returns` describes it.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
@@ -140,9 +142,24 @@ pub struct Trace {
     /// The schema builder's part, in `text` mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_builder: Option<BuilderTrace>,
-    /// Records mode: the chunks the text was read in (one conversation each).
+    /// The model's context window the requests were fitted to, and where its figure came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<ContextWindow>,
+    /// Records mode and long texts: the chunks the text was read in (one conversation each).
     #[serde(skip_serializing_if = "is_zero")]
     pub chunks: u32,
+    /// A long text: the chunk (from 0) each value of `data` came from, by JSON pointer.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub chunk_of: BTreeMap<String, u32>,
+}
+
+/// A model's context window as the trace shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextWindow {
+    pub tokens: u32,
+    /// `setting`, `table` (a hosted model's published window), `server` (it said), `learned`
+    /// (a refusal said), `default`.
+    pub from: String,
 }
 
 fn is_zero(count: &u32) -> bool {

@@ -14,6 +14,20 @@ pub struct HttpRequest {
     pub timeout: Duration,
     /// The most response bytes to read; a longer response is an error.
     pub max_response_bytes: usize,
+    /// An LLM request's estimated share of the model's context; `None` for other requests.
+    pub tokens: Option<TokenEstimate>,
+}
+
+/// What an LLM request is estimated to take of the model's context window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenEstimate {
+    /// The prompt's tokens (the request's bytes at the window's bytes per token).
+    pub prompt: u32,
+    /// The answer's limit as sent: `structure_max_output_tokens`, or what the window leaves.
+    pub output: u32,
+    /// Whether the window leaves the answer a useful size: a request that does not fit is
+    /// never sent.
+    pub fits: bool,
 }
 
 /// The pieces of an `http(s)://authority/path?query` URL a request line needs.

@@ -277,7 +277,7 @@ fn truncation_is_its_own_error() {
     let error = result.unwrap_err();
     assert_eq!(error.kind, ErrorKind::Truncated);
     assert!(
-        error.message.contains("output limit of 4096 tokens"),
+        error.message.contains("output limit (at most 4096 tokens"),
         "{}",
         error.message
     );

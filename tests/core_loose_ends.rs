@@ -250,6 +250,13 @@ fn layered_values() -> Vec<Layered> {
         ("chunkTokens", ["500", "600", "700", "800"], |s| {
             s.chunk_tokens("openai").to_string()
         }),
+        ("contextTokens", ["1000", "2000", "3000", "4000"], |s| {
+            s.context_tokens
+                .as_ref()
+                .and_then(|tokens| tokens.for_model("openai/test-model"))
+                .unwrap()
+                .to_string()
+        }),
     ]
 }
 

@@ -118,11 +118,12 @@ fn a_text_without_spaces_gets_right_offsets() {
 fn a_value_of_100_kb_is_located_or_fed_back_cut_short() {
     let long = "x".repeat(100 * 1024);
     let prompt = format!("Name: Ada. Note: {long}");
+    // A window that holds it (an unknown server's default, 8,192 tokens, does not).
     let outcome = call(
         &prompt,
         person(),
         vec![Reply::answer(json!({"name": "Ada", "note": long}))],
-        &[],
+        &[("structure_context_tokens", "200000")],
     );
     let note = &outcome.sources[1];
     assert_eq!(
@@ -137,7 +138,10 @@ fn a_value_of_100_kb_is_located_or_fed_back_cut_short() {
             Reply::answer(json!({"name": "Ada", "note": "y".repeat(100 * 1024)})),
             Reply::answer(json!({"name": "Ada"})),
         ],
-        &[("structure_grounding", "require")],
+        &[
+            ("structure_grounding", "require"),
+            ("structure_context_tokens", "200000"),
+        ],
     );
     assert!(matches!(outcome.answer, Answer::Ok(_)));
     assert_eq!(outcome.iterations, 2);

@@ -29,6 +29,9 @@ struct OrderReader {
 
 impl Transport for OrderReader {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        if let Some(answer) = support::probe_answer(request) {
+            return Ok(answer);
+        }
         let body: Value = serde_json::from_slice(&request.body).unwrap();
         self.sent.borrow_mut().push(body.clone());
         let text = user_text(&body).unwrap();

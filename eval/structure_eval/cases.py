@@ -10,6 +10,9 @@ A case file is JSON Lines, one case per line:
 A records case (`structure --records`) expects the list of every complete record the text holds;
 `incomplete` counts the records it gives without a required value (listed apart, never in `data`).
 
+A document case file (Kleister-NDA: a line with `text` and an `expected` object of lists, no
+`schema`) is read as cases on the `nda` schema, marked `document` (see documents.py).
+
 `schema` names `<schemas dir>/<name>.json`, or else a schema in `structure`'s registry (the
 bundled ones live in the repository's `schemas/`). A case with `absent` lacks the value of that
 required field (a property name or a JSON pointer): the right outcome is `need-more-input`.
@@ -22,6 +25,7 @@ import pathlib
 from collections import Counter
 from typing import Any, Callable
 
+from .documents import KEYS, document_case, is_document_line
 from .scoring import absent_pointer, pointer_tokens
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -37,9 +41,10 @@ def load_cases(path: pathlib.Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            cases.append(json.loads(line))
+            raw = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{number}: not JSON: {error}") from None
+        cases.append(document_case(raw) if is_document_line(raw) else raw)
     return cases
 
 
@@ -86,6 +91,11 @@ def required_path(schema: dict, pointer: str) -> bool:
     return True
 
 
+def _opening(prompt: Any) -> Any:
+    """A prompt as a problem quotes it: a document's text runs to pages, its start says which."""
+    return prompt[:80] + "…" if isinstance(prompt, str) and len(prompt) > 80 else prompt
+
+
 def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[Any, Any], list[str]] | None = None) -> list[str]:
     """Problems of a case set (empty when it is fine). `validate(schema, instance)` returns the
     violations of an instance; without it expected objects are not validated."""
@@ -93,10 +103,14 @@ def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[
     ids = Counter(c.get("id") for c in cases)
     problems += [f"duplicate id {i!r}" for i, n in ids.items() if n > 1]
     prompts = Counter(c.get("prompt") for c in cases)
-    problems += [f"duplicate prompt {p!r}" for p, n in prompts.items() if n > 1]
+    problems += [f"duplicate prompt {_opening(p)!r}" for p, n in prompts.items() if n > 1]
+    documents = sum(bool(c.get("document")) for c in cases)
+    if 0 < documents < len(cases):
+        problems.append(f"{documents} document cases mixed with {len(cases) - documents} others: "
+                        "they are scored apart, so run them as a set of their own")
     for case in cases:
         cid = case.get("id", "<no id>")
-        allowed = {"id", "schema", "prompt", "expected", "absent", "note", "records", "incomplete"}
+        allowed = {"id", "schema", "prompt", "expected", "absent", "note", "records", "incomplete", "document", "file"}
         if set(case) - allowed:
             problems.append(f"{cid}: unknown keys {sorted(set(case) - allowed)}")
         schema = schemas.get(case.get("schema"))
@@ -105,6 +119,9 @@ def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[
             continue
         if not isinstance(case.get("prompt"), str) or not case["prompt"].strip():
             problems.append(f"{cid}: empty prompt")
+        if case.get("document"):
+            problems += _document_problems(cid, case["expected"])
+            continue
         if case.get("records"):
             expected = case.get("expected")
             if not isinstance(expected, list) or not all(isinstance(r, dict) for r in expected):
@@ -122,4 +139,14 @@ def check_cases(cases: list[dict], schemas: dict[str, Any], validate: Callable[[
             problems.append(f"{cid}: a complete case needs an expected object")
         elif validate is not None:
             problems += [f"{cid}: expected is invalid: {v}" for v in validate(schema, case["expected"])]
+    return problems
+
+
+def _document_problems(cid: str, expected: dict) -> list[str]:
+    """A document case's expectation is the benchmark's: lists of strings under its keys (not an
+    object of the schema, so it is not validated against it)."""
+    problems = [f"{cid}: unknown expected key {key!r}" for key in expected if key not in KEYS]
+    problems += [f"{cid}: expected {key} holds a value that is not a non-empty string"
+                 for key, values in expected.items()
+                 if not all(isinstance(v, str) and v.strip() for v in values)]
     return problems

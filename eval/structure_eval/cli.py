@@ -15,7 +15,8 @@ from dataclasses import asdict
 from . import report, setup
 from .cases import (DEFAULT_CASES, DEFAULT_SCHEMAS, EVAL, check_cases, load_cases, load_schema, schema_file,
                     schema_validator, violations)
-from .runner import Endpoint, run_baseline, run_structure
+from .documents import DocumentScore, hits, score_document, summarise_documents
+from .runner import Endpoint, run_baseline, run_document_baseline, run_structure
 from .scoring import CaseScore, Outcome, score_case, summarise
 
 # `structure` with its defaults, and with the extractive mode meant for small local models.
@@ -37,8 +38,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint (…/v1); default: start the local model server")
     p.add_argument("--model", default=setup.MODEL_ALIAS, help="the model name the endpoint knows (default: %(default)s)")
     p.add_argument("--profile", default="llamacpp",
-                   choices=["llamacpp", "ollama", "vllm", "openai-compatible", "openai"],
-                   help="structure's provider profile for the endpoint (default: %(default)s)")
+                   choices=["llamacpp", "ollama", "vllm", "openai-compatible", "openai", "auto"],
+                   help="structure's provider profile for the endpoint (default: %(default)s); auto: "
+                   "`openai/<model>` with the base URL and no profile, for structure to find the server's kind")
     p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key (e.g. OPENAI_API_KEY)")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: baseline, structure, structure-extractive (default: all)")
     p.add_argument("--reference-time", default=REFERENCE_TIME,
@@ -46,8 +48,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra structure setting (repeatable), e.g. structure_max_loops=2")
     p.add_argument("--max-tokens", type=int, default=1024, help="output token limit per call, both systems")
+    p.add_argument("--n-ctx", type=int, default=4096,
+                   help="the model's context window, tokens: the local server's, and the one a document "
+                   "case's baseline cuts its text to fit (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=300, help="seconds per LLM request")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this (repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="run only the first N cases (after --only)")
     p.add_argument("--structure-bin", help="a built `structure` command (default: cargo build it)")
     p.add_argument("--port", type=int, help="port for the local model server (default: a free one)")
     p.add_argument("--label", default="", help="a name for this run, kept in the results file")
@@ -78,6 +84,35 @@ def registry_lookup(binary: str | None):
     return lookup
 
 
+def run_system(system: str, case: dict, schema, schema_arg: str, validate, binary: str | None,
+               endpoint: Endpoint, reference_time: str) -> Outcome:
+    """One system's outcome on one case."""
+    records = bool(case.get("records"))
+    if system == "baseline" and case.get("document"):
+        return run_document_baseline(case["prompt"], schema, endpoint, validate)
+    if system == "baseline":
+        return run_baseline(case["prompt"], schema, endpoint, validate, records)
+    settings = system_settings(system, reference_time)
+    return run_structure(case["prompt"], schema_arg, binary, endpoint, validate, settings, records)
+
+
+def verdict(score: CaseScore | DocumentScore) -> str:
+    """A case's score in a word or two, for the progress line."""
+    if isinstance(score, DocumentScore):
+        return f"{hits(score.expected, score.found)}/{len(score.expected)} hit"
+    if not score.absent:
+        return "exact" if score.exact else "wrong"
+    return "abstained" if score.abstained else "INVENTED" if score.invented else "-"
+
+
+def summary(results: list[dict], documents: bool) -> dict:
+    """The figures of one system's results (each a case's outcome and score, as saved)."""
+    outcomes = [Outcome(**r["outcome"]) for r in results]
+    if documents:
+        return summarise_documents([DocumentScore(**r["score"]) for r in results], outcomes)
+    return summarise([CaseScore(**r["score"]) for r in results], outcomes)
+
+
 def main(argv: list[str]) -> int:
     args = parse(argv)
     if args.report:
@@ -100,6 +135,9 @@ def main(argv: list[str]) -> int:
     cases = load_cases(args.cases)
     if args.only:
         cases = [c for c in cases if any(part in c["id"] for part in args.only)]
+    if args.limit is not None:
+        cases = cases[:args.limit]
+    documents = any(c.get("document") for c in cases)
     binary = None
     if any(s.startswith("structure") for s in systems) and not args.check_cases:
         binary = args.structure_bin or str(setup.structure_binary())
@@ -109,6 +147,9 @@ def main(argv: list[str]) -> int:
     if problems:
         print("The case set has problems:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
+    if args.check_cases and documents:
+        print(f"{len(cases)} document cases, schema {', '.join(names)}: OK")
+        return 0
     if args.check_cases:
         absent = sum("absent" in c for c in cases)
         print(f"{len(cases)} cases ({len(cases) - absent} complete, {absent} lacking a required value), "
@@ -128,7 +169,7 @@ def main(argv: list[str]) -> int:
     started = dt.datetime.now(dt.timezone.utc)
     results_dir = EVAL / "results"
     out = args.out or results_dir / f"{started:%Y%m%d-%H%M%S}{'-' + args.label if args.label else ''}.json"
-    server = setup.local_server(args.port) if local else None
+    server = setup.local_server(args.port, n_ctx=args.n_ctx) if local else None
     base_url = args.base_url
     results = {s: [] for s in systems}
     with (server if server else _nothing()) as running:
@@ -136,7 +177,8 @@ def main(argv: list[str]) -> int:
         if running:
             base_url, process = running
         endpoint = Endpoint(base_url=base_url, model=args.model, profile=args.profile, api_key=api_key,
-                            max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=args.settings)
+                            max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=args.settings,
+                            n_ctx=args.n_ctx)
         for index, case in enumerate(cases, 1):
             if process is not None and process.poll() is not None:
                 # Every later case would score as an error: stop and say why.
@@ -144,19 +186,12 @@ def main(argv: list[str]) -> int:
                          f"see {EVAL / 'results' / 'server.log'}")
             line = [f"{index:>3}/{len(cases)} {case['id']:<28}"]
             for system in systems:
-                records = bool(case.get("records"))
-                if system == "baseline":
-                    outcome = run_baseline(case["prompt"], schemas[case["schema"]], endpoint, validators[case["schema"]],
-                                           records)
-                else:
-                    settings = system_settings(system, args.reference_time)
-                    outcome = run_structure(case["prompt"], schema_args[case["schema"]], binary, endpoint,
-                                            validators[case["schema"]], settings, records)
-                score = score_case(case, schemas[case["schema"]], outcome)
+                schema = schemas[case["schema"]]
+                outcome = run_system(system, case, schema, schema_args[case["schema"]], validators[case["schema"]],
+                                     binary, endpoint, args.reference_time)
+                score = score_document(case, outcome) if documents else score_case(case, schema, outcome)
                 results[system].append({"case": case["id"], "outcome": asdict(outcome), "score": asdict(score)})
-                verdict = ("exact" if score.exact else "wrong") if not score.absent else (
-                    "abstained" if score.abstained else "INVENTED" if score.invented else "-")
-                line.append(f"{system} {outcome.status:<15} {verdict:<9} {outcome.llm_calls} call(s)")
+                line.append(f"{system} {outcome.status:<15} {verdict(score):<9} {outcome.llm_calls} call(s)")
             print(" | ".join(line), file=sys.stderr, flush=True)
     run = {
         "label": args.label,
@@ -165,14 +200,12 @@ def main(argv: list[str]) -> int:
             "cases": str(args.cases), "model": args.model, "profile": args.profile,
             "base_url": args.base_url or "local SmolLM2-135M-Instruct (llama-cpp-python)",
             "settings": args.settings, "max_tokens": args.max_tokens, "reference_time": args.reference_time,
-            "commit": _git_commit(),
+            "n_ctx": args.n_ctx, "limit": args.limit, "only": args.only, "commit": _git_commit(),
         },
         "systems": {},
     }
     for system in systems:
-        outcomes = [Outcome(**r["outcome"]) for r in results[system]]
-        scores = [CaseScore(**r["score"]) for r in results[system]]
-        run["systems"][system] = {"summary": summarise(scores, outcomes), "cases": results[system]}
+        run["systems"][system] = {"summary": summary(results[system], documents), "cases": results[system]}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(run, indent=1))
     print(report.table(run["systems"]))

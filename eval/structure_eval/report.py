@@ -33,8 +33,10 @@ def figures(summary: dict) -> list[tuple[str, str]]:
 
 def table(systems: dict[str, dict]) -> str:
     """One row per figure, one column per system, and a column of the targets; each `structure`
-    system's figure says whether it meets its target."""
+    system's figure says whether it meets its target. A document case set has its own table."""
     names = list(systems)
+    if systems[names[0]]["summary"].get("kind") == "documents":
+        return document_table(systems)
     rows = {name: dict(figures(systems[name]["summary"])) for name in names}
     labels = [label for label, _ in figures(systems[names[0]]["summary"])]
     by_label = {
@@ -56,4 +58,42 @@ def table(systems: dict[str, dict]) -> str:
             cells.append(cell)
         goal = goals[label][0] if label in goals else ""
         lines.append("| " + " | ".join([label, *cells, goal]) + " |")
+    return "\n".join(lines)
+
+
+def _per_doc(value: float | None, digits: int) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def document_row(s: dict) -> list[str]:
+    """A system's figures on a document case set, as `document_table` shows them."""
+    uc, lenient = s["uc"], s["lenient"]
+    decoys = f"{s['decoys_given']}/{s['decoys']}" + (
+        f" ({100 * s['decoys_given_rate']:.0f}%)" if s["decoys_given_rate"] is not None else "")
+    over = f"{s['calls_over_chunks']}/{s['docs_with_chunks']}" if s["docs_with_chunks"] else "n/a"
+    return [
+        _pct(uc["f1"]), _pct(lenient["f1"]), f"{_pct(uc['precision'])}/{_pct(uc['recall'])}", decoys,
+        str(s["errors"]), _per_doc(s["llm_calls_per_doc"], 2), _per_doc(s["tokens_per_doc"], 0),
+        _per_doc(s["wall_seconds_per_doc"], 1), over,
+        ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())),
+    ]
+
+
+DOCUMENT_COLUMNS = ["system", "F1(UC)", "lenient F1", "P/R (UC)", "decoys given a value", "errors", "calls/doc",
+                    "tokens/doc", "s/doc", "calls > chunks+2", "outcomes"]
+
+
+def document_table(systems: dict[str, dict]) -> str:
+    """One row per system on a document case set (Kleister-NDA: see documents.py), then F1(UC) /
+    lenient F1 per key."""
+    lines = ["| " + " | ".join(DOCUMENT_COLUMNS) + " |", "|" + "---|" * len(DOCUMENT_COLUMNS)]
+    for name, system in systems.items():
+        lines.append("| " + " | ".join([name, *document_row(system["summary"])]) + " |")
+    keys = list(next(iter(systems.values()))["summary"]["per_key"])
+    lines += ["", "| system | " + " | ".join(f"{k} F1(UC) / lenient" for k in keys) + " |",
+              "|" + "---|" * (len(keys) + 1)]
+    for name, system in systems.items():
+        per_key = system["summary"]["per_key"]
+        cells = [f"{_pct(per_key[k]['uc']['f1'])} / {_pct(per_key[k]['lenient']['f1'])}" for k in keys]
+        lines.append("| " + " | ".join([name, *cells]) + " |")
     return "\n".join(lines)

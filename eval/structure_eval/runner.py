@@ -6,12 +6,17 @@
 * `structure`: the `structure` command (`structure run --schema ...`), with its own prompt,
   envelope, grounding, validation and feedback loop; `structure-extractive` the same with
   `structure_extractive=true` (plain strings and numbers offered as the text writes them).
+
+On a document case (a long text) the baseline's one call gets the text cut to fit the model's
+context window (`fit_text`), as a plain call on a small local model must; `structure` gets it whole.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import subprocess
 import time
 import urllib.error
@@ -29,7 +34,8 @@ BASELINE_SYSTEM = (
 
 @dataclass
 class Endpoint:
-    """An OpenAI-compatible server and how `structure` should talk to it."""
+    """An OpenAI-compatible server and how `structure` should talk to it. `profile` "auto" leaves
+    the server's kind for `structure` to find out; `n_ctx` is the model's context window, tokens."""
 
     base_url: str
     model: str
@@ -38,10 +44,11 @@ class Endpoint:
     max_tokens: int = 1024
     timeout: float = 300.0
     structure_settings: list[str] = field(default_factory=list)
+    n_ctx: int = 4096
 
     def structure_model(self) -> str:
         # `structure` picks its profile from the provider prefix; openai-compatible servers go
-        # through `openai/` with a base URL (the profile is forced below in any case).
+        # through `openai/` with a base URL (the profile is forced below in any case, but "auto").
         prefix = {"llamacpp": "llamacpp", "ollama": "ollama", "vllm": "vllm"}.get(self.profile, "openai")
         return f"{prefix}/{self.model}"
 
@@ -54,6 +61,43 @@ def records_schema(schema: Any) -> dict:
     """The one-call baseline's schema for a records case: `{"records": [<schema>, ...]}`."""
     item = {k: v for k, v in schema.items() if k != "$schema"}
     return {"type": "object", "properties": {"records": {"type": "array", "items": item}}, "required": ["records"]}
+
+
+def baseline_system(schema: Any) -> str:
+    """The baseline's system prompt: the instruction and the schema."""
+    return BASELINE_SYSTEM.format(schema=json.dumps(schema))
+
+
+def document_max_tokens(endpoint: Endpoint) -> int:
+    """The answer's token limit on a document: a quarter of the window at most, so that most of it
+    is left for the text."""
+    return min(endpoint.max_tokens, endpoint.n_ctx // 4)
+
+
+def fit_text(text: str, system: str, n_ctx: int, max_tokens: int) -> str:
+    """The longest start of `text`, cut at whitespace, such that the prompt and the answer fit the
+    window at three bytes a token: (system bytes + text bytes) / 3 + max_tokens <= n_ctx."""
+    budget = 3 * (n_ctx - max_tokens) - len(system.encode())
+    raw = text.encode()
+    if len(raw) <= budget:
+        return text
+    if budget <= 0:
+        return ""
+    head = raw[:budget].decode(errors="ignore")
+    if text[len(head)].isspace():
+        return head.rstrip()
+    last_space = re.search(r"\s\S*$", head)
+    return head[:last_space.start()].rstrip() if last_space else head
+
+
+def run_document_baseline(text: str, schema: Any, endpoint: Endpoint, validate: Callable[[Any], bool] | None) -> Outcome:
+    """The baseline on a document: one call on the start of the text that fits the window."""
+    max_tokens = document_max_tokens(endpoint)
+    cut = fit_text(text, baseline_system(schema), endpoint.n_ctx, max_tokens)
+    outcome = run_baseline(cut, schema, dataclasses.replace(endpoint, max_tokens=max_tokens), validate)
+    detail = outcome.detail if isinstance(outcome.detail, dict) else {"error": outcome.detail}
+    outcome.detail = {**detail, "text_chars_sent": len(cut), "text_chars": len(text)}
+    return outcome
 
 
 def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callable[[Any], bool] | None,
@@ -70,7 +114,7 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
     body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": [
-            {"role": "system", "content": BASELINE_SYSTEM.format(schema=json.dumps(schema))},
+            {"role": "system", "content": baseline_system(schema)},
             {"role": "user", "content": prompt},
         ],
         # strict: false, since a case schema need not be in OpenAI's strict subset.
@@ -123,12 +167,10 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
 
 def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = (),
                       records: bool = False) -> list[str]:
-    command = [
-        binary,
-        "--store", "memory",
-        "--model", endpoint.structure_model(),
-        "--base-url", endpoint.base_url,
-        "--set", f"structure_provider_profile={endpoint.profile}",
+    command = [binary, "--store", "memory", "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
+    if endpoint.profile != "auto":
+        command += ["--set", f"structure_provider_profile={endpoint.profile}"]
+    command += [
         "--set", f"structure_max_output_tokens={endpoint.max_tokens}",
         "--set", f"structure_request_timeout_ms={int(endpoint.timeout * 1000)}",
     ]
@@ -162,6 +204,8 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
         detail = {k: result.get(k) for k in ("need", "errors", "iterations", "incomplete")}
         trace = result.get("trace") or {}
         detail.update(feedback=trace.get("feedback"), repairs=trace.get("repairs"))
+        if "chunks" in trace:
+            detail["chunks"] = trace["chunks"]
     outcome = Outcome(
         status,
         llm_calls=usage.get("llmCalls", 0),

@@ -123,13 +123,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_server(port: int | None = None, log: pathlib.Path | None = None):
-    """Runs the local model server (eval/server.py) and yields its base URL."""
+def local_server(port: int | None = None, log: pathlib.Path | None = None, n_ctx: int = 4096):
+    """Runs the local model server (eval/server.py) with an `n_ctx`-token window and yields its
+    base URL."""
     port = port or free_port()
     log = log or (EVAL / "results" / "server.log")
     log.parent.mkdir(parents=True, exist_ok=True)
     command = [str(venv_python()), str(EVAL / "server.py"), "--model", str(model_file()),
-               "--model-alias", MODEL_ALIAS, "--port", str(port)]
+               "--model-alias", MODEL_ALIAS, "--port", str(port), "--n-ctx", str(n_ctx)]
     with open(log, "ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -146,7 +147,7 @@ def local_server(port: int | None = None, log: pathlib.Path | None = None):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the model server did not start within 120 s; see {log}") from None
                 time.sleep(0.5)
-        say(f"model server up at {base_url} (pid {process.pid}, log {log})")
+        say(f"model server up at {base_url} (pid {process.pid}, n_ctx {n_ctx}, log {log})")
         yield base_url, process
     finally:
         process.terminate()

@@ -3,7 +3,7 @@ import unittest
 import _path  # noqa: F401
 
 from structure_eval.cli import REFERENCE_TIME, SYSTEMS, parse, system_settings
-from structure_eval.runner import Endpoint, structure_command
+from structure_eval.runner import Endpoint, baseline_system, document_max_tokens, fit_text, structure_command
 
 
 class StructureCommand(unittest.TestCase):
@@ -33,6 +33,41 @@ class StructureCommand(unittest.TestCase):
         args = parse([])
         self.assertEqual(args.systems.split(","), list(SYSTEMS))
         self.assertEqual(args.reference_time, REFERENCE_TIME)
+        self.assertEqual((args.n_ctx, args.limit), (4096, None))
+        self.assertEqual((parse(["--n-ctx", "2048", "--limit", "3"]).n_ctx, parse(["--limit", "3"]).limit), (2048, 3))
+
+    def test_profile_auto_leaves_the_server_kind_to_structure(self):
+        args = parse(["--profile", "auto", "--base-url", "http://127.0.0.1:9/v1", "--model", "smol"])
+        endpoint = Endpoint(args.base_url, args.model, profile=args.profile)
+        command = structure_command("structure", "nda.json", endpoint)
+        self.assertEqual(command[3:7], ["--model", "openai/smol", "--base-url", "http://127.0.0.1:9/v1"])
+        self.assertFalse(any(part.startswith("structure_provider_profile") for part in command), command)
+        self.assertIsNone(endpoint.temperature())
+
+
+class CutToFit(unittest.TestCase):
+    SCHEMA = {"type": "object", "properties": {"party": {"type": "array", "items": {"type": "string"}}}}
+
+    def test_the_baseline_text_fits_the_window(self):
+        endpoint = Endpoint("u", "m", max_tokens=1024, n_ctx=2048)
+        max_tokens = document_max_tokens(endpoint)
+        self.assertEqual(max_tokens, 512)
+        system = baseline_system(self.SCHEMA)
+        text = " ".join(f"word{i:05d}" for i in range(2000))  # 20,000 bytes
+        cut = fit_text(text, system, 2048, max_tokens)
+        budget = 3 * (2048 - 512) - len(system.encode())
+        self.assertLessEqual((len(system.encode()) + len(cut.encode())) / 3 + max_tokens, 2048)
+        self.assertGreater(len(cut.encode()), budget - 10, "no more than a word is lost")
+        self.assertTrue(text.startswith(cut))
+        self.assertEqual(text[len(cut)], " ", "cut at whitespace")
+        self.assertRegex(cut.rsplit(" ", 1)[1], r"^word\d{5}$", "the last word whole")
+
+    def test_a_short_text_is_sent_whole_and_a_multibyte_one_cut_whole(self):
+        self.assertEqual(fit_text("a short NDA", "system", 4096, 1024), "a short NDA")
+        self.assertEqual(document_max_tokens(Endpoint("u", "m", max_tokens=256, n_ctx=4096)), 256)
+        cut = fit_text("é" * 10 + " " + "é" * 10, "", 10, 6)  # 12 bytes: six é, no whitespace before
+        self.assertEqual(cut, "é" * 6)
+        self.assertEqual(fit_text("ab cd ef", "", 3, 1), "ab cd")  # 6 bytes: the cut falls on a space
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ impl Outcome {
     ///     status: Status::NeedMoreInput,
     ///     data: None,
     ///     sources: Vec::new(),
-    ///     incomplete: Vec::new(),
+    ///     incomplete: None,
     ///     need: Some("the customer's email".into()),
     ///     errors: Vec::new(),
     ///     schema_origin: "inline".into(),
@@ -37,7 +37,9 @@ impl Outcome {
     ///         reasons: Vec::new(),
     ///         retries: 0,
     ///         schema_builder: None,
+    ///         context_window: None,
     ///         chunks: 0,
+    ///         chunk_of: Vec::new(),
     ///     },
     /// };
     /// let json = outcome.to_json();
@@ -143,7 +145,14 @@ fn core_trace(trace: &Trace) -> structure::Trace {
             .collect(),
         retries: trace.retries,
         schema_builder: trace.schema_builder.as_ref().map(core_builder),
+        context_window: trace.context_window.as_ref().map(|window| {
+            structure::outcome::ContextWindow {
+                tokens: window.tokens,
+                from: window.source.clone(),
+            }
+        }),
         chunks: trace.chunks,
+        chunk_of: trace.chunk_of.iter().cloned().collect(),
     }
 }
 
@@ -158,10 +167,8 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
     structure::Outcome {
         answer,
         sources: outcome.sources.iter().map(core_source).collect(),
-        // Records mode, and only it, reads the text in chunks.
-        incomplete: (outcome.trace.chunks > 0).then(|| {
-            outcome
-                .incomplete
+        incomplete: outcome.incomplete.as_ref().map(|records| {
+            records
                 .iter()
                 .map(|incomplete| structure::outcome::Incomplete {
                     record: parsed(&incomplete.record),

@@ -17,11 +17,18 @@
 //! scripted over HTTP: `POST /_mock/replies` queues a reply (the JSON form of [`Reply`]),
 //! `POST /_mock/always` sets a reply served whenever the queue is empty (`null` clears it),
 //! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears all of it.
+//! `POST /_mock/document` (`{"latencyMs"}`) makes it a model that reads a contract's terms
+//! ([`document::Reader`]), and `POST /_mock/document/text` (`{"chars", "terms"}`) returns
+//! such a contract and its schema. `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
+//! llama-cpp-python, Ollama or vLLM, or an OpenAI endpoint with a context limit: what it says
+//! of itself when asked, and the refusal of a request over its window, in that server's words.
 //! `POST /_mock/orders` (`{"form": "records" | "langextract", "latencyMs", "varied"}`) makes it
 //! a model that reads the orders of each text ([`orders::Reader`]), and `POST
 //! /_mock/orders/text` (`{"chars", "orders"}`) returns a text with orders planted in it.
 
+pub mod document;
 pub mod orders;
+pub mod servers;
 pub mod wire;
 
 use std::collections::VecDeque;
@@ -244,6 +251,10 @@ struct Script {
     in_flight: usize,
     max_in_flight: usize,
     requests: Vec<Recorded>,
+    /// Requests that asked what the server is (its model list, `/props`, ...), not a model.
+    probes: Vec<Recorded>,
+    /// The server the mock stands for (what it says of itself, and its context window).
+    server: servers::Server,
     /// TCP connections accepted (clients that keep connections alive open few).
     connections: usize,
 }
@@ -337,6 +348,22 @@ impl MockLlm {
     /// Answers every request the queue has no reply for as `reader`, a model reading orders.
     pub fn read_orders(&self, reader: orders::Reader) {
         self.lock().responder = Some(Arc::new(move |request| reader.reply(request)));
+    }
+
+    /// Answers every request the queue has no reply for as `reader`, a model reading contracts.
+    pub fn read_document(&self, reader: document::Reader) {
+        self.lock().responder = Some(Arc::new(move |request| reader.reply(request)));
+    }
+
+    /// Stands for `server`: answers what a client asks of its kind, and refuses requests over
+    /// its context window in its words.
+    pub fn serve_as(&self, server: servers::Server) {
+        self.lock().server = server;
+    }
+
+    /// The requests that asked what the server is (not model requests), in order.
+    pub fn probes(&self) -> Vec<Recorded> {
+        self.lock().probes.clone()
     }
 
     /// The most model requests the server was answering at one time.
@@ -492,6 +519,43 @@ async fn handle(
                 Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
             });
         }
+        ("POST", "/_mock/document") => {
+            return Ok(match serde_json::from_slice::<document::Reader>(&body) {
+                Ok(reader) => {
+                    lock().responder =
+                        Some(Arc::new(move |request: &Recorded| reader.reply(request)));
+                    respond(&Reply::raw(200, "{\"document\":true}"))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_reader", &error.to_string())),
+            });
+        }
+        ("POST", "/_mock/document/text") => {
+            #[derive(Deserialize)]
+            struct Wanted {
+                chars: usize,
+                #[serde(default)]
+                terms: document::Terms,
+            }
+            return Ok(match serde_json::from_slice::<Wanted>(&body) {
+                Ok(wanted) => {
+                    let reply = json!({
+                        "text": document::planted_document(wanted.chars, &wanted.terms),
+                        "schema": document::terms_schema(),
+                    });
+                    respond(&Reply::raw(200, &reply.to_string()))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
+            });
+        }
+        ("POST", "/_mock/server") => {
+            return Ok(match serde_json::from_slice::<servers::Server>(&body) {
+                Ok(server) => {
+                    lock().server = server;
+                    respond(&Reply::raw(200, "{\"server\":true}"))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_server", &error.to_string())),
+            });
+        }
         ("GET", "/_mock/requests") => {
             let requests = serde_json::to_string(&lock().requests).unwrap_or_default();
             return Ok(respond(&Reply::raw(200, &requests)));
@@ -502,15 +566,28 @@ async fn handle(
         }
         _ => {}
     }
-    let reply = next_reply(
-        &script,
-        Recorded {
-            method: method.to_string(),
-            path,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        },
-    );
+    let recorded = Recorded {
+        method: method.to_string(),
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    };
+    let server = lock().server;
+    if let Some(reply) = server.answer(&recorded.method, &recorded.path) {
+        lock().probes.push(recorded);
+        return Ok(respond(&reply));
+    }
+    let refusal = server.refusal(&recorded.json());
+    let reply = match refusal {
+        Some(refusal) => {
+            let mut script = lock();
+            script.requests.push(recorded);
+            script.in_flight += 1;
+            script.max_in_flight = script.max_in_flight.max(script.in_flight);
+            refusal
+        }
+        None => next_reply(&script, recorded),
+    };
     if reply.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
     }

@@ -28,6 +28,9 @@ pub enum Shape {
     One,
     /// Every record the text holds, each an object of the target schema (none is an answer too).
     Records,
+    /// What one part of a long text gives of the object (`{"answer": <object>}`, no need branch:
+    /// a part that gives nothing answers an empty object); also a choice among candidates.
+    Part,
 }
 
 /// The schema language of [`AnswerFormat::schema`].
@@ -69,6 +72,8 @@ pub struct AnswerFormat {
     /// How the sent schema differs from the target, for the trace.
     pub transforms: Vec<String>,
     pub dialect: SchemaDialect,
+    /// Whether the answer may take the need path instead of giving the object.
+    pub need: bool,
 }
 
 impl AnswerFormat {
@@ -85,6 +90,7 @@ impl AnswerFormat {
         let format = match shape {
             Shape::One => Self::envelope(target, subset),
             Shape::Records => Self::records(target, subset),
+            Shape::Part => Self::part(target, subset),
         };
         #[cfg(test)]
         BUILT_HERE.with_borrow_mut(|built| built.push(key.2.clone()));
@@ -113,6 +119,23 @@ impl AnswerFormat {
         })
     }
 
+    /// `{"answer": <target>}`: the object alone.
+    fn part(target: &Value, subset: &Subset) -> Self {
+        Self::shape(
+            target,
+            subset,
+            |body| body,
+            |body| {
+                json!({
+                    "type": "object",
+                    "properties": { ANSWER_KEY: body },
+                    "required": [ANSWER_KEY],
+                    "additionalProperties": false,
+                })
+            },
+        )
+    }
+
     fn envelope(target: &Value, subset: &Subset) -> Self {
         let need = json!({
             "type": "object",
@@ -125,7 +148,7 @@ impl AnswerFormat {
             "required": [NEED_KEY],
             "additionalProperties": false,
         });
-        Self::shape(
+        let format = Self::shape(
             target,
             subset,
             |body| body,
@@ -137,7 +160,11 @@ impl AnswerFormat {
                     "additionalProperties": false,
                 })
             },
-        )
+        );
+        Self {
+            need: true,
+            ..format
+        }
     }
 
     /// `schema` itself as the answer's shape, without the envelope (the schema builder).
@@ -184,6 +211,7 @@ impl AnswerFormat {
             source,
             transforms,
             dialect: SchemaDialect::JsonSchema,
+            need: false,
         }
     }
 }

@@ -5,11 +5,14 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::answer::format::AnswerFormat;
+use crate::content::dialogue::{Dialogue, Judge, Settled};
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse, Ports, TransportError};
 use crate::provider::retry::{self, RetryPolicy, Verdict};
+use crate::provider::window::Exceeded;
+use crate::provider::wire::CONTEXT_LENGTH_EXCEEDED;
 use crate::provider::{Completion, Conversation, Provider};
 
 /// Bytes of a request per token, for estimating a prompt before it is sent (JSON-heavy text
@@ -32,12 +35,17 @@ impl Budget {
     /// request past the budget, given what `usage` says this stage has spent.
     pub fn check(&self, usage: Usage, requests: &[&HttpRequest]) -> Result<(), StructureError> {
         let spent = self.spent_before + usage.prompt_tokens + usage.completion_tokens;
-        let bytes: u64 = requests
-            .iter()
-            .map(|request| request.body.len() as u64)
-            .sum();
-        let prompt = bytes.div_ceil(BYTES_PER_TOKEN);
-        let answers = u64::from(self.max_output_tokens) * requests.len() as u64;
+        let (prompt, answers) = requests.iter().fold((0, 0), |(prompt, answers), request| {
+            let (more_prompt, more_answer) = match request.tokens {
+                // The provider's estimate, the answer clamped to the model's window.
+                Some(tokens) => (u64::from(tokens.prompt), u64::from(tokens.output)),
+                None => (
+                    (request.body.len() as u64).div_ceil(BYTES_PER_TOKEN),
+                    u64::from(self.max_output_tokens),
+                ),
+            };
+            (prompt + more_prompt, answers + more_answer)
+        });
         let next = prompt + answers;
         if spent + next <= self.limit {
             return Ok(());
@@ -79,6 +87,26 @@ pub struct Caller<'a> {
 }
 
 impl Caller<'_> {
+    /// Runs `dialogue` to its end, one request at a time (`first`, when given, is its next
+    /// request, already made), adding what it cost to `usage` and its retries to `retries`.
+    pub(super) fn converse<J: Judge>(
+        &self,
+        dialogue: &mut Dialogue<'_>,
+        judge: &J,
+        first: Option<HttpRequest>,
+        usage: &mut Usage,
+        retries: &mut u32,
+    ) -> Result<Settled<J::Accepted>, StructureError> {
+        let mut next = first;
+        loop {
+            let request = next.take().unwrap_or_else(|| dialogue.request());
+            let completion = self.send(&request, usage, retries)?;
+            if let Some(settled) = dialogue.take(completion.delivered, judge, *usage)? {
+                return Ok(settled);
+            }
+        }
+    }
+
     /// Asks for the next answer in `conversation` (retrying what may pass), adding what it
     /// cost to `usage` (an error carries the total spent).
     pub fn ask(
@@ -110,7 +138,7 @@ impl Caller<'_> {
             usage,
             retries,
         )?;
-        self.complete(&response, usage)
+        self.complete(request, &response, usage)
     }
 
     /// `request` as it may be started now, counted in `usage`, while `in_flight` are under way:
@@ -122,6 +150,11 @@ impl Caller<'_> {
         in_flight: &[&HttpRequest],
         usage: &mut Usage,
     ) -> Result<Cow<'r, HttpRequest>, StructureError> {
+        if let Some(tokens) = request.tokens
+            && !tokens.fits
+        {
+            return Err(self.overflow(tokens.prompt).with_usage(*usage));
+        }
         if let Some(budget) = self.budget {
             let mut all = in_flight.to_vec();
             all.push(request);
@@ -163,24 +196,66 @@ impl Caller<'_> {
             *usage,
         )?;
         match verdict {
-            Verdict::Answered(response) => self.complete(&response, usage).map(Answered::Completed),
+            Verdict::Answered(response) => self
+                .complete(request, &response, usage)
+                .map(Answered::Completed),
             Verdict::RetryAfter(wait) => Ok(Answered::RetryAfter(wait)),
         }
     }
 
-    /// The completion `response` holds, its cost added to `usage` (an error carries the total).
+    /// The completion `response` (to `request`) holds, its cost added to `usage` (an error
+    /// carries the total). A refusal for length teaches the provider's window.
     fn complete(
         &self,
+        request: &HttpRequest,
         response: &HttpResponse,
         usage: &mut Usage,
     ) -> Result<Completion, StructureError> {
         let completion = self.provider.completion(response).map_err(|error| {
+            self.learn(request, &error);
             let mut total = *usage;
             total.add(error.usage);
             error.with_usage(total)
         })?;
         usage.add(completion.usage);
         Ok(completion)
+    }
+
+    /// What `error`, the answer to `request`, teaches of the model's window, taken by the
+    /// endpoint: the requests built from now on fit what the server said.
+    fn learn(&self, request: &HttpRequest, error: &StructureError) {
+        let ErrorKind::Provider {
+            code: Some(code), ..
+        } = &error.kind
+        else {
+            return;
+        };
+        if code != CONTEXT_LENGTH_EXCEEDED {
+            return;
+        }
+        let endpoint = self.provider.endpoint();
+        let estimated = request.tokens.map(|tokens| tokens.prompt);
+        if let Some(learned) = Exceeded::read(&error.message, Some(code))
+            .and_then(|exceeded| exceeded.teaches(endpoint.window(), estimated))
+        {
+            endpoint.learn(learned);
+        }
+    }
+
+    /// The error of a request whose prompt of about `prompt` tokens leaves its answer no room
+    /// in the model's window: it is never sent.
+    fn overflow(&self, prompt: u32) -> StructureError {
+        let window = self.provider.endpoint().window();
+        StructureError::configuration(
+            keys::CONTEXT_TOKENS,
+            format!(
+                "the next request would not fit the model's context window: its prompt takes \
+                 about {prompt} of the {} tokens, leaving no room for an answer; use a model with \
+                 a larger window or a smaller schema, or set {} if the window is larger",
+                window.tokens,
+                keys::CONTEXT_TOKENS
+            ),
+        )
     }
 }
 
@@ -196,6 +271,7 @@ mod tests {
             body: vec![b'x'; bytes],
             timeout: std::time::Duration::from_secs(1),
             max_response_bytes: 1,
+            tokens: None,
         }
     }
 

@@ -281,7 +281,7 @@ impl Run<'_> {
                     pointer: violation.pointer.clone(),
                     category: violation.category,
                 }));
-            let feedback = reason::reason_message(&violations);
+            let feedback = reason::reason_message(&violations, true);
             outer.feedback.push(feedback.clone());
             conversation.turns.push(Turn::Model(completion.delivered));
             conversation.turns.push(Turn::Feedback(feedback));

@@ -102,7 +102,7 @@ impl<'a> Dialogue<'a> {
                 pointer: violation.pointer.clone(),
                 category: violation.category,
             }));
-        let reason = reason::reason_message(&violations);
+        let reason = reason::reason_message(&violations, self.format.need);
         self.feed_back(delivered, reason);
         Ok(None)
     }

@@ -4,8 +4,52 @@
 use serde_json::Value;
 
 use crate::answer::format::{ANSWER_KEY, NEED_KEY, RECORDS_KEY, Shape};
-use crate::provider::{ANSWER_TOOL, Delivery, SystemPrompt};
+use crate::content::Call;
+use crate::provider::{ANSWER_TOOL, Conversation, Delivery, SystemPrompt, Turn};
 use crate::time::rfc3339;
+
+/// The start of a `shape` conversation about `text`: the system prompt, and the text.
+pub fn conversation(call: Call<'_>, text: &str, shape: Shape) -> Conversation {
+    let provider = call.provider;
+    let shown_schema = provider.schema_in_prompt().then_some(&call.target.schema);
+    Conversation {
+        system: system_prompt(
+            call.limits
+                .reference_time
+                .unwrap_or_else(|| call.ports.clock.now_unix_millis()),
+            provider.delivery(),
+            shape,
+            shown_schema,
+            call.target.manual.as_deref(),
+        ),
+        turns: vec![Turn::User(text.to_owned())],
+    }
+}
+
+/// The system prompt of the call that chooses among the values the parts of a long text
+/// disagree on.
+pub fn choice_prompt(delivery: Delivery) -> SystemPrompt {
+    let answer = match delivery {
+        Delivery::Tool => {
+            format!(
+                "Deliver your answer by calling the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": <the object>}}"
+            )
+        }
+        Delivery::Native | Delivery::Prompt => {
+            format!("Answer with {{\"{ANSWER_KEY}\": <the object>}}")
+        }
+    };
+    SystemPrompt {
+        stable: format!(
+            "Parts of one long document gave different values for the same fields. For each \
+             field, choose the candidate the document as a whole gives it, reading the passage \
+             each candidate was read from. {answer}: one field for each field listed, its value \
+             one of that field's candidates, written exactly as listed."
+        ),
+        volatile: String::new(),
+        cacheable: false,
+    }
+}
 
 /// The system prompt for one call. `schema` is given when the prompt must carry it.
 pub fn system_prompt(
@@ -16,7 +60,7 @@ pub fn system_prompt(
     manual: Option<&str>,
 ) -> SystemPrompt {
     let content = match shape {
-        Shape::One => "<the object>".to_owned(),
+        Shape::One | Shape::Part => "<the object>".to_owned(),
         Shape::Records => format!("{{\"{RECORDS_KEY}\": [<one object per record>]}}"),
     };
     let answer = match delivery {
@@ -37,6 +81,14 @@ pub fn system_prompt(
                  instead of the object an object with the single field {NEED_KEY}: a short \
                  description of what is missing.\n"
             ),
+            "the object",
+        ),
+        Shape::Part => (
+            "The user's text is one part of a longer document. You turn what this part states \
+             into one JSON object that conforms to a JSON Schema.",
+            "- Leave out every field whose value this part does not state; never guess a value \
+             that another part may give.\n"
+                .to_owned(),
             "the object",
         ),
         Shape::Records => (

@@ -4,19 +4,26 @@ use crate::answer::format::{ANSWER_KEY, NEED_KEY};
 use crate::provider::ANSWER_TOOL;
 use crate::schema::violation::{Category, Violation};
 
-/// The user turn that tells the model what to fix.
-pub fn reason_message(violations: &[Violation]) -> String {
+/// The user turn that tells the model what to fix; `need`: whether the answer may take the need
+/// path (else a value the text lacks is left out).
+pub fn reason_message(violations: &[Violation], need: bool) -> String {
     let mut message = String::from("The previous output did not conform to the schema:\n");
     for violation in violations {
         message.push_str("- ");
         message.push_str(&violation.to_string());
         message.push('\n');
     }
-    message.push_str(&format!(
+    message.push_str(
         "\nPlease correct these and try again. Do not change fields that were valid. If the text \
-         does not contain a value a field needs, answer with an object with the single field \
-         {NEED_KEY} instead of inventing one."
-    ));
+         does not contain a value a field needs, ",
+    );
+    if need {
+        message.push_str(&format!(
+            "answer with an object with the single field {NEED_KEY} instead of inventing one."
+        ));
+    } else {
+        message.push_str("leave that field out instead of inventing a value.");
+    }
     message
 }
 

@@ -17,6 +17,8 @@ use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
 use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::server::Server;
+use crate::provider::window::Window;
 use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, wire};
 use crate::schema::subset::ANTHROPIC;
 use crate::settings::Settings;
@@ -31,7 +33,11 @@ pub struct Anthropic {
 }
 
 impl Anthropic {
-    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+    pub fn new(
+        settings: &Settings,
+        model: ModelRef,
+        server: Server,
+    ) -> Result<Self, StructureError> {
         let base_url = endpoint::base_url(
             settings,
             keys::ANTHROPIC_BASE_URL,
@@ -52,6 +58,7 @@ impl Anthropic {
             keys::ANTHROPIC_API_KEY,
             keys::ANTHROPIC_BASE_URL,
             settings,
+            (server.window).unwrap_or_else(|| Window::default_for(&model.provider, None)),
         )
         .with_header("x-api-key", api_key.expose())
         .with_header("anthropic-version", API_VERSION);
@@ -168,7 +175,6 @@ impl Provider for Anthropic {
         let system = json!([stable, { "type": "text", "text": conversation.system.volatile }]);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.endpoint.model_name));
-        body.insert("max_tokens".into(), json!(self.endpoint.max_output_tokens));
         body.insert("system".into(), system);
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
         match self.endpoint.delivery {
@@ -195,7 +201,8 @@ impl Provider for Anthropic {
             }
             Delivery::Prompt => {}
         }
-        self.endpoint.post_json("/v1/messages", body)
+        self.endpoint
+            .post_llm("/v1/messages", body, &["max_tokens"], 0)
     }
 
     /// What a 2xx `body` delivers: the answer tool's call, or the text blocks.

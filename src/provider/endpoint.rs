@@ -3,13 +3,15 @@
 //! key, the time and size limits of a request, the profile, delivery mode and schema subset;
 //! posting JSON, and reading a response's status and JSON body into a typed error.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
-use crate::ports::{HttpRequest, HttpResponse};
+use crate::ports::{HttpRequest, HttpResponse, TokenEstimate};
 use crate::provider::delivery::Delivery;
+use crate::provider::window::Window;
 use crate::provider::{ModelRef, wire};
 use crate::schema::subset::{FULL, Subset};
 use crate::settings::Settings;
@@ -31,7 +33,11 @@ pub struct Endpoint {
     base_url_setting: &'static str,
     /// What every request carries besides the content type: the key, a version.
     headers: Vec<(String, String)>,
+    /// The most one answer may take (`structure_max_output_tokens`); less when the window
+    /// leaves less after the prompt.
     pub max_output_tokens: u32,
+    /// The model's context window: what it is known to be, and what a refusal taught.
+    window: Cell<Window>,
     timeout: Duration,
     max_response_bytes: usize,
     /// The profile the requests are shaped for (`openai`, `anthropic`, ...).
@@ -52,6 +58,7 @@ impl Endpoint {
         key_setting: &'static str,
         base_url_setting: &'static str,
         settings: &Settings,
+        window: Window,
     ) -> Self {
         Self {
             model: format!("{}/{}", model.provider, model.name),
@@ -62,6 +69,7 @@ impl Endpoint {
             base_url_setting,
             headers: Vec::new(),
             max_output_tokens: settings.max_output_tokens,
+            window: Cell::new(window),
             timeout: settings.request_timeout,
             max_response_bytes: settings.limits.response_bytes,
             profile: "",
@@ -95,6 +103,41 @@ impl Endpoint {
         self
     }
 
+    /// The model's context window as known now.
+    pub fn window(&self) -> Window {
+        self.window.get()
+    }
+
+    /// Takes what a refusal taught about the window: requests built from now on fit it.
+    pub fn learn(&self, window: Window) {
+        self.window.set(window);
+    }
+
+    /// `POST {base_url}{path}` with the LLM request `body` as JSON, its answer limit set at
+    /// `limit_at` (a path of keys, created as needed) to what the window leaves after the
+    /// prompt: the body's bytes less `unread_bytes`, what the server does not show the model (a
+    /// schema it turns into a grammar). The request carries the estimate.
+    pub fn post_llm(
+        &self,
+        path: &str,
+        mut body: Map<String, Value>,
+        limit_at: &[&str],
+        unread_bytes: usize,
+    ) -> HttpRequest {
+        let window = self.window();
+        let prompt_bytes = wire::json_len(&body).saturating_sub(unread_bytes);
+        let output = window.output_tokens(prompt_bytes, self.max_output_tokens);
+        let estimate = TokenEstimate {
+            prompt: window.prompt_tokens(prompt_bytes),
+            output,
+            fits: output >= Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens),
+        };
+        insert_at(&mut body, limit_at, Value::from(output.max(1)));
+        let mut request = self.post_json(path, body);
+        request.tokens = Some(estimate);
+        request
+    }
+
     /// `POST {base_url}{path}` with `body` as JSON.
     pub fn post_json(&self, path: &str, body: Map<String, Value>) -> HttpRequest {
         let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
@@ -106,6 +149,7 @@ impl Endpoint {
             body: Value::Object(body).to_string().into_bytes(),
             timeout: self.timeout,
             max_response_bytes: self.max_response_bytes,
+            tokens: None,
         }
     }
 
@@ -121,6 +165,27 @@ impl Endpoint {
         }
         wire::json_body(&self.server, response)
     }
+}
+
+/// `value` at `path` in `body`, the objects on the way made as needed.
+fn insert_at(body: &mut Map<String, Value>, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut object = body;
+    for key in parents {
+        let next = object
+            .entry(*key)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !next.is_object() {
+            *next = Value::Object(Map::new());
+        }
+        match next {
+            Value::Object(inner) => object = inner,
+            _ => return,
+        }
+    }
+    object.insert((*last).to_owned(), value);
 }
 
 /// The base URL `settings` configure under `key` (or `default`), checked and without a

@@ -17,6 +17,8 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod profile;
 pub mod retry;
+pub mod server;
+pub mod window;
 pub mod wire;
 
 use std::time::Duration;
@@ -27,11 +29,12 @@ use crate::answer::format::{AnswerFormat, Shape};
 use crate::error::StructureError;
 use crate::keys;
 use crate::outcome::Usage;
-use crate::ports::{HttpRequest, HttpResponse};
+use crate::ports::{HttpRequest, HttpResponse, Ports};
 use crate::schema::subset::Subset;
 use crate::settings::Settings;
 pub use delivery::{ANSWER_TOOL, Delivery};
 use endpoint::Endpoint;
+use server::Server;
 
 /// What the model answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,15 +187,41 @@ impl ModelRef {
     }
 }
 
-/// The provider for `model` (`provider/model`), configured by `settings`.
+/// The provider for `model` (`provider/model`), configured by `settings`, its server taken for
+/// what the settings and the table of hosted models say (no server is asked).
 pub fn connect(settings: &Settings, model: &str) -> Result<Box<dyn Provider>, StructureError> {
     let model = ModelRef::parse(model)?;
+    let server = Server::known(settings, &model);
+    connect_to(settings, model, server)
+}
+
+/// The provider for `model`, its server asked first what it is and how much it reads at once
+/// when nothing else says ([`server`]).
+pub fn open(
+    settings: &Settings,
+    model: &str,
+    ports: &Ports<'_>,
+) -> Result<Box<dyn Provider>, StructureError> {
+    let model = ModelRef::parse(model)?;
+    let server = Server::discover(settings, &model, ports);
+    connect_to(settings, model, server)
+}
+
+fn connect_to(
+    settings: &Settings,
+    model: ModelRef,
+    server: Server,
+) -> Result<Box<dyn Provider>, StructureError> {
     match model.provider.as_str() {
-        "anthropic" => Ok(Box::new(anthropic::Anthropic::new(settings, model)?)),
-        "google" | "gemini" => Ok(Box::new(gemini::Gemini::new(settings, model)?)),
+        "anthropic" => Ok(Box::new(anthropic::Anthropic::new(
+            settings, model, server,
+        )?)),
+        "google" | "gemini" => Ok(Box::new(gemini::Gemini::new(settings, model, server)?)),
         "openai" if settings.openai_api == "responses" => Ok(Box::new(
-            openai_responses::OpenAiResponses::new(settings, model)?,
+            openai_responses::OpenAiResponses::new(settings, model, server)?,
         )),
-        _ => Ok(Box::new(openai_chat::OpenAiChat::new(settings, model)?)),
+        _ => Ok(Box::new(openai_chat::OpenAiChat::new(
+            settings, model, server,
+        )?)),
     }
 }

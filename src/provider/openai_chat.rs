@@ -17,6 +17,8 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::profile::Profile;
+use crate::provider::server::Server;
+use crate::provider::window::Window;
 use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::settings::Settings;
 
@@ -26,11 +28,16 @@ pub struct OpenAiChat {
 }
 
 impl OpenAiChat {
-    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+    pub fn new(
+        settings: &Settings,
+        model: ModelRef,
+        server: Server,
+    ) -> Result<Self, StructureError> {
         let profile = Profile::select(
             &model,
             settings.openai_base_url.as_deref(),
             settings.provider_profile.as_deref(),
+            server.kind,
         )?;
         let base_url =
             endpoint::base_url(settings, keys::OPENAI_BASE_URL, profile.default_base_url())?;
@@ -41,11 +48,13 @@ impl OpenAiChat {
                  (openai_base_url) at an OpenAI-compatible server",
             ));
         }
-        let server = match profile {
+        let name = match profile {
             Profile::OpenAi => "OpenAI".to_owned(),
             other => format!("the {} server at {base_url}", other.name()),
         };
-        let endpoint = openai_endpoint(&model, server, base_url, settings);
+        let window =
+            (server.window).unwrap_or_else(|| Window::default_for(&model.provider, Some(profile)));
+        let endpoint = openai_endpoint(&model, name, base_url, settings, window);
         let delivery = delivery::select_for(settings, profile.capabilities(), &endpoint.model)?;
         Ok(Self {
             endpoint: endpoint.delivering(profile.name(), delivery, profile.subset(delivery)),
@@ -114,14 +123,20 @@ impl Provider for OpenAiChat {
             }
             Delivery::Prompt => {}
         }
-        body.insert(
-            self.profile.token_limit_field().into(),
-            json!(self.endpoint.max_output_tokens),
-        );
         if let Some(temperature) = self.profile.temperature() {
             body.insert("temperature".into(), json!(temperature));
         }
-        self.endpoint.post_json("/chat/completions", body)
+        // A server that turns the schema into a grammar does not show it to the model.
+        let unread = match (self.endpoint.delivery, self.profile.schema_is_grammar()) {
+            (Delivery::Native, true) => wire::json_len(&format.schema),
+            _ => 0,
+        };
+        self.endpoint.post_llm(
+            "/chat/completions",
+            body,
+            &[self.profile.token_limit_field()],
+            unread,
+        )
     }
 
     fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {
@@ -191,6 +206,7 @@ pub(crate) fn openai_endpoint(
     server: String,
     base_url: String,
     settings: &Settings,
+    window: Window,
 ) -> Endpoint {
     let endpoint = Endpoint::new(
         model,
@@ -199,6 +215,7 @@ pub(crate) fn openai_endpoint(
         keys::OPENAI_API_KEY,
         keys::OPENAI_BASE_URL,
         settings,
+        window,
     );
     match &settings.openai_api_key {
         Some(key) => endpoint.with_header("authorization", format!("Bearer {}", key.expose())),

@@ -17,6 +17,9 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::openai_chat::{openai_endpoint, openai_retry_hint};
+use crate::provider::profile::Profile;
+use crate::provider::server::Server;
+use crate::provider::window::Window;
 use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, wire};
 use crate::schema::subset::OPENAI_STRICT;
 use crate::settings::Settings;
@@ -29,7 +32,11 @@ pub struct OpenAiResponses {
 }
 
 impl OpenAiResponses {
-    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+    pub fn new(
+        settings: &Settings,
+        model: ModelRef,
+        server: Server,
+    ) -> Result<Self, StructureError> {
         let base_url =
             endpoint::base_url(settings, keys::OPENAI_BASE_URL, keys::OPENAI_DEFAULT_URL)?;
         if settings.openai_api_key.is_none() && base_url == keys::OPENAI_DEFAULT_URL {
@@ -39,12 +46,14 @@ impl OpenAiResponses {
                  (openai_base_url) at a server that speaks the Responses API",
             ));
         }
-        let server = if base_url == keys::OPENAI_DEFAULT_URL {
+        let name = if base_url == keys::OPENAI_DEFAULT_URL {
             "OpenAI".to_owned()
         } else {
             format!("the Responses API at {base_url}")
         };
-        let mut endpoint = openai_endpoint(&model, server, base_url, settings);
+        let kind = (base_url == keys::OPENAI_DEFAULT_URL).then_some(Profile::OpenAi);
+        let window = (server.window).unwrap_or_else(|| Window::default_for(&model.provider, kind));
+        let mut endpoint = openai_endpoint(&model, name, base_url, settings, window);
         endpoint.max_output_tokens = endpoint.max_output_tokens.max(MIN_OUTPUT_TOKENS);
         let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
         Ok(Self {
@@ -135,12 +144,9 @@ impl Provider for OpenAiResponses {
             }
             Delivery::Prompt => {}
         }
-        body.insert(
-            "max_output_tokens".into(),
-            json!(self.endpoint.max_output_tokens),
-        );
         body.insert("store".into(), json!(false));
-        self.endpoint.post_json("/responses", body)
+        self.endpoint
+            .post_llm("/responses", body, &["max_output_tokens"], 0)
     }
 
     fn retry_hint(&self, response: &HttpResponse) -> Option<Duration> {

@@ -45,32 +45,36 @@ impl Profile {
         }
     }
 
-    /// The profile for `model` at `base_url`, unless `explicit` names one.
+    /// The profile named `name` (`llamacpp`), if there is one.
+    pub fn named(name: &str) -> Option<Self> {
+        ALL.into_iter().find(|profile| profile.name() == name)
+    }
+
+    /// The profile for `model` at `base_url`, unless `explicit` names one; `discovered` is the
+    /// kind of server the base URL said it is ([`crate::provider::server`]).
     pub fn select(
         model: &ModelRef,
         base_url: Option<&str>,
         explicit: Option<&str>,
+        discovered: Option<Profile>,
     ) -> Result<Self, StructureError> {
         if let Some(name) = explicit {
-            return ALL
-                .into_iter()
-                .find(|profile| profile.name() == name)
-                .ok_or_else(|| {
-                    StructureError::configuration(
-                        keys::PROVIDER_PROFILE,
-                        format!(
-                            "provider profile {name:?} is unknown; use one of {}",
-                            names()
-                        ),
-                    )
-                });
+            return Self::named(name).ok_or_else(|| {
+                StructureError::configuration(
+                    keys::PROVIDER_PROFILE,
+                    format!(
+                        "provider profile {name:?} is unknown; use one of {}",
+                        names()
+                    ),
+                )
+            });
         }
         match model.provider.as_str() {
             "openai" => Ok(match base_url {
                 None => Profile::OpenAi,
                 Some(url) if host_of(url) == "api.openai.com" => Profile::OpenAi,
                 Some(url) if port_of(url) == Some("11434") => Profile::Ollama,
-                Some(_) => Profile::OpenAiCompatible,
+                Some(_) => discovered.unwrap_or(Profile::OpenAiCompatible),
             }),
             "ollama" => Ok(Profile::Ollama),
             "llamacpp" => Ok(Profile::LlamaCpp),
@@ -127,6 +131,12 @@ impl Profile {
     /// OpenAI shows the model the schema it enforces.
     pub fn schema_in_prompt(self) -> bool {
         self != Profile::OpenAi
+    }
+
+    /// Whether the server turns the schema into a grammar that constrains decoding, without
+    /// showing it to the model (it takes no room in the context).
+    pub fn schema_is_grammar(self) -> bool {
+        matches!(self, Profile::Ollama | Profile::LlamaCpp | Profile::Vllm)
     }
 
     pub fn response_format(self, format: &AnswerFormat) -> Value {

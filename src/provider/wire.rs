@@ -8,6 +8,7 @@ use crate::outcome::Usage;
 use crate::ports::HttpResponse;
 use crate::provider::Delivered;
 use crate::provider::delivery::ANSWER_TOOL;
+use crate::provider::window::Exceeded;
 
 /// Statuses worth retrying: rate limits, overload (Anthropic's 529), server errors.
 pub const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
@@ -25,7 +26,11 @@ pub fn http_error(
     base_url_setting: &str,
 ) -> StructureError {
     let status = response.status;
-    let (message, code) = error_message(&response.body);
+    let (mut message, mut code) = error_message(&response.body);
+    if let Some(fields) = context_overflow(status, &message, code.as_deref(), &response.body) {
+        message.push_str(&fields);
+        code = Some(CONTEXT_LENGTH_EXCEEDED.to_owned());
+    }
     let hint = match status {
         401 | 403 => format!(" (check {key_setting})"),
         404 => {
@@ -43,6 +48,29 @@ pub fn http_error(
         },
         format!("{server} answered {status}: {message}{hint}"),
     )
+}
+
+/// The error code of a request refused for not fitting the model's context window, whatever
+/// the server called it (OpenAI's name).
+pub const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
+
+/// When a response refuses a request for not fitting the context window: what the message
+/// should add of the body's own fields (llama.cpp states the figures only there).
+fn context_overflow(status: u16, message: &str, code: Option<&str>, body: &[u8]) -> Option<String> {
+    if !matches!(status, 400 | 413 | 422) || Exceeded::read(message, code).is_none() {
+        return None;
+    }
+    let body: Value = serde_json::from_slice(body).ok()?;
+    let error = body.get("error").unwrap_or(&body);
+    let fields: Vec<String> = ["n_prompt_tokens", "n_ctx"]
+        .iter()
+        .filter_map(|name| Some(format!("{name}: {}", error.get(*name)?.as_u64()?)))
+        .collect();
+    Some(if fields.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", fields.join(", "))
+    })
 }
 
 /// Whether trying `response`'s request again may succeed: a retryable status, unless the
@@ -109,7 +137,8 @@ pub fn truncated(max_output_tokens: u32) -> StructureError {
     StructureError::new(
         ErrorKind::Truncated,
         format!(
-            "the answer was cut off at the output limit of {max_output_tokens} tokens; raise \
+            "the answer was cut off at its output limit (at most {max_output_tokens} tokens, less \
+             when the model's context window leaves less after the prompt); raise \
              STRUCTURE_MAX_OUTPUT_TOKENS (structure_max_output_tokens) or ask for less"
         ),
     )
@@ -160,4 +189,22 @@ pub fn cut(text: &str) -> String {
     }
     let cut: String = text.chars().take(SHOWN_MESSAGE_CHARS).collect();
     format!("{cut}…")
+}
+
+/// The bytes of `value` as compact JSON, counted without keeping them.
+pub fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing JSON to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }

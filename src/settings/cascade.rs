@@ -9,7 +9,7 @@ use crate::error::StructureError;
 use crate::keys;
 use crate::ports::{Config, KeyValue, Ports};
 use crate::scope::Scope;
-use crate::settings::Settings;
+use crate::settings::{ContextTokens, Settings};
 
 /// The settings a tenant, a project or a single call may set (spec §7.2), by their names in
 /// the cascade and their config keys. API keys, base URLs and provider profiles are not among
@@ -30,6 +30,7 @@ pub const OVERRIDABLE: &[(&str, &str)] = &[
     ("maxOutputTokens", keys::MAX_OUTPUT_TOKENS),
     ("tokenBudget", keys::TOKEN_BUDGET),
     ("chunkTokens", keys::CHUNK_TOKENS),
+    ("contextTokens", keys::CONTEXT_TOKENS),
 ];
 
 /// The settings cascade (spec §7.2): per-call overrides, then the project's, then the
@@ -94,10 +95,14 @@ fn layer(
             Value::String(text) => text.clone(),
             Value::Number(number) => number.to_string(),
             Value::Bool(flag) => flag.to_string(),
+            // `contextTokens` by model; any other setting refuses an object when it loads.
+            Value::Object(_) => value.to_string(),
             other => {
                 return Err(StructureError::invalid_request(
                     field,
-                    format!("setting {name:?} must be a string, number or boolean, not {other}"),
+                    format!(
+                        "setting {name:?} must be a string, number, boolean or object, not {other}"
+                    ),
                 ));
             }
         };
@@ -160,6 +165,7 @@ pub fn describe(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureErro
             "delivery": format!("{:?}", settings.delivery).to_lowercase(),
             "maxOutputTokens": settings.max_output_tokens,
             "tokenBudget": settings.token_budget,
+            "contextTokens": settings.context_tokens.as_ref().map(ContextTokens::to_json),
         },
         "overrides": own,
     }))

@@ -5,6 +5,7 @@
 
 pub mod cascade;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::error::StructureError;
@@ -34,6 +35,8 @@ pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
 pub const DEFAULT_CHUNK_TOKENS_LOCAL: u32 = 1_500;
 pub const DEFAULT_CHUNK_TOKENS_HOSTED: u32 = 6_000;
 pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 4;
+/// The smallest context window a setting may state: less cannot hold the instructions.
+pub const MIN_CONTEXT_TOKENS: u64 = 256;
 /// The most calls in flight a setting may ask for.
 pub const MAX_MAX_CONCURRENT_CALLS: u64 = 64;
 
@@ -106,6 +109,31 @@ impl Grounding {
     }
 }
 
+/// `structure_context_tokens`: the window of every model, or of each `provider/model` named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextTokens {
+    All(u32),
+    ByModel(BTreeMap<String, u32>),
+}
+
+impl ContextTokens {
+    /// The window stated for `model` (`provider/model`), if any.
+    pub fn for_model(&self, model: &str) -> Option<u32> {
+        match self {
+            ContextTokens::All(tokens) => Some(*tokens),
+            ContextTokens::ByModel(windows) => windows.get(model).copied(),
+        }
+    }
+
+    /// As the settings write it: a number, or an object by model.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            ContextTokens::All(tokens) => (*tokens).into(),
+            ContextTokens::ByModel(windows) => serde_json::json!(windows),
+        }
+    }
+}
+
 /// The settings of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -131,6 +159,8 @@ pub struct Settings {
     /// Records mode's chunk, in tokens; `None`: the provider profile's default
     /// ([`Settings::chunk_tokens`]).
     pub chunk_tokens: Option<u32>,
+    /// The model's context window as configured; `None`: discovered ([`crate::provider::window`]).
+    pub context_tokens: Option<ContextTokens>,
     pub max_concurrent_calls: u32,
     pub limits: CallLimits,
     pub openai_api: String,
@@ -183,6 +213,7 @@ impl Settings {
                 .transpose()?
                 .map(|tokens| read.small(keys::CHUNK_TOKENS, tokens))
                 .transpose()?,
+            context_tokens: read.context_tokens()?,
             max_concurrent_calls: read.max_concurrent_calls()?,
             limits: read.limits()?,
             openai_api: read.choice(keys::OPENAI_API, &["chat", "responses"])?,
@@ -316,6 +347,48 @@ impl Reader<'_> {
             ));
         }
         self.small(key, calls)
+    }
+
+    /// A window of at least [`MIN_CONTEXT_TOKENS`], or an object of them by `provider/model`.
+    fn context_tokens(&self) -> Result<Option<ContextTokens>, StructureError> {
+        let key = keys::CONTEXT_TOKENS;
+        let Some(text) = self.text(key)? else {
+            return Ok(None);
+        };
+        let window = |value: &str| -> Result<u32, StructureError> {
+            let tokens = parse_number(key, value, MIN_CONTEXT_TOKENS).map_err(|_| {
+                StructureError::configuration(
+                    key,
+                    format!(
+                        "setting {key} must be a number of tokens of at least \
+                         {MIN_CONTEXT_TOKENS}, or an object of them by provider/model \
+                         ({{\"llamacpp/smollm2\": 2048}}), not {value:?}"
+                    ),
+                )
+            })?;
+            self.small(key, tokens)
+        };
+        if !text.starts_with('{') {
+            return window(&text).map(|tokens| Some(ContextTokens::All(tokens)));
+        }
+        let parsed: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(&text).map_err(|error| {
+                StructureError::configuration(
+                    key,
+                    format!(
+                        "setting {key} is not a JSON object of windows by provider/model: {error}"
+                    ),
+                )
+            })?;
+        let mut windows = BTreeMap::new();
+        for (model, tokens) in parsed {
+            let tokens = match &tokens {
+                serde_json::Value::Number(number) => window(&number.to_string())?,
+                other => window(&other.to_string())?,
+            };
+            windows.insert(model, tokens);
+        }
+        Ok(Some(ContextTokens::ByModel(windows)))
     }
 
     fn extractive(&self) -> Result<Extractive, StructureError> {

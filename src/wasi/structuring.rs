@@ -169,16 +169,16 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
         status,
         data,
         sources: outcome.sources.into_iter().map(to_wit_source).collect(),
-        incomplete: outcome
-            .incomplete
-            .into_iter()
-            .flatten()
-            .map(|incomplete| api::IncompleteRecord {
-                record: incomplete.record.to_string(),
-                need: incomplete.need,
-                sources: incomplete.sources.into_iter().map(to_wit_source).collect(),
-            })
-            .collect(),
+        incomplete: outcome.incomplete.map(|records| {
+            records
+                .into_iter()
+                .map(|incomplete| api::IncompleteRecord {
+                    record: incomplete.record.to_string(),
+                    need: incomplete.need,
+                    sources: incomplete.sources.into_iter().map(to_wit_source).collect(),
+                })
+                .collect()
+        }),
         need,
         errors,
         schema_origin: outcome.schema_origin,
@@ -212,7 +212,12 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
                     usage: to_wit_usage(builder.usage),
                     schema: builder.schema.map(|schema| schema.to_string()),
                 }),
+            context_window: (outcome.trace.context_window).map(|window| api::ContextWindow {
+                tokens: window.tokens,
+                source: window.from,
+            }),
             chunks: outcome.trace.chunks,
+            chunk_of: outcome.trace.chunk_of.into_iter().collect(),
         },
     }
 }

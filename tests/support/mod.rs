@@ -12,11 +12,33 @@ use structure::ports::{
     Clock, Config, HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
 };
 
-/// A transport that answers with scripted replies and records every request.
+/// A transport that answers with scripted replies and records every request. What a client
+/// asks a server about itself before the first call (its model list, ...) is answered as an
+/// OpenAI endpoint answers it — 404 — and recorded apart, in `probes`.
 #[derive(Default)]
 pub struct ScriptedTransport {
     replies: RefCell<VecDeque<Result<Reply, TransportError>>>,
     pub requests: RefCell<Vec<HttpRequest>>,
+    pub probes: RefCell<Vec<HttpRequest>>,
+}
+
+/// The answer to `request` when it asks a server about itself rather than a model (see
+/// `structure::provider::server`): a 404, as an endpoint that is only OpenAI's API gives.
+pub fn probe_answer(request: &HttpRequest) -> Option<HttpResponse> {
+    let model_request = request.method == "POST"
+        && [
+            "/chat/completions",
+            "/responses",
+            "/messages",
+            ":generateContent",
+        ]
+        .iter()
+        .any(|end| request.url.ends_with(end));
+    (!model_request).then(|| HttpResponse {
+        status: 404,
+        headers: Vec::new(),
+        body: br#"{"error": {"message": "not found", "type": "not_found"}}"#.to_vec(),
+    })
 }
 
 impl ScriptedTransport {
@@ -24,6 +46,7 @@ impl ScriptedTransport {
         Self {
             replies: RefCell::new(replies.into_iter().map(Ok).collect()),
             requests: RefCell::default(),
+            probes: RefCell::default(),
         }
     }
 
@@ -52,6 +75,10 @@ impl ScriptedTransport {
 
 impl Transport for ScriptedTransport {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        if let Some(answer) = probe_answer(request) {
+            self.probes.borrow_mut().push(request.clone());
+            return Ok(answer);
+        }
         self.requests.borrow_mut().push(request.clone());
         let reply = self
             .replies

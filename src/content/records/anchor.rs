@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::chunk::sentence_of;
+use crate::content::chunked::split::sentence_of;
 use crate::content::grounding::provenance::span_at;
 use crate::outcome::Source;
 

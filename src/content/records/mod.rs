@@ -20,12 +20,9 @@
 //! ```
 
 mod anchor;
-mod chunk;
 mod extract;
 mod merge;
-mod required;
 
-pub use chunk::{Chunk, chunks};
-pub use extract::Chunking;
+pub use crate::content::chunked::split::{Chunk, chunks};
 pub(crate) use extract::extract;
 pub use merge::{Found, merge};

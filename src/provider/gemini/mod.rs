@@ -21,6 +21,8 @@ use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
 use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::server::Server;
+use crate::provider::window::Window;
 use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
 use crate::schema::subset::GEMINI;
 use crate::settings::Settings;
@@ -48,7 +50,11 @@ pub struct Gemini {
 }
 
 impl Gemini {
-    pub fn new(settings: &Settings, model: ModelRef) -> Result<Self, StructureError> {
+    pub fn new(
+        settings: &Settings,
+        model: ModelRef,
+        server: Server,
+    ) -> Result<Self, StructureError> {
         let base_url =
             endpoint::base_url(settings, keys::GEMINI_BASE_URL, keys::GEMINI_DEFAULT_URL)?;
         // The SDKs' base URL has no version; accept one written with it.
@@ -73,6 +79,7 @@ impl Gemini {
             keys::GEMINI_API_KEY,
             keys::GEMINI_BASE_URL,
             settings,
+            (server.window).unwrap_or_else(|| Window::default_for(&model.provider, None)),
         )
         .with_header("x-goog-api-key", api_key.expose());
         if let Some(name) = endpoint.model_name.strip_prefix("models/") {
@@ -147,10 +154,6 @@ impl Provider for Gemini {
 
     fn request(&self, conversation: &Conversation, format: &AnswerFormat) -> HttpRequest {
         let mut generation = Map::new();
-        generation.insert(
-            "maxOutputTokens".into(),
-            json!(self.endpoint.max_output_tokens),
-        );
         let mut body = Map::new();
         body.insert(
             "systemInstruction".into(),
@@ -184,7 +187,8 @@ impl Provider for Gemini {
         }
         body.insert("generationConfig".into(), Value::Object(generation));
         let path = format!("/models/{}:generateContent", self.endpoint.model_name);
-        self.endpoint.post_json(&path, body)
+        self.endpoint
+            .post_llm(&path, body, &["generationConfig", "maxOutputTokens"], 0)
     }
 
     /// Gemini states the wait in a `google.rpc.RetryInfo` detail: `"retryDelay": "1.5s"`.

@@ -30,7 +30,7 @@ const MAX_HOPS: usize = 8;
 /// The schema object that describes a record's root: `schema`, or the definition its root
 /// `$ref` points to (through a chain of them) when nothing beside the reference constrains a
 /// value.
-fn record_root(schema: &Value) -> &Value {
+pub(in crate::content) fn record_root(schema: &Value) -> &Value {
     let mut node = schema;
     for _ in 0..MAX_HOPS {
         let Some(Value::String(reference)) = node.get("$ref") else {
@@ -50,7 +50,7 @@ fn record_root(schema: &Value) -> &Value {
 
 /// `schema` with nothing required at its root. A referencing root becomes the definition it
 /// points to, beside the root's own definitions (the references inside still resolve).
-pub(super) fn without_required(schema: &Value) -> Value {
+pub(in crate::content) fn without_required(schema: &Value) -> Value {
     let root = record_root(schema);
     let mut loose = root.clone();
     if let Value::Object(map) = &mut loose {
@@ -73,7 +73,7 @@ fn keep_definitions(map: &mut Map<String, Value>, schema: &Value) {
 }
 
 /// The properties `schema` requires at its root that `record` lacks.
-pub(super) fn missing<'s>(record: &Value, schema: &'s Value) -> Vec<&'s str> {
+pub(in crate::content) fn missing<'s>(record: &Value, schema: &'s Value) -> Vec<&'s str> {
     let required = record_root(schema)
         .get("required")
         .and_then(Value::as_array);
@@ -86,7 +86,7 @@ pub(super) fn missing<'s>(record: &Value, schema: &'s Value) -> Vec<&'s str> {
 }
 
 /// What an incomplete record lacks, in the need's words.
-pub(super) fn need_of(record: &Value, schema: &Value) -> String {
+pub(in crate::content) fn need_of(record: &Value, schema: &Value) -> String {
     let root = record_root(schema);
     let missing: Vec<(String, Option<String>)> = missing(record, schema)
         .into_iter()

@@ -68,7 +68,7 @@ fn cut(text: &str, start: usize, max_bytes: usize) -> usize {
 
 /// The sentence of `text` that holds byte `at`: from after the sentence end before it to
 /// after the first sentence end at or after it (a line break ends a sentence too).
-pub(super) fn sentence_of(text: &str, at: usize) -> std::ops::Range<usize> {
+pub(in crate::content) fn sentence_of(text: &str, at: usize) -> std::ops::Range<usize> {
     let is_end =
         |index: usize, c: char| ends_sentence(c) && followed_by_space(text, index + c.len_utf8());
     let start = text[..at]

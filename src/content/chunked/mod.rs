@@ -1,0 +1,142 @@
+//! What reading a text in chunks shares, in records mode and for one object from a long text:
+//! splitting the text where a model's window holds each part ([`split`]), the schema a chunk is
+//! sent (nothing required: a chunk gives what it holds, [`required`]), the chunks'
+//! conversations with their calls in flight together ([`pump`]), and their places in the whole
+//! text ([`offsets`]).
+
+pub(super) mod offsets;
+pub(super) mod pump;
+pub(super) mod required;
+pub(super) mod split;
+
+use serde_json::Value;
+
+use crate::answer::format::{AnswerFormat, Shape};
+use crate::content::dialogue::Dialogue;
+use crate::content::grounding::{Grounded, ground};
+use crate::content::{Call, Limits, prompt};
+use crate::error::StructureError;
+use crate::keys;
+use crate::outcome::Trace;
+use crate::provider::Provider;
+use crate::provider::window::Window;
+
+/// How a text is read in chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunking {
+    /// The most bytes of text one call is sent.
+    pub chunk_bytes: usize,
+    /// Bytes consecutive chunks share, so a record or a sentence cut by a chunk's end is whole
+    /// in the next.
+    pub overlap_bytes: usize,
+    /// Calls in flight at once (`structure_max_concurrent_calls`).
+    pub max_concurrent: usize,
+}
+
+/// The fewest tokens of text a chunk must hold to be worth a call.
+const MIN_CHUNK_TOKENS: u32 = 64;
+
+impl Chunking {
+    /// Chunks of at most the call's `chunk_bytes` (`structure_chunk_tokens`) that fit the
+    /// model's window with the instructions and `schema` of a `shape` conversation, and room
+    /// for the answer (and for one round of feedback after it), an eighth of each repeated by
+    /// the next.
+    pub(super) fn fitted(
+        call: Call<'_>,
+        schema: &Value,
+        shape: Shape,
+    ) -> Result<Self, StructureError> {
+        let Call {
+            limits, provider, ..
+        } = call;
+        let endpoint = provider.endpoint();
+        let window = endpoint.window();
+        let format = provider.answer_format(schema, shape);
+        let empty = prompt::conversation(call, "", shape);
+        let fixed = Dialogue::new(provider, format, empty, limits.max_loops)
+            .request()
+            .tokens
+            .map_or(0, |tokens| tokens.prompt);
+        let room = window.answer_room(endpoint.max_output_tokens);
+        // A rejected answer and the reason after it share the window with the text.
+        let feedback = if limits.max_loops > 1 { room / 2 } else { 0 };
+        let left = window
+            .tokens
+            .saturating_sub(fixed)
+            .saturating_sub(room)
+            .saturating_sub(feedback);
+        if left < MIN_CHUNK_TOKENS {
+            return Err(too_small(window, fixed, room));
+        }
+        let chunk_bytes = (window.bytes_for(left + Window::REQUEST_OVERHEAD))
+            .min(limits.chunk_bytes)
+            .max(1);
+        Ok(Self {
+            chunk_bytes,
+            overlap_bytes: chunk_bytes / 8,
+            max_concurrent: limits.max_concurrent,
+        })
+    }
+}
+
+/// The error of a model whose window cannot hold the instructions, the schema and an answer.
+fn too_small(window: Window, fixed: u32, room: u32) -> StructureError {
+    StructureError::configuration(
+        keys::CONTEXT_TOKENS,
+        format!(
+            "the model's context window of {} tokens cannot hold the instructions and the schema \
+             (about {fixed} tokens), an answer of {room} and any text: use a model with a larger \
+             window, a smaller schema, or set {} if the window is larger than that",
+            window.tokens,
+            keys::CONTEXT_TOKENS
+        ),
+    )
+}
+
+/// The answer format for one chunk: `loose` (the schema with nothing required at its root)
+/// grounded in the chunk's text, its notes added to the trace once.
+pub(super) fn chunk_format(
+    loose: &Value,
+    text: &str,
+    limits: Limits,
+    shape: Shape,
+    provider: &dyn Provider,
+    trace: &mut Trace,
+) -> AnswerFormat {
+    let sent = match ground(loose, text, limits.extractive) {
+        Grounded::Narrowed { schema, notes } => {
+            note(trace, notes);
+            schema.into_owned()
+        }
+        // Nothing is required of a chunk's answer here; a nested required field may still
+        // find no candidate: the schema is then sent as it is.
+        Grounded::Missing(_) => loose.clone(),
+    };
+    let format = provider.answer_format(&sent, shape);
+    note(trace, format.transforms.clone());
+    format
+}
+
+/// Adds the notes not yet in the trace's schema transforms (chunks repeat them).
+fn note(trace: &mut Trace, notes: Vec<String>) {
+    for note in notes {
+        if !trace.schema_transforms.contains(&note) {
+            trace.schema_transforms.push(note);
+        }
+    }
+}
+
+/// The errors of the chunks whose answers stayed invalid, each prefixed with where its chunk is.
+pub(super) fn stale_errors<'v>(
+    stale: impl IntoIterator<Item = (offsets::Offsets, &'v [crate::schema::violation::Violation])>,
+) -> Vec<String> {
+    stale
+        .into_iter()
+        .flat_map(|(offsets, violations)| {
+            let at = offsets.label();
+            violations
+                .iter()
+                .map(move |violation| format!("{at}: {violation}"))
+        })
+        .collect()
+}

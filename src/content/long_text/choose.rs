@@ -1,0 +1,283 @@
+//! The two calls a long text may need after its parts are merged, each as short as the passages
+//! it needs: choosing among the values the parts disagree on ([`settle`]), and fixing a merged
+//! object the full schema rejects ([`repair`]). Both are conversations like any other: their
+//! answers validated, their violations fed back up to `maxLoops` times.
+
+use serde_json::{Map, Value, json};
+
+use super::fields::{Candidate, Merged};
+use crate::answer::format::{ANSWER_KEY, Shape};
+use crate::content::dialogue::{Dialogue, Settled};
+use crate::content::one::One;
+use crate::content::{Call, prompt, reason};
+use crate::error::StructureError;
+use crate::outcome::{Answer, Source, Trace, Usage};
+use crate::ports::HttpRequest;
+use crate::provider::{Conversation, Delivered, Turn};
+use crate::schema::TargetSchema;
+use crate::schema::violation::Violation;
+use crate::settings::Grounding;
+
+/// The most candidates of one field shown to the choosing call (the best supported).
+const MAX_SHOWN: usize = 8;
+/// The most bytes of the passage shown around a value, before the window asks for less.
+const PASSAGE_BYTES: usize = 480;
+/// The least an answer of these calls is left: a choice or an object is short.
+const ANSWER_ROOM: u32 = 256;
+
+/// What a call after the merge came to.
+pub(super) struct Asked<T> {
+    pub settled: Settled<T>,
+    pub iterations: u32,
+}
+
+/// Chooses, with one call that sees each candidate with the passage it was read from, the
+/// value of every field `merged`'s parts disagree on, and sets it.
+pub(super) fn settle(
+    call: Call<'_>,
+    text: &str,
+    merged: &mut Merged,
+    usage: &mut Usage,
+    trace: &mut Trace,
+) -> Result<Asked<()>, StructureError> {
+    let conflicts = std::mem::take(&mut merged.conflicts);
+    let mut properties = Map::new();
+    let mut labels: Vec<Vec<String>> = Vec::with_capacity(conflicts.len());
+    for conflict in &conflicts {
+        let shown: Vec<String> = (conflict.candidates.iter().take(MAX_SHOWN))
+            .map(|candidate| label(&candidate.value))
+            .collect();
+        let mut property = json!({ "type": "string", "enum": shown });
+        if let Some(description) = description(&call.target.schema, &conflict.name) {
+            property["description"] = json!(description);
+        }
+        properties.insert(conflict.name.clone(), property);
+        labels.push(shown);
+    }
+    let names: Vec<&str> = conflicts.iter().map(|c| c.name.as_str()).collect();
+    let schema = json!({
+        "type": "object",
+        "properties": properties,
+        "required": names,
+        "additionalProperties": false,
+    });
+    let choice = TargetSchema::stored(schema, None, "choice".to_owned())?;
+    let asking = |passage_bytes: usize| {
+        let mut question = String::from(
+            "Fields the parts of the document disagree on, each candidate with the passage it \
+             was read from:\n",
+        );
+        for conflict in &conflicts {
+            question.push_str(&format!("\n{}:\n", conflict.name));
+            for candidate in conflict.candidates.iter().take(MAX_SHOWN) {
+                question.push_str(&format!(
+                    "- {}: {}\n",
+                    json!(label(&candidate.value)),
+                    passage(text, candidate, passage_bytes)
+                ));
+            }
+        }
+        Conversation {
+            system: prompt::choice_prompt(call.provider.delivery()),
+            turns: vec![Turn::User(question)],
+        }
+    };
+    let asked = ask(call, &choice, Shape::Part, asking, usage, trace)?;
+    if let Settled::Accepted(Answer::Ok(chosen)) = &asked.settled {
+        for (conflict, shown) in conflicts.into_iter().zip(&labels) {
+            let picked = chosen.get(&conflict.name).and_then(Value::as_str);
+            let index = shown
+                .iter()
+                .position(|label| Some(label.as_str()) == picked);
+            if let Some(candidate) = index.and_then(|at| conflict.candidates.into_iter().nth(at)) {
+                merged.take(&conflict.name, candidate);
+            }
+        }
+        return Ok(Asked {
+            settled: Settled::Accepted(()),
+            iterations: asked.iterations,
+        });
+    }
+    let violations = match asked.settled {
+        Settled::Stale(violations) => violations,
+        _ => vec![unchosen(&names)],
+    };
+    Ok(Asked {
+        settled: Settled::Stale(violations),
+        iterations: asked.iterations,
+    })
+}
+
+/// Fixes `data`, merged from the parts, which the full schema rejects for `violations`: the
+/// model sees the passages its values were read from, the object, and the reasons.
+pub(super) fn repair(
+    call: Call<'_>,
+    text: &str,
+    data: Value,
+    sources: &[Source],
+    violations: &[Violation],
+    usage: &mut Usage,
+    trace: &mut Trace,
+) -> Result<Asked<Answer>, StructureError> {
+    let asking = |passage_bytes: usize| {
+        let mut evidence = String::from(
+            "Passages of a long document, with the values found in them for the object:\n",
+        );
+        for source in sources.iter().filter(|source| source.span.is_some()) {
+            let found = Candidate {
+                value: Value::Null,
+                sources: vec![source.clone()],
+                chunk: 0,
+                support: 1,
+            };
+            evidence.push_str(&format!(
+                "- {}: {}\n",
+                source.pointer,
+                passage(text, &found, passage_bytes)
+            ));
+        }
+        let mut conversation = prompt::conversation(call, &evidence, Shape::One);
+        conversation.turns.push(Turn::Model(Delivered::Text(
+            json!({ ANSWER_KEY: data }).to_string(),
+        )));
+        conversation
+            .turns
+            .push(Turn::Feedback(reason::reason_message(violations, true)));
+        conversation
+    };
+    ask(call, call.target, Shape::One, asking, usage, trace)
+}
+
+/// Runs the conversation `asking` makes (given how many bytes of passage to show around each
+/// value: fewer until its request fits the window), its answers of `shape` judged against
+/// `schema`.
+fn ask(
+    call: Call<'_>,
+    schema: &TargetSchema,
+    shape: Shape,
+    asking: impl Fn(usize) -> Conversation,
+    usage: &mut Usage,
+    trace: &mut Trace,
+) -> Result<Asked<Answer>, StructureError> {
+    let provider = call.provider;
+    let format = provider.answer_format(&schema.schema, shape);
+    let room = ANSWER_ROOM.min(provider.endpoint().max_output_tokens);
+    let mut passage_bytes = PASSAGE_BYTES;
+    let (mut dialogue, first) = loop {
+        let dialogue = Dialogue::new(
+            provider,
+            format.clone(),
+            asking(passage_bytes),
+            call.limits.max_loops,
+        );
+        let first: HttpRequest = dialogue.request();
+        let fits = first.tokens.is_none_or(|tokens| tokens.output >= room);
+        if fits || passage_bytes == 0 {
+            break (dialogue, first);
+        }
+        passage_bytes = if passage_bytes > 40 {
+            passage_bytes / 2
+        } else {
+            0
+        };
+    };
+    trace
+        .schema_transforms
+        .extend(dialogue.format.transforms.iter().cloned());
+    let judge = One {
+        target: schema,
+        text: "",
+        grounding: Grounding::Off,
+    };
+    let settled = call.caller().converse(
+        &mut dialogue,
+        &judge,
+        Some(first),
+        usage,
+        &mut trace.retries,
+    )?;
+    let iterations = dialogue.iterations;
+    trace.absorb(dialogue.trace);
+    Ok(Asked {
+        settled,
+        iterations,
+    })
+}
+
+/// A value as the choosing call names it: a string as it is, anything else as JSON.
+fn label(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The description the target gives property `name`, if any.
+fn description(schema: &Value, name: &str) -> Option<String> {
+    crate::content::chunked::required::record_root(schema)
+        .pointer(&format!(
+            "/properties/{}/description",
+            crate::schema::walk::escape(name)
+        ))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// The passage `candidate` was read from: its line with the line before and after, at most
+/// `max_bytes` around the value, spacing folded; what says so when no span supports it.
+fn passage(text: &str, candidate: &Candidate, max_bytes: usize) -> String {
+    let Some(span) = candidate.first_span() else {
+        return "(no passage of the text writes it)".to_owned();
+    };
+    if max_bytes == 0 {
+        return format!("(characters {}–{})", span.start, span.end);
+    }
+    let start = byte_at(text, span.start);
+    let end = byte_at(text, span.end).max(start);
+    let line_before = text[..start].rfind('\n').unwrap_or(0);
+    let from = text[..line_before].rfind('\n').map_or(0, |at| at + 1);
+    let line_after = text[end..].find('\n').map_or(text.len(), |at| end + at + 1);
+    let to = text[line_after..]
+        .find('\n')
+        .map_or(text.len(), |at| line_after + at);
+    let half = max_bytes / 2;
+    let from = from.max(floor(text, start.saturating_sub(half)));
+    let to = to.min(ceil(text, end + half)).max(end);
+    let shown: Vec<&str> = text[from..to].split_whitespace().collect();
+    format!("\"…{}…\"", shown.join(" "))
+}
+
+/// The byte offset of code point `chars` of `text`.
+fn byte_at(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(at, _)| at)
+}
+
+fn floor(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The violation of a choice that named no candidate for `names`.
+fn unchosen(names: &[&str]) -> Violation {
+    Violation {
+        category: crate::outcome::Category::Enum,
+        pointer: "/".to_owned(),
+        constraint: format!(
+            "the parts of the text disagree on {} and the choice among them named none",
+            names.join(", ")
+        ),
+        actual: None,
+    }
+}

@@ -1,0 +1,423 @@
+//! Merging what the parts of a long text gave into one object, field by field:
+//!
+//! - an array field is the union of every part's items, in the text's order, an item kept once
+//!   when its value (case and spacing folded) or its span was already given;
+//! - any other field takes the value every part that gave one agrees on; else the only value a
+//!   span of the text supports; else the parts disagree: a [`Conflict`] for a call that sees the
+//!   candidates with the lines around each (`choose.rs`) — never the first one silently.
+//!
+//! Each value keeps the sources its part found for it (spans in the whole text) and the chunk
+//! it came from.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::content::chunked::required::record_root;
+use crate::outcome::Source;
+use crate::schema::walk::escape;
+
+/// What one part of the text gave: its object, and the sources of its values (pointers into
+/// `data`, spans in the whole text).
+pub(super) struct Part {
+    pub chunk: usize,
+    pub data: Value,
+    pub sources: Vec<Source>,
+}
+
+/// One value a part gave for a field.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Candidate {
+    pub value: Value,
+    /// Pointers relative to the value (`""`, `/0`), spans in the whole text.
+    pub sources: Vec<Source>,
+    pub chunk: usize,
+    /// How many parts gave this value.
+    pub support: usize,
+}
+
+impl Candidate {
+    /// The first span a source of this value has, if any: where the text supports it.
+    pub fn first_span(&self) -> Option<&crate::outcome::Span> {
+        self.sources.iter().find_map(|source| source.span.as_ref())
+    }
+}
+
+/// A field the parts gave different values for, none of them settled by agreement or support.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Conflict {
+    /// The property's name.
+    pub name: String,
+    /// The different values, the best supported first.
+    pub candidates: Vec<Candidate>,
+}
+
+/// The object the parts make, its sources, where each value came from, and what is left to
+/// settle.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Merged {
+    pub data: Map<String, Value>,
+    pub sources: Vec<Source>,
+    pub chunk_of: BTreeMap<String, u32>,
+    pub conflicts: Vec<Conflict>,
+}
+
+impl Merged {
+    /// Sets field `name` to `candidate`, with its sources and chunk.
+    pub fn take(&mut self, name: &str, candidate: Candidate) {
+        let at = format!("/{}", escape(name));
+        self.chunk_of.insert(at.clone(), candidate.chunk as u32);
+        self.sources
+            .extend(candidate.sources.into_iter().map(|mut source| {
+                source.pointer = format!("{at}{}", source.pointer);
+                source
+            }));
+        self.data.insert(name.to_owned(), candidate.value);
+    }
+}
+
+/// The object `parts` (in chunk order) make for `schema`.
+pub(super) fn merge(parts: Vec<Part>, schema: &Value) -> Merged {
+    let mut merged = Merged::default();
+    for name in field_names(&parts, schema) {
+        let candidates = candidates(&parts, &name);
+        if candidates.is_empty() {
+            continue;
+        }
+        let tuple = record_root(schema)
+            .pointer(&format!("/properties/{}/prefixItems", escape(&name)))
+            .is_some();
+        if !tuple
+            && candidates
+                .iter()
+                .all(|candidate| candidate.value.is_array())
+        {
+            union(&mut merged, &name, candidates);
+            continue;
+        }
+        match decide(candidates) {
+            Ok(chosen) => merged.take(&name, chosen),
+            Err(candidates) => merged.conflicts.push(Conflict { name, candidates }),
+        }
+    }
+    merged
+}
+
+/// The fields the parts gave, in the order the schema lists its properties, then any other in
+/// the order the parts gave them.
+fn field_names(parts: &[Part], schema: &Value) -> Vec<String> {
+    let mut names: Vec<String> = record_root(schema)
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default();
+    for part in parts {
+        for name in part.data.as_object().into_iter().flat_map(Map::keys) {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// Every value the parts gave for `name` (nulls are no value), with their sources.
+fn candidates(parts: &[Part], name: &str) -> Vec<Candidate> {
+    let at = format!("/{}", escape(name));
+    parts
+        .iter()
+        .filter_map(|part| {
+            let value = part.data.get(name).filter(|value| !value.is_null())?;
+            Some(Candidate {
+                value: value.clone(),
+                sources: under(&part.sources, &at),
+                chunk: part.chunk,
+                support: 1,
+            })
+        })
+        .collect()
+}
+
+/// The sources under pointer `at`, their pointers made relative to it.
+fn under(sources: &[Source], at: &str) -> Vec<Source> {
+    sources
+        .iter()
+        .filter_map(|source| {
+            let rest = source.pointer.strip_prefix(at)?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| Source {
+                pointer: rest.to_owned(),
+                ..source.clone()
+            })
+        })
+        .collect()
+}
+
+/// The union of the arrays `candidates` hold, into field `name`.
+fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>) {
+    let mut items: Vec<Candidate> = Vec::new();
+    for candidate in candidates {
+        let Value::Array(values) = candidate.value else {
+            continue;
+        };
+        for (index, value) in values.into_iter().enumerate() {
+            let item = Candidate {
+                sources: under(&candidate.sources, &format!("/{index}")),
+                value,
+                chunk: candidate.chunk,
+                support: 1,
+            };
+            let seen = items.iter().any(|kept| {
+                same(&kept.value, &item.value)
+                    || matches!((kept.first_span(), item.first_span()), (Some(a), Some(b)) if a.start == b.start && a.end == b.end)
+            });
+            if !seen {
+                items.push(item);
+            }
+        }
+    }
+    // The text's order: by where each item is written; an item no span supports stays after
+    // the one before it.
+    let mut position = 0;
+    let mut placed: Vec<(usize, usize, Candidate)> = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        if let Some(span) = item.first_span() {
+            position = span.start;
+        }
+        placed.push((position, index, item));
+    }
+    placed.sort_by_key(|(position, index, _)| (*position, *index));
+    let at = format!("/{}", escape(name));
+    let mut values = Vec::with_capacity(placed.len());
+    for (index, (_, _, item)) in placed.into_iter().enumerate() {
+        let pointer = format!("{at}/{index}");
+        merged.chunk_of.insert(pointer.clone(), item.chunk as u32);
+        merged
+            .sources
+            .extend(item.sources.into_iter().map(|mut source| {
+                source.pointer = format!("{pointer}{}", source.pointer);
+                source
+            }));
+        values.push(item.value);
+    }
+    merged.data.insert(name.to_owned(), Value::Array(values));
+}
+
+/// The value a single-valued field takes: the one all parts agree on, else the only one a span
+/// supports; else the different values (the best supported first), to choose among.
+fn decide(candidates: Vec<Candidate>) -> Result<Candidate, Vec<Candidate>> {
+    let mut distinct: Vec<Candidate> = Vec::new();
+    for candidate in candidates {
+        match distinct
+            .iter_mut()
+            .find(|kept| same(&kept.value, &candidate.value))
+        {
+            Some(kept) => {
+                kept.support += 1;
+                if kept.first_span().is_none() && candidate.first_span().is_some() {
+                    kept.sources = candidate.sources;
+                    kept.chunk = candidate.chunk;
+                }
+            }
+            None => distinct.push(candidate),
+        }
+    }
+    if distinct.len() == 1 {
+        return Ok(distinct.remove(0));
+    }
+    let supported: Vec<Candidate> = distinct
+        .iter()
+        .filter(|candidate| candidate.first_span().is_some())
+        .cloned()
+        .collect();
+    if let [only] = supported.as_slice() {
+        return Ok(only.clone());
+    }
+    let mut left = if supported.is_empty() {
+        distinct
+    } else {
+        supported
+    };
+    left.sort_by_key(|candidate| std::cmp::Reverse(candidate.support));
+    Err(left)
+}
+
+/// Whether two values are the same value: strings with case and spacing folded, numbers by
+/// value, arrays and objects member by member.
+pub(super) fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(a), Value::String(b)) => folded(a) == folded(b),
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(key, value)| b.get(key).is_some_and(|other| same(value, other)))
+        }
+        _ => a == b,
+    }
+}
+
+fn folded(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::outcome::{Match, Span};
+
+    fn source(pointer: &str, start: usize, text: &str) -> Source {
+        Source {
+            pointer: pointer.to_owned(),
+            span: Some(Span {
+                start,
+                end: start + text.chars().count(),
+                text: text.to_owned(),
+                utf16_start: start,
+                utf16_end: start + text.encode_utf16().count(),
+            }),
+            matched: Match::Exact,
+        }
+    }
+
+    fn derived(pointer: &str) -> Source {
+        Source {
+            pointer: pointer.to_owned(),
+            span: None,
+            matched: Match::Derived,
+        }
+    }
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "date": { "type": "string" },
+                "party": { "type": "array", "items": { "type": "string" } },
+                "law": { "type": "string" },
+            },
+        })
+    }
+
+    #[test]
+    fn agreement_takes_the_value_with_its_first_supported_source_and_chunk() {
+        let parts = vec![
+            Part {
+                chunk: 0,
+                data: json!({ "law": "Delaware" }),
+                sources: vec![derived("/law")],
+            },
+            Part {
+                chunk: 2,
+                data: json!({ "law": "delaware" }),
+                sources: vec![source("/law", 900, "Delaware")],
+            },
+        ];
+        let merged = merge(parts, &schema());
+        assert!(merged.conflicts.is_empty());
+        assert_eq!(merged.data["law"], json!("Delaware"));
+        assert_eq!(
+            merged.chunk_of["/law"], 2,
+            "the part that found it in the text"
+        );
+        assert_eq!(merged.sources[0].span.as_ref().unwrap().start, 900);
+    }
+
+    #[test]
+    fn the_only_supported_value_wins_and_two_supported_ones_conflict() {
+        let one = vec![
+            Part {
+                chunk: 0,
+                data: json!({ "date": "2014-05-20" }),
+                sources: vec![source("/date", 10, "May 20, 2014")],
+            },
+            Part {
+                chunk: 1,
+                data: json!({ "date": "2020-01-01" }),
+                sources: vec![derived("/date")],
+            },
+        ];
+        let merged = merge(one, &schema());
+        assert_eq!(merged.data["date"], json!("2014-05-20"));
+        let two = vec![
+            Part {
+                chunk: 0,
+                data: json!({ "date": "2014-05-20" }),
+                sources: vec![source("/date", 10, "May 20, 2014")],
+            },
+            Part {
+                chunk: 1,
+                data: json!({ "date": "2015-06-01" }),
+                sources: vec![source("/date", 700, "June 1, 2015")],
+            },
+            Part {
+                chunk: 3,
+                data: json!({ "date": "2015-06-01" }),
+                sources: vec![source("/date", 700, "June 1, 2015")],
+            },
+        ];
+        let merged = merge(two, &schema());
+        assert!(
+            merged.data.get("date").is_none(),
+            "never the first silently"
+        );
+        let conflict = &merged.conflicts[0];
+        assert_eq!(conflict.name, "date");
+        assert_eq!(conflict.candidates.len(), 2);
+        assert_eq!(
+            conflict.candidates[0].value,
+            json!("2015-06-01"),
+            "the best supported first"
+        );
+        assert_eq!(conflict.candidates[0].support, 2);
+    }
+
+    #[test]
+    fn arrays_are_the_union_in_the_texts_order_each_item_once() {
+        let parts = vec![
+            Part {
+                chunk: 0,
+                data: json!({ "party": ["Beta LLC", "Acme Inc."] }),
+                sources: vec![
+                    source("/party/0", 50, "Beta LLC"),
+                    source("/party/1", 5, "Acme Inc."),
+                ],
+            },
+            Part {
+                chunk: 1,
+                data: json!({ "party": ["ACME  Inc.", "Gamma Corp"] }),
+                sources: vec![
+                    source("/party/0", 5, "Acme Inc."),
+                    source("/party/1", 3000, "Gamma Corp"),
+                ],
+            },
+        ];
+        let merged = merge(parts, &schema());
+        assert_eq!(
+            merged.data["party"],
+            json!(["Acme Inc.", "Beta LLC", "Gamma Corp"])
+        );
+        assert_eq!(merged.chunk_of["/party/2"], 1);
+        let pointers: Vec<&str> = merged.sources.iter().map(|s| s.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/party/0", "/party/1", "/party/2"]);
+        assert_eq!(merged.sources[2].span.as_ref().unwrap().start, 3000);
+    }
+
+    #[test]
+    fn a_field_no_part_gives_stays_out() {
+        let parts = vec![Part {
+            chunk: 0,
+            data: json!({ "law": null }),
+            sources: vec![],
+        }];
+        let merged = merge(parts, &schema());
+        assert!(merged.data.is_empty() && merged.conflicts.is_empty());
+    }
+}

@@ -1,0 +1,137 @@
+//! One object from a text the model's window holds: one conversation, its answer judged and
+//! the violations fed back until it is valid, the model says what the text lacks, or `maxLoops`
+//! is spent. A text whose request would not leave the answer room is read in parts instead
+//! ([`super::long_text`]).
+
+use crate::answer::format::{AnswerFormat, Shape};
+use crate::answer::{Decoded, decode};
+use crate::content::check::violations;
+use crate::content::dialogue::{Dialogue, Judge, Settled};
+use crate::content::grounding::{Grounded, ground, provenance};
+use crate::content::{Call, long_text, prompt, reason};
+use crate::error::StructureError;
+use crate::outcome::{Answer, Outcome, Trace, Usage};
+use crate::schema::TargetSchema;
+use crate::schema::violation::Violation;
+use crate::settings::Grounding;
+
+/// The object `text` gives of `call`'s target, or what it lacks.
+pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
+    let Call {
+        target,
+        limits,
+        provider,
+        ..
+    } = call;
+    let mut trace = call.trace();
+    let sent = match ground(&target.schema, text, limits.extractive) {
+        // An answer would have to make these values up: no call can do better than asking.
+        Grounded::Missing(missing) => {
+            let need = Grounded::need(&missing);
+            return Ok(finish(
+                Answer::NeedMoreInput(need),
+                target,
+                0,
+                Usage::default(),
+                trace,
+            ));
+        }
+        Grounded::Narrowed { schema, notes } => {
+            trace.schema_transforms = notes;
+            schema
+        }
+    };
+    let format = provider.answer_format(sent.as_ref(), Shape::One);
+    let conversation = prompt::conversation(call, text, Shape::One);
+    let mut dialogue = Dialogue::new(provider, format, conversation, limits.max_loops);
+    let first = dialogue.request();
+    let endpoint = provider.endpoint();
+    let room = endpoint.window().answer_room(endpoint.max_output_tokens);
+    if first.tokens.is_some_and(|tokens| tokens.output < room) {
+        return long_text::extract(call, text);
+    }
+    trace
+        .schema_transforms
+        .extend(dialogue.format.transforms.iter().cloned());
+    let judge = One {
+        target,
+        text,
+        grounding: limits.grounding,
+    };
+    let mut usage = Usage::default();
+    let settled = call.caller().converse(
+        &mut dialogue,
+        &judge,
+        Some(first),
+        &mut usage,
+        &mut trace.retries,
+    )?;
+    let answer = match settled {
+        Settled::Accepted(answer) => answer,
+        Settled::Stale(violations) => {
+            Answer::Stale(violations.iter().map(Violation::to_string).collect())
+        }
+    };
+    trace.absorb(dialogue.trace);
+    let mut outcome = finish(answer, target, dialogue.iterations, usage, trace);
+    if let Answer::Ok(data) = &outcome.answer
+        && limits.grounding != Grounding::Off
+    {
+        outcome.sources = provenance::sources(data, &target.schema, text);
+    }
+    Ok(outcome)
+}
+
+/// Judges the answer of a one-object conversation: the valid object or the need.
+pub(super) struct One<'a> {
+    pub target: &'a TargetSchema,
+    /// What the values must be found in, when grounding is required.
+    pub text: &'a str,
+    pub grounding: Grounding,
+}
+
+impl Judge for One<'_> {
+    type Accepted = Answer;
+
+    fn judge(
+        &self,
+        text: &str,
+        format: &AnswerFormat,
+        repairs: &mut Vec<String>,
+    ) -> Result<Answer, Vec<Violation>> {
+        match decode(text, format, &self.target.schema, repairs) {
+            Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
+            Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
+            Decoded::Candidate(candidate) => {
+                let violations =
+                    violations(self.target, &candidate, self.text, self.grounding, |_| {
+                        false
+                    });
+                if violations.is_empty() {
+                    Ok(Answer::Ok(candidate))
+                } else {
+                    Err(violations)
+                }
+            }
+        }
+    }
+}
+
+/// The outcome of `answer`, with no sources yet.
+pub(super) fn finish(
+    answer: Answer,
+    target: &TargetSchema,
+    iterations: u32,
+    usage: Usage,
+    trace: Trace,
+) -> Outcome {
+    Outcome {
+        answer,
+        sources: Vec::new(),
+        incomplete: None,
+        schema_origin: target.origin.clone(),
+        iterations,
+        usage,
+        trace,
+    }
+}

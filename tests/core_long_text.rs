@@ -1,0 +1,406 @@
+//! One object from a text longer than the model's window: the window known (set, discovered or
+//! learned from a refusal), every request's answer clamped to what the window leaves, the text
+//! read in parts whose answers are merged, a disagreement settled by one short call, a required
+//! value no part gives asked for, never invented.
+
+mod support;
+
+use std::cell::RefCell;
+
+use mock_llm::document::{Reader, Terms, is_choice, planted_document, terms_schema};
+use mock_llm::servers::Server;
+use mock_llm::{Recorded, Reply};
+use serde_json::{Value, json};
+use structure::ports::{
+    HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
+};
+use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest};
+
+use support::{FixedClock, MapConfig};
+
+/// A model server of `kind` whose model reads contracts ([`Reader`]): it answers what it is
+/// asked about itself as that kind of server does, and refuses a request over its window in
+/// its words. Every model request's body is kept.
+struct ContractModel {
+    kind: Server,
+    sent: RefCell<Vec<Value>>,
+    probes: RefCell<Vec<String>>,
+    refused: RefCell<usize>,
+}
+
+impl ContractModel {
+    fn new(kind: Server) -> Self {
+        Self {
+            kind,
+            sent: RefCell::default(),
+            probes: RefCell::default(),
+            refused: RefCell::default(),
+        }
+    }
+
+    fn choices(&self) -> Vec<Value> {
+        self.sent
+            .borrow()
+            .iter()
+            .filter(|body| is_choice(body))
+            .cloned()
+            .collect()
+    }
+}
+
+impl Transport for ContractModel {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let path = request
+            .url
+            .split_once("127.0.0.1:9")
+            .map_or("", |(_, path)| path);
+        let recorded = Recorded {
+            method: request.method.to_owned(),
+            path: path.to_owned(),
+            headers: request.headers.clone(),
+            body: String::from_utf8_lossy(&request.body).into_owned(),
+        };
+        let reply = if let Some(reply) = self.kind.answer(request.method, path) {
+            self.probes
+                .borrow_mut()
+                .push(format!("{} {path}", request.method));
+            reply
+        } else {
+            self.sent.borrow_mut().push(recorded.json());
+            match self.kind.refusal(&recorded.json()) {
+                Some(refusal) => {
+                    *self.refused.borrow_mut() += 1;
+                    refusal
+                }
+                None => Reader::default().reply(&recorded),
+            }
+        };
+        Ok(response(reply))
+    }
+}
+
+fn response(reply: Reply) -> HttpResponse {
+    HttpResponse {
+        status: reply.status,
+        headers: reply.headers,
+        body: reply.body.into_bytes(),
+    }
+}
+
+fn config(extra: &[(&str, &str)]) -> MapConfig {
+    let mut config = MapConfig::local();
+    for (key, value) in extra {
+        config.values.insert((*key).to_owned(), (*value).to_owned());
+    }
+    config
+}
+
+fn run(
+    text: &str,
+    model: &ContractModel,
+    config: &MapConfig,
+    key_value: &MemoryKeyValue,
+) -> Result<Outcome, StructureError> {
+    let request = StructureRequest::new(text, SchemaInput::Inline(terms_schema()), None).unwrap();
+    let clock = FixedClock::default();
+    let ports = Ports {
+        transport: model,
+        config,
+        key_value,
+        clock: &clock,
+    };
+    structure::structure(&request, &structure::Scope::default(), &ports)
+}
+
+fn data(outcome: &Outcome) -> &Value {
+    match &outcome.answer {
+        Answer::Ok(data) => data,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Every source with a span is the whole text's own slice, in code points and in UTF-16.
+fn assert_sources_are_slices(outcome: &Outcome, text: &str) {
+    let chars: Vec<char> = text.chars().collect();
+    let utf16: Vec<u16> = text.encode_utf16().collect();
+    for source in &outcome.sources {
+        let Some(span) = &source.span else { continue };
+        let slice: String = chars[span.start..span.end].iter().collect();
+        assert_eq!(slice, span.text, "{source:?}");
+        assert_eq!(
+            String::from_utf16(&utf16[span.utf16_start..span.utf16_end]).unwrap(),
+            span.text
+        );
+    }
+}
+
+#[test]
+fn a_text_the_window_holds_is_one_call() {
+    let text = planted_document(1_500, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let outcome = run(
+        &text,
+        &model,
+        &config(&[("structure_context_tokens", "8192")]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert_eq!(data(&outcome)["parties"].as_array().unwrap().len(), 3);
+    assert_eq!(outcome.usage.llm_calls, 1);
+    assert_eq!(outcome.trace.chunks, 0);
+}
+
+#[test]
+fn a_long_text_is_read_in_parts_and_merged_into_one_object() {
+    let text = planted_document(40_000, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    let data = data(&outcome);
+    assert_eq!(
+        data,
+        &json!({
+            "effective_date": "2021-03-04",
+            "parties": ["Acme Widgets Inc.", "Zoë Kim", "Łukasz Nowak LLC"],
+            "governing_law": "Delaware",
+            "term_months": 24,
+        })
+    );
+    let chunks = outcome.trace.chunks;
+    assert!(chunks > 5, "{chunks} chunks");
+    assert!(
+        outcome.usage.llm_calls <= chunks + 2,
+        "{} calls",
+        outcome.usage.llm_calls
+    );
+    assert!(
+        model.choices().is_empty(),
+        "nothing to choose: no part disagrees"
+    );
+    // Each value's chunk, and its span in the whole text.
+    assert_eq!(outcome.trace.chunk_of["/parties/0"], 0);
+    assert_eq!(outcome.trace.chunk_of["/parties/2"], chunks - 1);
+    assert_sources_are_slices(&outcome, &text);
+    let last_party = outcome
+        .sources
+        .iter()
+        .find(|s| s.pointer == "/parties/2")
+        .unwrap();
+    assert!(last_party.span.as_ref().unwrap().start > text.chars().count() * 9 / 10);
+    // Every request fits the window: its prompt (three bytes a token) and its answer limit.
+    for body in model.sent.borrow().iter() {
+        let bytes = serde_json::to_vec(body).unwrap().len() as u64;
+        let max_tokens = body["max_tokens"].as_u64().unwrap();
+        assert!(
+            bytes / 3 + max_tokens <= 2048 + 64,
+            "{bytes} bytes, {max_tokens} to answer"
+        );
+    }
+}
+
+#[test]
+fn parts_that_disagree_are_settled_by_one_short_call_that_sees_the_candidates() {
+    let terms = Terms {
+        superseded_date: Some(("2019-07-01".into(), 0.8)),
+        ..Terms::default()
+    };
+    let text = planted_document(40_000, &terms);
+    let model = ContractModel::new(Server::default());
+    let outcome = run(
+        &text,
+        &model,
+        &config(&[("structure_context_tokens", "2048")]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert_eq!(data(&outcome)["effective_date"], "2021-03-04");
+    let choices = model.choices();
+    assert_eq!(choices.len(), 1, "one call settles the disagreement");
+    let question = choices[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        question.contains("2019-07-01") && question.contains("2021-03-04"),
+        "{question}"
+    );
+    assert!(
+        question.contains("superseded draft"),
+        "each candidate with its passage: {question}"
+    );
+    assert!(
+        question.len() < 2_000,
+        "only the candidates, not the text: {question}"
+    );
+    assert_eq!(
+        choices[0]["response_format"]["json_schema"]["schema"]["properties"]["answer"]["properties"]
+            ["effective_date"]["enum"],
+        json!(["2021-03-04", "2019-07-01"]),
+        "the answer can only be one of the candidates"
+    );
+    assert!(outcome.usage.llm_calls <= outcome.trace.chunks + 2);
+    let source = outcome
+        .sources
+        .iter()
+        .find(|s| s.pointer == "/effective_date")
+        .unwrap();
+    assert_eq!(source.span.as_ref().unwrap().text, "2021-03-04");
+}
+
+#[test]
+fn a_required_value_only_the_last_part_gives_is_found_and_one_no_part_gives_is_asked_for() {
+    let last = Terms {
+        effective_date: Some(("2023-11-30".into(), 0.98)),
+        ..Terms::default()
+    };
+    let text = planted_document(40_000, &last);
+    let model = ContractModel::new(Server::default());
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    assert_eq!(data(&outcome)["effective_date"], "2023-11-30");
+    assert_eq!(
+        outcome.trace.chunk_of["/effective_date"],
+        outcome.trace.chunks - 1
+    );
+
+    // A decoy: an optional value no part gives stays out; a required one is asked for.
+    let lacking = Terms {
+        effective_date: None,
+        governing_law: None,
+        ..Terms::default()
+    };
+    let text = planted_document(40_000, &lacking);
+    let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    assert!(need.contains("/effective_date"), "{need}");
+}
+
+#[test]
+fn a_refusal_for_length_teaches_the_window_and_the_call_is_read_in_parts() {
+    let text = planted_document(30_000, &Terms::default());
+    let model = ContractModel::new(Server::OpenAi {
+        context_limit: Some(2048),
+    });
+    let key_value = MemoryKeyValue::default();
+    // No window set, the server says none: the default (8,192) is too large for this one.
+    let outcome = run(&text, &model, &config(&[]), &key_value).unwrap();
+    assert_eq!(data(&outcome)["governing_law"], "Delaware");
+    let window = outcome.trace.context_window.as_ref().unwrap();
+    assert_eq!((window.tokens, window.from.as_str()), (2048, "learned"));
+    assert!(outcome.trace.chunks > 1);
+    assert_eq!(*model.refused.borrow(), 1, "the whole text, once");
+    // The refused call counts: it was made.
+    assert_eq!(outcome.usage.llm_calls as usize, model.sent.borrow().len());
+    // The next call is planned with what was learned: no request is refused.
+    let again = run(&text, &model, &config(&[]), &key_value).unwrap();
+    assert_eq!(data(&again)["governing_law"], "Delaware");
+    assert_eq!(*model.refused.borrow(), 1, "no refusal the second time");
+    assert_eq!(again.trace.context_window.as_ref().unwrap().from, "learned");
+}
+
+#[test]
+fn a_request_that_cannot_leave_its_answer_room_is_never_sent() {
+    let model = ContractModel::new(Server::default());
+    let mut schema = terms_schema();
+    schema["description"] = json!("x".repeat(3_000));
+    let request = StructureRequest::new("Party: Ada.", SchemaInput::Inline(schema), None).unwrap();
+    let config = config(&[
+        ("structure_context_tokens", "512"),
+        ("structure_delivery", "native"),
+    ]);
+    let clock = FixedClock::default();
+    let key_value = MemoryKeyValue::default();
+    let ports = Ports {
+        transport: &model,
+        config: &config,
+        key_value: &key_value,
+        clock: &clock,
+    };
+    let error = structure::structure(&request, &structure::Scope::default(), &ports).unwrap_err();
+    assert!(
+        matches!(&error.kind, ErrorKind::Configuration { key } if key == "structure_context_tokens"),
+        "{error:?}"
+    );
+    assert!(model.sent.borrow().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn the_server_says_its_kind_and_window_and_is_asked_once() {
+    let text = planted_document(1_000, &Terms::default());
+    for (kind, profile, tokens, from) in [
+        (Server::LlamaCpp { n_ctx: 4096 }, "llamacpp", 4096, "server"),
+        (
+            Server::LlamaCppPython { n_ctx: 4096 },
+            "llamacpp",
+            2048,
+            "default",
+        ),
+        (
+            Server::Ollama {
+                num_ctx: Some(8192),
+            },
+            "ollama",
+            8192,
+            "server",
+        ),
+        (Server::Ollama { num_ctx: None }, "ollama", 4096, "server"),
+        (
+            Server::Vllm {
+                max_model_len: 16384,
+            },
+            "vllm",
+            16384,
+            "server",
+        ),
+        (Server::default(), "openai-compatible", 8192, "default"),
+    ] {
+        let model = ContractModel::new(kind);
+        let key_value = MemoryKeyValue::default();
+        let outcome = run(&text, &model, &config(&[]), &key_value).unwrap();
+        assert_eq!(outcome.trace.provider_profile, profile, "{kind:?}");
+        let window = outcome.trace.context_window.as_ref().unwrap();
+        assert_eq!(
+            (window.tokens, window.from.as_str()),
+            (tokens, from),
+            "{kind:?}"
+        );
+        assert!(!model.probes.borrow().is_empty());
+        // What the server said is kept: the next call asks nothing.
+        let asked = model.probes.borrow().len();
+        run(&text, &model, &config(&[]), &key_value).unwrap();
+        assert_eq!(model.probes.borrow().len(), asked, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_server_is_not_asked_when_the_profile_the_window_or_the_model_is_known() {
+    let text = planted_document(1_000, &Terms::default());
+    for extra in [
+        [("structure_provider_profile", "llamacpp")],
+        [("structure_context_tokens", "4096")],
+        [("structure_model", "openai/gpt-4.1-mini")],
+    ] {
+        let model = ContractModel::new(Server::LlamaCpp { n_ctx: 4096 });
+        run(&text, &model, &config(&extra), &MemoryKeyValue::default()).unwrap();
+        assert!(
+            model.probes.borrow().is_empty(),
+            "{extra:?}: {:?}",
+            model.probes.borrow()
+        );
+    }
+}
+
+#[test]
+fn a_per_model_window_applies_to_its_model_only() {
+    let text = planted_document(1_000, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let windows = r#"{"openai/test-model": 3000, "openai/other": 9000}"#;
+    let outcome = run(
+        &text,
+        &model,
+        &config(&[("structure_context_tokens", windows)]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    let window = outcome.trace.context_window.as_ref().unwrap();
+    assert_eq!((window.tokens, window.from.as_str()), (3000, "setting"));
+}
