@@ -47,7 +47,7 @@ export interface StructureRequest {
   schemaMode?: SchemaMode;
   /** Content-stage iterations, 1 to 10 (default 3). */
   maxLoops?: number;
-  /** Per-call setting overrides: `model`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, `chunkTokens`, ... */
+  /** Per-call setting overrides: `model`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, `chunkTokens`, `contextTokens`, ... */
   settings?: Record<string, unknown>;
   /**
    * Records mode: `schema` describes ONE record and `data` is the array of every record the
@@ -102,8 +102,12 @@ export interface Trace {
   reasons: { iteration: number; pointer: string; category: ReasonCategory }[];
   retries: number;
   schemaBuilder?: BuilderTrace;
-  /** Records mode: the chunks the text was read in, one conversation each. */
+  /** The model's context window the requests were fitted to, and where its figure came from. */
+  contextWindow?: { tokens: number; from: 'setting' | 'table' | 'server' | 'learned' | 'default' };
+  /** Records mode and long texts: the chunks the text was read in, one conversation each. */
   chunks?: number;
+  /** A long text read in parts: the chunk (from 0) each value of `data` came from, by JSON pointer. */
+  chunkOf?: Record<string, number>;
 }
 
 interface OutcomeCommon {

@@ -21,7 +21,9 @@ pub struct HttpRequest {
 /// What an LLM request is estimated to take of the model's context window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenEstimate {
-    /// The prompt's tokens (the request's bytes at the window's bytes per token).
+    /// The bytes of the prompt the model reads (the request's, less a schema it does not).
+    pub prompt_bytes: usize,
+    /// The prompt's tokens (those bytes at the window's bytes per token).
     pub prompt: u32,
     /// The answer's limit as sent: `structure_max_output_tokens`, or what the window leaves.
     pub output: u32,

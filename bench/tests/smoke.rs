@@ -79,3 +79,19 @@ fn the_records_benchmark_finds_every_order_once() {
     }
     assert!(rows[1]["chunks"].as_u64().unwrap() > 1);
 }
+
+#[test]
+fn the_long_text_benchmark_gets_the_object_whole_within_chunks_and_two_calls() {
+    // The bench itself fails unless the object came back whole.
+    let report = report_of(
+        env!("CARGO_BIN_EXE_structure-long-text"),
+        &["--latency-ms", "5", "--sizes", "10000,60000"],
+        "the object did not come back whole",
+    );
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert!(row["calls"].as_u64() <= row["chunks"].as_u64().map(|chunks| chunks.max(1) + 2));
+    }
+    assert!(rows[1]["chunks"].as_u64().unwrap() > 1);
+}

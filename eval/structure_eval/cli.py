@@ -9,6 +9,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict
 
@@ -176,9 +177,11 @@ def main(argv: list[str]) -> int:
         process = None
         if running:
             base_url, process = running
+        store = tempfile.TemporaryDirectory(prefix="structure-eval-store-")
         endpoint = Endpoint(base_url=base_url, model=args.model, profile=args.profile, api_key=api_key,
                             max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=args.settings,
-                            n_ctx=args.n_ctx)
+                            n_ctx=args.n_ctx, local_server=local,
+                            store=str(pathlib.Path(store.name) / "store.db"))
         for index, case in enumerate(cases, 1):
             if process is not None and process.poll() is not None:
                 # Every later case would score as an error: stop and say why.

@@ -45,6 +45,12 @@ class Endpoint:
     timeout: float = 300.0
     structure_settings: list[str] = field(default_factory=list)
     n_ctx: int = 4096
+    # The eval's own local model server (its kind is known even when `structure` is left to
+    # find it out).
+    local_server: bool = False
+    # `structure`'s key-value store for the run: what it learns of the server (its kind, its
+    # window, its tokens' size) is kept from one case to the next, as a user's store keeps it.
+    store: str = "memory"
 
     def structure_model(self) -> str:
         # `structure` picks its profile from the provider prefix; openai-compatible servers go
@@ -54,7 +60,8 @@ class Endpoint:
 
     def temperature(self) -> float | None:
         # As `structure`'s profiles do: 0 for local servers, the provider default elsewhere.
-        return 0.0 if self.profile in ("llamacpp", "ollama", "vllm") else None
+        local = self.profile in ("llamacpp", "ollama", "vllm") or self.local_server
+        return 0.0 if local else None
 
 
 def records_schema(schema: Any) -> dict:
@@ -167,7 +174,7 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
 
 def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = (),
                       records: bool = False) -> list[str]:
-    command = [binary, "--store", "memory", "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
+    command = [binary, "--store", endpoint.store, "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
     if endpoint.profile != "auto":
         command += ["--set", f"structure_provider_profile={endpoint.profile}"]
     command += [

@@ -218,6 +218,9 @@ impl Caller<'_> {
             error.with_usage(total)
         })?;
         usage.add(completion.usage);
+        if let Some(tokens) = request.tokens {
+            (self.provider.endpoint()).observe(tokens.prompt_bytes, completion.usage.prompt_tokens);
+        }
         Ok(completion)
     }
 

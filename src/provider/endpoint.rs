@@ -113,6 +113,14 @@ impl Endpoint {
         self.window.set(window);
     }
 
+    /// Takes what the server's count of a prompt of `prompt_bytes` (`prompt_tokens`) says of
+    /// the bytes a token holds (see [`Window::observed`]).
+    pub fn observe(&self, prompt_bytes: usize, prompt_tokens: u64) {
+        if let Some(window) = self.window().observed(prompt_bytes, prompt_tokens) {
+            self.window.set(window);
+        }
+    }
+
     /// `POST {base_url}{path}` with the LLM request `body` as JSON, its answer limit set at
     /// `limit_at` (a path of keys, created as needed) to what the window leaves after the
     /// prompt: the body's bytes less `unread_bytes`, what the server does not show the model (a
@@ -128,6 +136,7 @@ impl Endpoint {
         let prompt_bytes = wire::json_len(&body).saturating_sub(unread_bytes);
         let output = window.output_tokens(prompt_bytes, self.max_output_tokens);
         let estimate = TokenEstimate {
+            prompt_bytes,
             prompt: window.prompt_tokens(prompt_bytes),
             output,
             fits: output >= Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens),

@@ -72,13 +72,16 @@ impl Server {
         Self { kind: None, window }
     }
 
-    /// What is known of `model`'s server: [`Server::known`], else what the server said
-    /// before (kept in the store), else what it says now. Only servers of the OpenAI wire
-    /// format at a base URL of their own are asked, and only when no setting names the profile
-    /// or the window and the model is not a hosted one.
+    /// What is known of `model`'s server: [`Server::known`], else what the server said or
+    /// its answers taught before (kept in the store), else what it says now. Only servers of
+    /// the OpenAI wire format at a base URL of their own are asked, and only when no setting
+    /// names the profile or the window and the model is not a hosted one.
     pub fn discover(settings: &Settings, model: &ModelRef, ports: &Ports<'_>) -> Self {
         let known = Self::known(settings, model);
-        let Some(base_url) = probed_url(settings, model, &known) else {
+        if known.window.is_some() {
+            return known;
+        }
+        let Some(base_url) = chat_base_url(settings, model) else {
             return known;
         };
         let key = facts_key(&base_url, &model.name);
@@ -87,6 +90,9 @@ impl Server {
             && now.saturating_sub(facts.at) < FACTS_TTL_MILLIS
         {
             return facts.server();
+        }
+        if !worth_asking(settings, model) {
+            return known;
         }
         let Some(found) = probe(&base_url, &model.name, ports) else {
             return known;
@@ -144,20 +150,13 @@ fn chat_base_url(settings: &Settings, model: &ModelRef) -> Option<String> {
     endpoint::base_url(settings, keys::OPENAI_BASE_URL, kind.default_base_url()).ok()
 }
 
-/// The base URL to ask, when `model`'s server is worth asking (see [`Server::discover`]).
-fn probed_url(settings: &Settings, model: &ModelRef, known: &Server) -> Option<String> {
-    if known.window.is_some() || settings.provider_profile.is_some() {
-        return None;
-    }
-    let base_url = chat_base_url(settings, model)?;
-    if model.provider == "openai"
-        && Profile::select(model, settings.openai_base_url.as_deref(), None, None).ok()
-            != Some(Profile::OpenAiCompatible)
-    {
-        // OpenAI itself, or a port that names the server already.
-        return None;
-    }
-    Some(base_url)
+/// Whether `model`'s server is worth asking what it is (see [`Server::discover`]): not when a
+/// setting names its profile, nor when it is OpenAI itself or a port names it already.
+fn worth_asking(settings: &Settings, model: &ModelRef) -> bool {
+    settings.provider_profile.is_none()
+        && (model.provider != "openai"
+            || Profile::select(model, settings.openai_base_url.as_deref(), None, None).ok()
+                == Some(Profile::OpenAiCompatible))
 }
 
 /// The store key of what the server at `base_url` said of `model`.

@@ -28,6 +28,9 @@ use crate::provider::profile::Profile;
 /// about four, JSON and other scripts lower: three errs on the side of a smaller request).
 pub const BYTES_PER_TOKEN: f64 = 3.0;
 
+/// The most bytes a token is taken to hold, however sparse a server's counts say its tokens are.
+pub const MAX_BYTES_PER_TOKEN: f64 = 5.0;
+
 /// The window of a model no table, setting or server names: small enough for most servers of
 /// local models, which refuse or silently cut what does not fit.
 pub const DEFAULT_CONTEXT_TOKENS: u32 = 8_192;
@@ -73,6 +76,9 @@ pub struct Window {
     /// refusal said how many tokens a request of known size took.
     #[serde(default = "default_bytes_per_token")]
     pub bytes_per_token: f64,
+    /// Whether `bytes_per_token` was measured on the server's answers (else assumed).
+    #[serde(default)]
+    pub measured: bool,
 }
 
 fn default_bytes_per_token() -> f64 {
@@ -90,7 +96,29 @@ impl Window {
             tokens,
             source,
             bytes_per_token: BYTES_PER_TOKEN,
+            measured: false,
         }
+    }
+
+    /// What a request whose prompt had `prompt_bytes` and took `prompt_tokens` (the server's
+    /// count) teaches of the bytes a token takes: the first measure replaces the assumed
+    /// [`BYTES_PER_TOKEN`], a later one only lowers it; a fifth to spare, at most
+    /// [`MAX_BYTES_PER_TOKEN`]. `None` when it teaches nothing (a prompt too short to tell).
+    pub fn observed(&self, prompt_bytes: usize, prompt_tokens: u64) -> Option<Window> {
+        let text_tokens = prompt_tokens.saturating_sub(u64::from(Self::REQUEST_OVERHEAD));
+        if text_tokens < 128 {
+            return None;
+        }
+        let measured =
+            (prompt_bytes as f64 / text_tokens as f64 * 0.8).clamp(1.0, MAX_BYTES_PER_TOKEN);
+        let lower = measured < self.bytes_per_token - 0.01;
+        ((!self.measured && (measured - self.bytes_per_token).abs() > 0.01)
+            || (self.measured && lower))
+            .then_some(Window {
+                bytes_per_token: measured,
+                measured: true,
+                ..*self
+            })
     }
 
     /// As the trace shows it.
@@ -268,6 +296,7 @@ impl Exceeded {
             // to spare.
             learned.bytes_per_token =
                 known.bytes_per_token * f64::from(estimated) / f64::from(actual) * 0.9;
+            learned.measured = true;
         }
         let smaller = learned.tokens < known.tokens;
         let denser = learned.bytes_per_token < known.bytes_per_token;
@@ -378,6 +407,25 @@ mod tests {
             read.teaches(Window::new(8192, WindowSource::Server), Some(100)),
             None
         );
+    }
+
+    #[test]
+    fn the_servers_counts_teach_the_bytes_a_token_holds() {
+        let assumed = Window::new(2048, WindowSource::Default);
+        // 4,500 bytes took 1,032 tokens: about 4.5 bytes a token, taken as 3.6 to spare.
+        let measured = assumed.observed(4_500, 1_032).unwrap();
+        assert!(measured.measured && (measured.bytes_per_token - 3.6).abs() < 0.01);
+        assert!(measured.prompt_tokens(4_500) < assumed.prompt_tokens(4_500));
+        // A later, denser measure lowers it; a sparser one does not raise it again.
+        let denser = measured.observed(3_000, 1_032).unwrap();
+        assert!(denser.bytes_per_token < 2.5);
+        assert_eq!(denser.observed(9_000, 1_032), None);
+        // A short prompt tells nothing; nor does a count of nothing.
+        assert_eq!(assumed.observed(300, 90), None);
+        assert_eq!(assumed.observed(300, 0), None);
+        // However sparse the counts, a token is taken to hold at most five bytes.
+        let sparse = assumed.observed(100_000, 1_032).unwrap();
+        assert_eq!(sparse.bytes_per_token, MAX_BYTES_PER_TOKEN);
     }
 
     #[test]

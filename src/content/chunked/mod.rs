@@ -12,7 +12,7 @@ pub(super) mod split;
 use serde_json::Value;
 
 use crate::answer::format::{AnswerFormat, Shape};
-use crate::content::dialogue::Dialogue;
+use crate::content::dialogue::{Dialogue, Judge};
 use crate::content::grounding::{Grounded, ground};
 use crate::content::{Call, Limits, prompt};
 use crate::error::StructureError;
@@ -20,6 +20,8 @@ use crate::keys;
 use crate::outcome::Trace;
 use crate::provider::Provider;
 use crate::provider::window::Window;
+use pump::ChunkRun;
+use split::Chunk;
 
 /// How a text is read in chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,9 +95,35 @@ fn too_small(window: Window, fixed: u32, room: u32) -> StructureError {
     )
 }
 
+/// A conversation for each of `parts` about what it holds of `loose` (the schema with nothing
+/// required at its root), in `shape`, each judged by what `judge` makes for its text.
+pub(super) fn runs<'a, J: Judge>(
+    call: Call<'a>,
+    loose: &Value,
+    parts: &[Chunk<'a>],
+    shape: Shape,
+    trace: &mut Trace,
+    judge: impl Fn(&'a str) -> J,
+) -> Vec<ChunkRun<'a, J>> {
+    let Call {
+        limits, provider, ..
+    } = call;
+    parts
+        .iter()
+        .map(|chunk| {
+            let format = chunk_format(loose, chunk.text, limits, shape, provider, trace);
+            let conversation = prompt::conversation(call, chunk.text, shape);
+            ChunkRun::new(
+                Dialogue::new(provider, format, conversation, limits.max_loops),
+                judge(chunk.text),
+            )
+        })
+        .collect()
+}
+
 /// The answer format for one chunk: `loose` (the schema with nothing required at its root)
 /// grounded in the chunk's text, its notes added to the trace once.
-pub(super) fn chunk_format(
+fn chunk_format(
     loose: &Value,
     text: &str,
     limits: Limits,

@@ -44,9 +44,7 @@ pub(super) fn settle(
     let mut properties = Map::new();
     let mut labels: Vec<Vec<String>> = Vec::with_capacity(conflicts.len());
     for conflict in &conflicts {
-        let shown: Vec<String> = (conflict.candidates.iter().take(MAX_SHOWN))
-            .map(|candidate| label(&candidate.value))
-            .collect();
+        let shown = labels_of(conflict.candidates.iter().take(MAX_SHOWN));
         let mut property = json!({ "type": "string", "enum": shown });
         if let Some(description) = description(&call.target.schema, &conflict.name) {
             property["description"] = json!(description);
@@ -69,10 +67,11 @@ pub(super) fn settle(
         );
         for conflict in &conflicts {
             question.push_str(&format!("\n{}:\n", conflict.name));
-            for candidate in conflict.candidates.iter().take(MAX_SHOWN) {
+            let shown = labels_of(conflict.candidates.iter().take(MAX_SHOWN));
+            for (candidate, label) in conflict.candidates.iter().zip(shown) {
                 question.push_str(&format!(
                     "- {}: {}\n",
-                    json!(label(&candidate.value)),
+                    json!(label),
                     passage(text, candidate, passage_bytes)
                 ));
             }
@@ -204,11 +203,38 @@ fn ask(
     })
 }
 
-/// A value as the choosing call names it: a string as it is, anything else as JSON.
-fn label(value: &Value) -> String {
+/// The candidates as the choosing call names them: each value in plain words (a string as it
+/// is, an object or array as its values one after another: `2 years`), with no quote or
+/// backslash (a grammar-constrained server turns the names into its grammar, and some break on
+/// them), a name taken already numbered apart.
+fn labels_of<'c>(candidates: impl Iterator<Item = &'c Candidate>) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for candidate in candidates {
+        let mut words = Vec::new();
+        plain(&candidate.value, &mut words);
+        let mut label = words.join(" ").replace(['"', '\\'], "'");
+        if label.is_empty() {
+            label = "(none)".to_owned();
+        }
+        let base = label.clone();
+        let mut again = 1;
+        while labels.contains(&label) {
+            again += 1;
+            label = format!("{base} ({again})");
+        }
+        labels.push(label);
+    }
+    labels
+}
+
+/// The leaves of `value`, as text, in order.
+fn plain(value: &Value, words: &mut Vec<String>) {
     match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
+        Value::String(text) => words.push(text.split_whitespace().collect::<Vec<_>>().join(" ")),
+        Value::Array(items) => items.iter().for_each(|item| plain(item, words)),
+        Value::Object(members) => members.values().for_each(|member| plain(member, words)),
+        Value::Null => {}
+        other => words.push(other.to_string()),
     }
 }
 

@@ -12,78 +12,99 @@
 mod choose;
 mod fields;
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::answer::format::{AnswerFormat, Shape};
 use crate::answer::{Decoded, decode};
 use crate::content::check::{partial, violations};
 use crate::content::chunked::offsets::Offsets;
-use crate::content::chunked::pump::{ChunkRun, converse};
+use crate::content::chunked::pump::converse;
 use crate::content::chunked::required::{missing, need_of, without_required};
 use crate::content::chunked::split::chunks;
-use crate::content::chunked::{Chunking, chunk_format, stale_errors};
-use crate::content::dialogue::{Dialogue, Judge, Settled};
+use crate::content::chunked::{Chunking, runs, stale_errors};
+use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::one::finish;
-use crate::content::{Call, prompt, reason};
+use crate::content::{Call, reason};
 use crate::error::StructureError;
-use crate::outcome::{Answer, Outcome, Usage};
+use crate::outcome::{Answer, Outcome, Source, Trace, Usage};
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation};
 use crate::settings::Grounding;
-use choose::Asked;
 use fields::{Merged, Part, merge};
+
+/// What the calls of a long text have come to so far.
+struct Progress {
+    trace: Trace,
+    usage: Usage,
+    iterations: u32,
+}
+
+/// An answer, the sources of its data and the chunk each value came from.
+type Assembled = (Answer, Vec<Source>, BTreeMap<String, u32>);
 
 /// The object `text`, too long for the model's window, gives of `call`'s target.
 pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
-    let Call {
-        target,
-        limits,
-        provider,
-        ..
-    } = call;
-    let mut trace = call.trace();
+    let mut progress = Progress {
+        trace: call.trace(),
+        usage: Usage::default(),
+        iterations: 0,
+    };
+    let (answer, sources, chunk_of) = match read_parts(call, text, &mut progress)? {
+        Ok(parts) => assemble(call, text, merge(parts, &call.target.schema), &mut progress)?,
+        Err(stale) => (Answer::Stale(stale), Vec::new(), BTreeMap::new()),
+    };
+    let Progress {
+        trace,
+        usage,
+        iterations,
+    } = progress;
+    let mut outcome = finish(answer, call.target, iterations, usage, trace);
+    if let Answer::Ok(data) = &outcome.answer {
+        outcome.trace.chunk_of = chunk_of
+            .into_iter()
+            .filter(|(pointer, _)| data.pointer(pointer).is_some())
+            .collect();
+        if call.limits.grounding != Grounding::Off {
+            outcome.sources = sources;
+        }
+    }
+    Ok(outcome)
+}
+
+/// What each part of `text` states, its calls in flight together; `Err` with the errors of
+/// the parts whose answers stayed invalid.
+fn read_parts(
+    call: Call<'_>,
+    text: &str,
+    progress: &mut Progress,
+) -> Result<Result<Vec<Part>, Vec<String>>, StructureError> {
+    let Call { target, limits, .. } = call;
+    let trace = &mut progress.trace;
     let loose = without_required(&target.schema);
     let chunking = Chunking::fitted(call, &loose, Shape::Part)?;
     let parts = chunks(text, chunking.chunk_bytes, chunking.overlap_bytes);
     trace.chunks = parts.len() as u32;
-    let mut runs: Vec<ChunkRun<'_, Piece<'_>>> = parts
-        .iter()
-        .map(|chunk| {
-            let format = chunk_format(
-                &loose,
-                chunk.text,
-                limits,
-                Shape::Part,
-                provider,
-                &mut trace,
-            );
-            let conversation = prompt::conversation(call, chunk.text, Shape::Part);
-            let judge = Piece {
-                target,
-                text: chunk.text,
-                grounding: limits.grounding,
-            };
-            ChunkRun::new(
-                Dialogue::new(provider, format, conversation, limits.max_loops),
-                judge,
-            )
-        })
-        .collect();
-    let mut usage = Usage::default();
+    let mut runs = runs(call, &loose, &parts, Shape::Part, trace, |text| Piece {
+        target,
+        text,
+        grounding: limits.grounding,
+    });
     converse(
         &mut runs,
         call.caller(),
         chunking.max_concurrent,
-        &mut usage,
-        &mut trace,
+        &mut progress.usage,
+        trace,
     )?;
-    let mut iterations = runs.iter().map(|run| run.dialogue.iterations).sum();
+    progress.iterations += runs.iter().map(|run| run.dialogue.iterations).sum::<u32>();
     let offsets = Offsets::of(text, &parts);
     let mut found = Vec::with_capacity(runs.len());
     let mut stale = Vec::new();
     for (chunk, (run, offset)) in runs.into_iter().zip(&offsets).enumerate() {
-        trace.absorb(run.dialogue.trace);
+        progress.trace.absorb(run.dialogue.trace);
         match run.settled {
             Some(Settled::Accepted(data)) => {
                 let sources = provenance::sources(&data, &target.schema, parts[chunk].text);
@@ -98,32 +119,33 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
             None => {}
         }
     }
-    if !stale.is_empty() {
-        let errors = stale_errors(stale.iter().map(|(at, found)| (*at, found.as_slice())));
-        return Ok(finish(
-            Answer::Stale(errors),
-            target,
-            iterations,
-            usage,
-            trace,
-        ));
+    if stale.is_empty() {
+        Ok(Ok(found))
+    } else {
+        Ok(Err(stale_errors(
+            stale.iter().map(|(at, found)| (*at, found.as_slice())),
+        )))
     }
-    let mut merged = merge(found, &target.schema);
+}
+
+/// The answer `merged` makes: its disagreements settled, a required value it lacks asked
+/// for, and a rule of the full schema it breaks fixed.
+fn assemble(
+    call: Call<'_>,
+    text: &str,
+    mut merged: Merged,
+    progress: &mut Progress,
+) -> Result<Assembled, StructureError> {
+    let Progress {
+        trace,
+        usage,
+        iterations,
+    } = progress;
     if !merged.conflicts.is_empty() {
-        let Asked {
-            settled,
-            iterations: asked,
-        } = choose::settle(call, text, &mut merged, &mut usage, &mut trace)?;
-        iterations += asked;
-        if let Settled::Stale(violations) = settled {
-            let errors = violations.iter().map(Violation::to_string).collect();
-            return Ok(finish(
-                Answer::Stale(errors),
-                target,
-                iterations,
-                usage,
-                trace,
-            ));
+        let asked = choose::settle(call, text, &mut merged, usage, trace)?;
+        *iterations += asked.iterations;
+        if let Settled::Stale(violations) = asked.settled {
+            return Ok((stale(&violations), Vec::new(), BTreeMap::new()));
         }
     }
     let Merged {
@@ -132,50 +154,31 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         chunk_of,
         ..
     } = merged;
+    let schema = &call.target.schema;
     let data = Value::Object(data);
-    if !missing(&data, &target.schema).is_empty() {
+    if !missing(&data, schema).is_empty() {
         // No part gives it: asked for, never invented.
-        let need = need_of(&data, &target.schema);
-        return Ok(finish(
-            Answer::NeedMoreInput(need),
-            target,
-            iterations,
-            usage,
-            trace,
-        ));
+        let need = need_of(&data, schema);
+        return Ok((Answer::NeedMoreInput(need), Vec::new(), BTreeMap::new()));
     }
-    let broken = violations(target, &data, text, limits.grounding, |_| false);
-    let (answer, sources) = if broken.is_empty() {
-        (Answer::Ok(data), sources)
-    } else {
-        let Asked {
-            settled,
-            iterations: asked,
-        } = choose::repair(call, text, data, &sources, &broken, &mut usage, &mut trace)?;
-        iterations += asked;
-        match settled {
-            Settled::Accepted(Answer::Ok(fixed)) => {
-                let sources = provenance::sources(&fixed, &target.schema, text);
-                (Answer::Ok(fixed), sources)
-            }
-            Settled::Accepted(other) => (other, Vec::new()),
-            Settled::Stale(violations) => (
-                Answer::Stale(violations.iter().map(Violation::to_string).collect()),
-                Vec::new(),
-            ),
-        }
-    };
-    let mut outcome = finish(answer, target, iterations, usage, trace);
-    if let Answer::Ok(data) = &outcome.answer {
-        outcome.trace.chunk_of = chunk_of
-            .into_iter()
-            .filter(|(pointer, _)| data.pointer(pointer).is_some())
-            .collect();
-        if limits.grounding != Grounding::Off {
-            outcome.sources = sources;
-        }
+    let broken = violations(call.target, &data, text, call.limits.grounding, |_| false);
+    if broken.is_empty() {
+        return Ok((Answer::Ok(data), sources, chunk_of));
     }
-    Ok(outcome)
+    let asked = choose::repair(call, text, data, &sources, &broken, usage, trace)?;
+    *iterations += asked.iterations;
+    Ok(match asked.settled {
+        Settled::Accepted(Answer::Ok(fixed)) => {
+            let sources = provenance::sources(&fixed, schema, text);
+            (Answer::Ok(fixed), sources, chunk_of)
+        }
+        Settled::Accepted(other) => (other, Vec::new(), BTreeMap::new()),
+        Settled::Stale(violations) => (stale(&violations), Vec::new(), BTreeMap::new()),
+    })
+}
+
+fn stale(violations: &[Violation]) -> Answer {
+    Answer::Stale(violations.iter().map(Violation::to_string).collect())
 }
 
 /// Judges a part's answer: an object of what the part states, which may lack required values.

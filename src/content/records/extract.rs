@@ -13,10 +13,10 @@ use crate::content::chunked::offsets::Offsets;
 use crate::content::chunked::pump::{ChunkRun, converse};
 use crate::content::chunked::required::{need_of, without_required};
 use crate::content::chunked::split::{Chunk, chunks};
-use crate::content::chunked::{Chunking, chunk_format, stale_errors};
-use crate::content::dialogue::{Dialogue, Judge, Settled};
+use crate::content::chunked::{Chunking, runs, stale_errors};
+use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
-use crate::content::{Call, prompt, reason};
+use crate::content::{Call, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
 use crate::schema::TargetSchema;
@@ -32,12 +32,7 @@ enum Judged {
 
 /// Every record `text` holds, each valid against `call`'s target.
 pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
-    let Call {
-        target,
-        limits,
-        provider,
-        ..
-    } = call;
+    let Call { target, limits, .. } = call;
     let mut trace = call.trace();
     // A record may lack a required value: the model leaves it out rather than invent it, and
     // the record is reported as incomplete.
@@ -45,29 +40,13 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
     let chunking = Chunking::fitted(call, &loose, Shape::Records)?;
     let parts = chunks(text, chunking.chunk_bytes, chunking.overlap_bytes);
     trace.chunks = parts.len() as u32;
-    let mut runs: Vec<ChunkRun<'_, Records<'_>>> = parts
-        .iter()
-        .map(|chunk| {
-            let format = chunk_format(
-                &loose,
-                chunk.text,
-                limits,
-                Shape::Records,
-                provider,
-                &mut trace,
-            );
-            let conversation = prompt::conversation(call, chunk.text, Shape::Records);
-            let judge = Records {
-                target,
-                text: chunk.text,
-                grounding: limits.grounding,
-            };
-            ChunkRun::new(
-                Dialogue::new(provider, format, conversation, limits.max_loops),
-                judge,
-            )
-        })
-        .collect();
+    let mut runs = runs(call, &loose, &parts, Shape::Records, &mut trace, |text| {
+        Records {
+            target,
+            text,
+            grounding: limits.grounding,
+        }
+    });
     let mut usage = Usage::default();
     converse(
         &mut runs,
