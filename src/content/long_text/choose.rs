@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{Candidate, Merged};
 use crate::answer::format::{ANSWER_KEY, Shape};
+use crate::content::chunked::required::missing;
 use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::one::One;
 use crate::content::{Call, prompt, reason};
@@ -18,6 +19,8 @@ use crate::schema::TargetSchema;
 use crate::schema::violation::Violation;
 use crate::settings::Grounding;
 
+/// The choice of none of a field's candidates: the field is left out (an optional one only).
+const NONE: &str = "(none of these)";
 /// The most candidates of one field shown to the choosing call (the best supported).
 const MAX_SHOWN: usize = 8;
 /// The most bytes of the passage shown around a value, before the window asks for less.
@@ -41,16 +44,25 @@ pub(super) fn settle(
     trace: &mut Trace,
 ) -> Result<Asked<()>, StructureError> {
     let conflicts = std::mem::take(&mut merged.conflicts);
+    let required = missing(&json!({}), &call.target.schema);
+    // Each field's candidates by name; an optional field may also be none of them.
+    let offers: Vec<Vec<String>> = conflicts
+        .iter()
+        .map(|conflict| {
+            let mut labels = labels_of(conflict.candidates.iter().take(MAX_SHOWN));
+            if !required.contains(&conflict.name.as_str()) {
+                labels.push(NONE.to_owned());
+            }
+            labels
+        })
+        .collect();
     let mut properties = Map::new();
-    let mut labels: Vec<Vec<String>> = Vec::with_capacity(conflicts.len());
-    for conflict in &conflicts {
-        let shown = labels_of(conflict.candidates.iter().take(MAX_SHOWN));
-        let mut property = json!({ "type": "string", "enum": shown });
+    for (conflict, labels) in conflicts.iter().zip(&offers) {
+        let mut property = json!({ "type": "string", "enum": labels });
         if let Some(description) = description(&call.target.schema, &conflict.name) {
             property["description"] = json!(description);
         }
         properties.insert(conflict.name.clone(), property);
-        labels.push(shown);
     }
     let names: Vec<&str> = conflicts.iter().map(|c| c.name.as_str()).collect();
     let schema = json!({
@@ -62,17 +74,22 @@ pub(super) fn settle(
     let choice = TargetSchema::stored(schema, None, "choice".to_owned())?;
     let asking = |passage_bytes: usize| {
         let mut question = String::from(
-            "Fields the parts of the document disagree on, each candidate with the passage it \
-             was read from:\n",
+            "Fields the parts of the document gave doubtful or different values for, each \
+             candidate with the passage it was read from:\n",
         );
-        for conflict in &conflicts {
+        for (conflict, labels) in conflicts.iter().zip(&offers) {
             question.push_str(&format!("\n{}:\n", conflict.name));
-            let shown = labels_of(conflict.candidates.iter().take(MAX_SHOWN));
-            for (candidate, label) in conflict.candidates.iter().zip(shown) {
+            for (candidate, label) in conflict.candidates.iter().zip(labels) {
                 question.push_str(&format!(
                     "- {}: {}\n",
                     json!(label),
                     passage(text, candidate, passage_bytes)
+                ));
+            }
+            if labels.last().map(String::as_str) == Some(NONE) {
+                question.push_str(&format!(
+                    "- {}: the document gives this field no value\n",
+                    json!(NONE)
                 ));
             }
         }
@@ -83,9 +100,10 @@ pub(super) fn settle(
     };
     let asked = ask(call, &choice, Shape::Part, asking, usage, trace)?;
     if let Settled::Accepted(Answer::Ok(chosen)) = &asked.settled {
-        for (conflict, shown) in conflicts.into_iter().zip(&labels) {
+        for (conflict, labels) in conflicts.into_iter().zip(&offers) {
             let picked = chosen.get(&conflict.name).and_then(Value::as_str);
-            let index = shown
+            // `NONE` is past the candidates: it picks none of them.
+            let index = labels
                 .iter()
                 .position(|label| Some(label.as_str()) == picked);
             if let Some(candidate) = index.and_then(|at| conflict.candidates.into_iter().nth(at)) {
@@ -128,6 +146,7 @@ pub(super) fn repair(
                 sources: vec![source.clone()],
                 chunk: 0,
                 support: 1,
+                supported: true,
             };
             evidence.push_str(&format!(
                 "- {}: {}\n",

@@ -2,8 +2,10 @@
 //!
 //! - an array field is the union of every part's items, in the text's order, an item kept once
 //!   when its value (case and spacing folded) or its span was already given;
-//! - any other field takes the value every part that gave one agrees on; else the only value a
-//!   span of the text supports; else the parts disagree: a [`Conflict`] for a call that sees the
+//! - any other field takes the value every part that gave one agrees on, when the text supports
+//!   it (a span writes each of its values, or the field is a judgement: an enum, a boolean, a
+//!   field marked derived); else the only value the text supports; else the parts disagree, or
+//!   gave only values the text does not write: a [`Conflict`] for a call that sees the
 //!   candidates with the lines around each (`choose.rs`) — never the first one silently.
 //!
 //! Each value keeps the sources its part found for it (spans in the whole text) and the chunk
@@ -17,12 +19,14 @@ use crate::content::chunked::required::record_root;
 use crate::outcome::Source;
 use crate::schema::walk::escape;
 
-/// What one part of the text gave: its object, and the sources of its values (pointers into
-/// `data`, spans in the whole text).
+/// What one part of the text gave: its object, the sources of its values (pointers into
+/// `data`, spans in the whole text), and the values the part's text does not write although
+/// their fields need it (pointers into `data`).
 pub(super) struct Part {
     pub chunk: usize,
     pub data: Value,
     pub sources: Vec<Source>,
+    pub unsupported: Vec<String>,
 }
 
 /// One value a part gave for a field.
@@ -34,6 +38,8 @@ pub(super) struct Candidate {
     pub chunk: usize,
     /// How many parts gave this value.
     pub support: usize,
+    /// Whether the text supports it (see the module's doc).
+    pub supported: bool,
 }
 
 impl Candidate {
@@ -128,11 +134,15 @@ fn candidates(parts: &[Part], name: &str) -> Vec<Candidate> {
         .iter()
         .filter_map(|part| {
             let value = part.data.get(name).filter(|value| !value.is_null())?;
+            let unsupported = part.unsupported.iter().any(|pointer| {
+                pointer == &at || pointer.starts_with(&format!("{at}/"))
+            });
             Some(Candidate {
                 value: value.clone(),
                 sources: under(&part.sources, &at),
                 chunk: part.chunk,
                 support: 1,
+                supported: !unsupported,
             })
         })
         .collect()
@@ -165,6 +175,7 @@ fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>) {
                 value,
                 chunk: candidate.chunk,
                 support: 1,
+                supported: candidate.supported,
             };
             let seen = items.iter().any(|kept| {
                 same(&kept.value, &item.value)
@@ -202,8 +213,8 @@ fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>) {
     merged.data.insert(name.to_owned(), Value::Array(values));
 }
 
-/// The value a single-valued field takes: the one all parts agree on, else the only one a span
-/// supports; else the different values (the best supported first), to choose among.
+/// The value a single-valued field takes: the only one the text supports; else the different
+/// values (the supported ones if any, the best supported first), to choose among.
 fn decide(candidates: Vec<Candidate>) -> Result<Candidate, Vec<Candidate>> {
     let mut distinct: Vec<Candidate> = Vec::new();
     for candidate in candidates {
@@ -213,20 +224,20 @@ fn decide(candidates: Vec<Candidate>) -> Result<Candidate, Vec<Candidate>> {
         {
             Some(kept) => {
                 kept.support += 1;
-                if kept.first_span().is_none() && candidate.first_span().is_some() {
+                let better = (candidate.supported, candidate.first_span().is_some())
+                    > (kept.supported, kept.first_span().is_some());
+                if better {
                     kept.sources = candidate.sources;
                     kept.chunk = candidate.chunk;
+                    kept.supported = candidate.supported;
                 }
             }
             None => distinct.push(candidate),
         }
     }
-    if distinct.len() == 1 {
-        return Ok(distinct.remove(0));
-    }
     let supported: Vec<Candidate> = distinct
         .iter()
-        .filter(|candidate| candidate.first_span().is_some())
+        .filter(|candidate| candidate.supported)
         .cloned()
         .collect();
     if let [only] = supported.as_slice() {
@@ -295,6 +306,21 @@ mod tests {
         }
     }
 
+    /// A part whose values with no span are the ones its text does not write.
+    fn part(chunk: usize, data: Value, sources: Vec<Source>) -> Part {
+        let unsupported = sources
+            .iter()
+            .filter(|source| source.span.is_none())
+            .map(|source| source.pointer.clone())
+            .collect();
+        Part {
+            chunk,
+            data,
+            sources,
+            unsupported,
+        }
+    }
+
     fn schema() -> Value {
         json!({
             "type": "object",
@@ -309,16 +335,8 @@ mod tests {
     #[test]
     fn agreement_takes_the_value_with_its_first_supported_source_and_chunk() {
         let parts = vec![
-            Part {
-                chunk: 0,
-                data: json!({ "law": "Delaware" }),
-                sources: vec![derived("/law")],
-            },
-            Part {
-                chunk: 2,
-                data: json!({ "law": "delaware" }),
-                sources: vec![source("/law", 900, "Delaware")],
-            },
+            part(0, json!({ "law": "Delaware" }), vec![derived("/law")]),
+            part(2, json!({ "law": "delaware" }), vec![source("/law", 900, "Delaware")]),
         ];
         let merged = merge(parts, &schema());
         assert!(merged.conflicts.is_empty());
@@ -333,35 +351,15 @@ mod tests {
     #[test]
     fn the_only_supported_value_wins_and_two_supported_ones_conflict() {
         let one = vec![
-            Part {
-                chunk: 0,
-                data: json!({ "date": "2014-05-20" }),
-                sources: vec![source("/date", 10, "May 20, 2014")],
-            },
-            Part {
-                chunk: 1,
-                data: json!({ "date": "2020-01-01" }),
-                sources: vec![derived("/date")],
-            },
+            part(0, json!({ "date": "2014-05-20" }), vec![source("/date", 10, "May 20, 2014")]),
+            part(1, json!({ "date": "2020-01-01" }), vec![derived("/date")]),
         ];
         let merged = merge(one, &schema());
         assert_eq!(merged.data["date"], json!("2014-05-20"));
         let two = vec![
-            Part {
-                chunk: 0,
-                data: json!({ "date": "2014-05-20" }),
-                sources: vec![source("/date", 10, "May 20, 2014")],
-            },
-            Part {
-                chunk: 1,
-                data: json!({ "date": "2015-06-01" }),
-                sources: vec![source("/date", 700, "June 1, 2015")],
-            },
-            Part {
-                chunk: 3,
-                data: json!({ "date": "2015-06-01" }),
-                sources: vec![source("/date", 700, "June 1, 2015")],
-            },
+            part(0, json!({ "date": "2014-05-20" }), vec![source("/date", 10, "May 20, 2014")]),
+            part(1, json!({ "date": "2015-06-01" }), vec![source("/date", 700, "June 1, 2015")]),
+            part(3, json!({ "date": "2015-06-01" }), vec![source("/date", 700, "June 1, 2015")]),
         ];
         let merged = merge(two, &schema());
         assert!(
@@ -382,22 +380,14 @@ mod tests {
     #[test]
     fn arrays_are_the_union_in_the_texts_order_each_item_once() {
         let parts = vec![
-            Part {
-                chunk: 0,
-                data: json!({ "party": ["Beta LLC", "Acme Inc."] }),
-                sources: vec![
+            part(0, json!({ "party": ["Beta LLC", "Acme Inc."] }), vec![
                     source("/party/0", 50, "Beta LLC"),
                     source("/party/1", 5, "Acme Inc."),
-                ],
-            },
-            Part {
-                chunk: 1,
-                data: json!({ "party": ["ACME  Inc.", "Gamma Corp"] }),
-                sources: vec![
+                ]),
+            part(1, json!({ "party": ["ACME  Inc.", "Gamma Corp"] }), vec![
                     source("/party/0", 5, "Acme Inc."),
                     source("/party/1", 3000, "Gamma Corp"),
-                ],
-            },
+                ]),
         ];
         let merged = merge(parts, &schema());
         assert_eq!(
@@ -412,11 +402,7 @@ mod tests {
 
     #[test]
     fn a_field_no_part_gives_stays_out() {
-        let parts = vec![Part {
-            chunk: 0,
-            data: json!({ "law": null }),
-            sources: vec![],
-        }];
+        let parts = vec![part(0, json!({ "law": null }), vec![])];
         let merged = merge(parts, &schema());
         assert!(merged.data.is_empty() && merged.conflicts.is_empty());
     }

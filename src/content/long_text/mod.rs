@@ -107,11 +107,17 @@ fn read_parts(
         progress.trace.absorb(run.dialogue.trace);
         match run.settled {
             Some(Settled::Accepted(data)) => {
-                let sources = provenance::sources(&data, &target.schema, parts[chunk].text);
+                let text = parts[chunk].text;
+                let sources = provenance::sources(&data, &target.schema, text);
+                let unsupported = provenance::ungrounded(&data, &target.schema, text)
+                    .into_iter()
+                    .map(|(pointer, _)| pointer)
+                    .collect();
                 found.push(Part {
                     chunk,
                     sources: offset.place(sources),
                     data,
+                    unsupported,
                 });
             }
             Some(Settled::Stale(violations)) => stale.push((*offset, violations)),
@@ -206,7 +212,11 @@ impl Judge for Piece<'_> {
                 repairs.push(format!("read \"{need}\" as nothing in this part"));
                 return Ok(Value::Object(serde_json::Map::new()));
             }
-            Decoded::Candidate(object @ Value::Object(_)) => object,
+            Decoded::Candidate(Value::Object(mut object)) => {
+                // A part writes null for each field it does not give.
+                object.retain(|_, value| !value.is_null());
+                Value::Object(object)
+            }
             Decoded::Candidate(_) => {
                 return Err(vec![Violation {
                     category: Category::Type,
