@@ -136,8 +136,8 @@ fn structure_with(
     }
 }
 
-/// Keeps what a refusal taught of the model's window during the call (it was `before`), so the
-/// next call is planned with it from the start. A store that cannot keep it costs the next call
+/// Keeps what a refusal and the server's counts taught of the model's window during the call (it
+/// was `before`), so the next call is planned with it from the start. A store that cannot keep it costs the next call
 /// one refusal, nothing else.
 fn remember_window(
     settings: &Settings,
@@ -145,7 +145,7 @@ fn remember_window(
     before: provider::window::Window,
     ports: &Ports<'_>,
 ) {
-    let window = provider.endpoint().window();
+    let window = provider.endpoint().window_for_next_call();
     if window == before {
         return;
     }

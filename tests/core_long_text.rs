@@ -72,11 +72,25 @@ impl Transport for ContractModel {
                     *self.refused.borrow_mut() += 1;
                     refusal
                 }
-                None => Reader::default().reply(&recorded),
+                None => {
+                    fixed(&recorded.json()).unwrap_or_else(|| Reader::default().reply(&recorded))
+                }
             }
         };
         Ok(response(reply))
     }
+}
+
+/// A model told its answer broke a rule keeps the first two parties of the answer it gave.
+fn fixed(body: &Value) -> Option<Reply> {
+    let messages = body["messages"].as_array()?;
+    let told = messages.last()?["content"]
+        .as_str()?
+        .contains("did not conform");
+    let given: Value = serde_json::from_str(messages.get(2)?["content"].as_str()?).ok()?;
+    let mut answer = given["answer"].clone();
+    answer["parties"].as_array_mut()?.truncate(2);
+    told.then(|| Reply::answer(answer))
 }
 
 fn response(reply: Reply) -> HttpResponse {
@@ -101,7 +115,17 @@ fn run(
     config: &MapConfig,
     key_value: &MemoryKeyValue,
 ) -> Result<Outcome, StructureError> {
-    let request = StructureRequest::new(text, SchemaInput::Inline(terms_schema()), None).unwrap();
+    run_against(terms_schema(), text, model, config, key_value)
+}
+
+fn run_against(
+    schema: Value,
+    text: &str,
+    model: &ContractModel,
+    config: &MapConfig,
+    key_value: &MemoryKeyValue,
+) -> Result<Outcome, StructureError> {
+    let request = StructureRequest::new(text, SchemaInput::Inline(schema), None).unwrap();
     let clock = FixedClock::default();
     let ports = Ports {
         transport: model,
@@ -273,6 +297,36 @@ fn a_required_value_only_the_last_part_gives_is_found_and_one_no_part_gives_is_a
         panic!("{:?}", outcome.answer)
     };
     assert!(need.contains("/effective_date"), "{need}");
+}
+
+#[test]
+fn a_merged_object_that_breaks_a_rule_of_the_whole_is_fixed_in_the_usual_loop() {
+    let text = planted_document(40_000, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let mut schema = terms_schema();
+    schema["properties"]["parties"]["maxItems"] = json!(2);
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let outcome = run_against(schema, &text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    assert_eq!(
+        data(&outcome)["parties"],
+        json!(["Acme Widgets Inc.", "Zoë Kim"])
+    );
+    assert_eq!(
+        outcome.trace.reasons.len(),
+        1,
+        "{:?}",
+        outcome.trace.reasons
+    );
+    assert_eq!(outcome.trace.reasons[0].pointer, "/parties");
+    // The fix saw the passages the values came from, not the whole text.
+    let fix = model.sent.borrow().last().cloned().unwrap();
+    let passages = fix["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        passages.contains("Party: Łukasz Nowak LLC") && passages.len() < 5_000,
+        "{passages}"
+    );
+    assert!(outcome.usage.llm_calls <= outcome.trace.chunks + 2);
+    assert_sources_are_slices(&outcome, &text);
 }
 
 #[test]

@@ -27,6 +27,12 @@ export async function startMockLlm() {
     reset: () => control('reset', { method: 'POST' }),
     /** Queues one reply: { status, body (text), headers?, delayMs? }. */
     reply: (reply) => control('replies', { method: 'POST', body: JSON.stringify({ headers: [], ...reply }) }),
+    /** Makes the mock a model that reads a contract's terms (`mock_llm::document`). */
+    readDocuments: (latencyMs = 0) => control('document', { method: 'POST', body: JSON.stringify({ latencyMs }) }),
+    /** A contract of at least `chars` characters with its terms planted, and its schema. */
+    document: (chars) => control('document/text', { method: 'POST', body: JSON.stringify({ chars }) }),
+    /** Makes the mock stand for a server kind: `{ kind: 'openai', contextLimit: 2048 }`, `{ kind: 'llamacpp', nCtx: 4096 }`. */
+    serveAs: (server) => control('server', { method: 'POST', body: JSON.stringify(server) }),
     /** The requests the mock received, bodies parsed. */
     requests: async () => (await control('requests')).map((recorded) => ({ ...recorded, json: parse(recorded.body) })),
     stop: () => child.kill(),

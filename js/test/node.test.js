@@ -96,6 +96,23 @@ test('records: a long text is read in chunks, their calls in flight together und
   assert.equal((await mock.requests()).length, outcome.trace.chunks + 1);
 });
 
+test('a long document is read in parts under jco and merged into one object, the window learned from a refusal', async () => {
+  await mock.serveAs({ kind: 'openai', contextLimit: 2048 });
+  await mock.readDocuments();
+  const { text, schema } = await mock.document(20000);
+  // A model no table knows, at a server that says nothing of its window: 8,192 tokens assumed,
+  // then what its refusal says.
+  const outcome = await structure.structure({ prompt: text, schema, settings: { model: 'openai/contract-reader' } });
+  assert.equal(outcome.status, 'ok');
+  assert.equal(outcome.data.governing_law, 'Delaware');
+  assert.deepEqual(outcome.data.parties, ['Acme Widgets Inc.', 'Zoë Kim', 'Łukasz Nowak LLC']);
+  assert.deepEqual(outcome.trace.contextWindow, { tokens: 2048, from: 'learned' });
+  assert.ok(outcome.trace.chunks > 2, `${outcome.trace.chunks} chunks`);
+  const last = outcome.sources.find((source) => source.pointer === '/parties/2');
+  assert.equal(text.slice(last.utf16Start, last.utf16End), 'Łukasz Nowak LLC');
+  assert.equal(outcome.trace.chunkOf['/parties/2'], outcome.trace.chunks - 1);
+});
+
 test('ok after a violation: the reason fed back names the field', async () => {
   await mock.reply(answer({ ...ada, email: 'not an email' }));
   await mock.reply(answer(ada));

@@ -211,9 +211,11 @@ impl Reader {
             read_terms(text)
         };
         let content = json!({ "answer": answer }).to_string();
+        // The prompt counted as a server counts it: its messages' text (a schema the server
+        // turns into a grammar is not read).
         Reply::text(&content)
             .with_usage(
-                (request.body.len() / crate::orders::BYTES_PER_TOKEN) as u64,
+                u64::from(crate::servers::prompt_tokens(&body)),
                 (content.len() / crate::orders::BYTES_PER_TOKEN) as u64,
             )
             .with_delay(Duration::from_millis(self.latency_ms))

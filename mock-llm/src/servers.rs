@@ -15,23 +15,23 @@ use crate::Reply;
 
 /// The server the mock stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
+#[serde(tag = "kind")]
 pub enum Server {
     /// An endpoint that answers like OpenAI: a model list and nothing else; with a context
     /// limit, requests whose prompt and `max_tokens` pass it are refused in OpenAI's words.
-    #[serde(rename_all = "camelCase")]
+    #[serde(rename = "openai", rename_all = "camelCase")]
     OpenAi { context_limit: Option<u32> },
     /// llama.cpp's `llama-server`, run with `-c n_ctx`.
-    #[serde(rename_all = "camelCase")]
+    #[serde(rename = "llamacpp", rename_all = "camelCase")]
     LlamaCpp { n_ctx: u32 },
     /// llama-cpp-python's server: it states no window anywhere.
-    #[serde(rename_all = "camelCase")]
+    #[serde(rename = "llama-cpp-python", rename_all = "camelCase")]
     LlamaCppPython { n_ctx: u32 },
     /// Ollama, with the model's `num_ctx` among its parameters when `num_ctx` is set.
-    #[serde(rename_all = "camelCase")]
+    #[serde(rename = "ollama", rename_all = "camelCase")]
     Ollama { num_ctx: Option<u32> },
     /// vLLM, run with `--max-model-len`.
-    #[serde(rename_all = "camelCase")]
+    #[serde(rename = "vllm", rename_all = "camelCase")]
     Vllm { max_model_len: u32 },
 }
 

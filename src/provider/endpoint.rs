@@ -38,6 +38,9 @@ pub struct Endpoint {
     pub max_output_tokens: u32,
     /// The model's context window: what it is known to be, and what a refusal taught.
     window: Cell<Window>,
+    /// The window with what the server's counts of this call's prompts taught of the bytes a
+    /// token holds: for the next call (this one was planned with `window`).
+    measured: Cell<Option<Window>>,
     timeout: Duration,
     max_response_bytes: usize,
     /// The profile the requests are shaped for (`openai`, `anthropic`, ...).
@@ -70,6 +73,7 @@ impl Endpoint {
             headers: Vec::new(),
             max_output_tokens: settings.max_output_tokens,
             window: Cell::new(window),
+            measured: Cell::new(None),
             timeout: settings.request_timeout,
             max_response_bytes: settings.limits.response_bytes,
             profile: "",
@@ -113,11 +117,29 @@ impl Endpoint {
         self.window.set(window);
     }
 
-    /// Takes what the server's count of a prompt of `prompt_bytes` (`prompt_tokens`) says of
-    /// the bytes a token holds (see [`Window::observed`]).
+    /// Notes what the server's count of a prompt of `prompt_bytes` (`prompt_tokens`) says of
+    /// the bytes a token holds (see [`Window::observed`]), for the calls after this one: this
+    /// one keeps the estimate it was planned with.
     pub fn observe(&self, prompt_bytes: usize, prompt_tokens: u64) {
-        if let Some(window) = self.window().observed(prompt_bytes, prompt_tokens) {
-            self.window.set(window);
+        let known = self.measured.get().unwrap_or_else(|| self.window());
+        if let Some(window) = known.observed(prompt_bytes, prompt_tokens) {
+            self.measured.set(Some(window));
+        }
+    }
+
+    /// The window the next call should plan with: this one's, with the bytes a token holds as
+    /// the server's counts measured them.
+    pub fn window_for_next_call(&self) -> Window {
+        let window = self.window();
+        match self.measured.get() {
+            Some(measured) if !window.measured || measured.bytes_per_token < window.bytes_per_token => {
+                Window {
+                    bytes_per_token: measured.bytes_per_token,
+                    measured: true,
+                    ..window
+                }
+            }
+            _ => window,
         }
     }
 

@@ -30,6 +30,9 @@ pub const BYTES_PER_TOKEN: f64 = 3.0;
 
 /// The most bytes a token is taken to hold, however sparse a server's counts say its tokens are.
 pub const MAX_BYTES_PER_TOKEN: f64 = 5.0;
+/// The fewest: no text a model reads takes more than two tokens for three bytes (CJK runs at
+/// about one and a half to three bytes a token); a count that says so counts something else.
+pub const MIN_BYTES_PER_TOKEN: f64 = 1.5;
 
 /// The window of a model no table, setting or server names: small enough for most servers of
 /// local models, which refuse or silently cut what does not fit.
@@ -103,7 +106,8 @@ impl Window {
     /// What a request whose prompt had `prompt_bytes` and took `prompt_tokens` (the server's
     /// count) teaches of the bytes a token takes: the first measure replaces the assumed
     /// [`BYTES_PER_TOKEN`], a later one only lowers it; a fifth to spare, at most
-    /// [`MAX_BYTES_PER_TOKEN`]. `None` when it teaches nothing (a prompt too short to tell).
+    /// [`MAX_BYTES_PER_TOKEN`], at least [`MIN_BYTES_PER_TOKEN`]. `None` when it teaches nothing
+    /// (a prompt too short to tell).
     pub fn observed(&self, prompt_bytes: usize, prompt_tokens: u64) -> Option<Window> {
         let text_tokens = prompt_tokens.saturating_sub(u64::from(Self::REQUEST_OVERHEAD));
         if text_tokens < 128 {

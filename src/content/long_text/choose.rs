@@ -10,7 +10,7 @@ use crate::answer::format::{ANSWER_KEY, Shape};
 use crate::content::chunked::required::missing;
 use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::one::One;
-use crate::content::{Call, prompt, reason};
+use crate::content::{Call, prompt};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Source, Trace, Usage};
 use crate::ports::HttpRequest;
@@ -125,14 +125,14 @@ pub(super) fn settle(
     })
 }
 
-/// Fixes `data`, merged from the parts, which the full schema rejects for `violations`: the
-/// model sees the passages its values were read from, the object, and the reasons.
+/// Fixes `data`, merged from the parts, which the full schema rejects (`reason` says why): the
+/// model sees the passages its values were read from, the object, and the reason.
 pub(super) fn repair(
     call: Call<'_>,
     text: &str,
     data: Value,
     sources: &[Source],
-    violations: &[Violation],
+    reason: String,
     usage: &mut Usage,
     trace: &mut Trace,
 ) -> Result<Asked<Answer>, StructureError> {
@@ -158,9 +158,7 @@ pub(super) fn repair(
         conversation.turns.push(Turn::Model(Delivered::Text(
             json!({ ANSWER_KEY: data }).to_string(),
         )));
-        conversation
-            .turns
-            .push(Turn::Feedback(reason::reason_message(violations, true)));
+        conversation.turns.push(Turn::Feedback(reason.clone()));
         conversation
     };
     ask(call, call.target, Shape::One, asking, usage, trace)

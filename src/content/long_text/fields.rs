@@ -134,9 +134,10 @@ fn candidates(parts: &[Part], name: &str) -> Vec<Candidate> {
         .iter()
         .filter_map(|part| {
             let value = part.data.get(name).filter(|value| !value.is_null())?;
-            let unsupported = part.unsupported.iter().any(|pointer| {
-                pointer == &at || pointer.starts_with(&format!("{at}/"))
-            });
+            let unsupported = part
+                .unsupported
+                .iter()
+                .any(|pointer| pointer == &at || pointer.starts_with(&format!("{at}/")));
             Some(Candidate {
                 value: value.clone(),
                 sources: under(&part.sources, &at),
@@ -336,7 +337,11 @@ mod tests {
     fn agreement_takes_the_value_with_its_first_supported_source_and_chunk() {
         let parts = vec![
             part(0, json!({ "law": "Delaware" }), vec![derived("/law")]),
-            part(2, json!({ "law": "delaware" }), vec![source("/law", 900, "Delaware")]),
+            part(
+                2,
+                json!({ "law": "delaware" }),
+                vec![source("/law", 900, "Delaware")],
+            ),
         ];
         let merged = merge(parts, &schema());
         assert!(merged.conflicts.is_empty());
@@ -351,15 +356,31 @@ mod tests {
     #[test]
     fn the_only_supported_value_wins_and_two_supported_ones_conflict() {
         let one = vec![
-            part(0, json!({ "date": "2014-05-20" }), vec![source("/date", 10, "May 20, 2014")]),
+            part(
+                0,
+                json!({ "date": "2014-05-20" }),
+                vec![source("/date", 10, "May 20, 2014")],
+            ),
             part(1, json!({ "date": "2020-01-01" }), vec![derived("/date")]),
         ];
         let merged = merge(one, &schema());
         assert_eq!(merged.data["date"], json!("2014-05-20"));
         let two = vec![
-            part(0, json!({ "date": "2014-05-20" }), vec![source("/date", 10, "May 20, 2014")]),
-            part(1, json!({ "date": "2015-06-01" }), vec![source("/date", 700, "June 1, 2015")]),
-            part(3, json!({ "date": "2015-06-01" }), vec![source("/date", 700, "June 1, 2015")]),
+            part(
+                0,
+                json!({ "date": "2014-05-20" }),
+                vec![source("/date", 10, "May 20, 2014")],
+            ),
+            part(
+                1,
+                json!({ "date": "2015-06-01" }),
+                vec![source("/date", 700, "June 1, 2015")],
+            ),
+            part(
+                3,
+                json!({ "date": "2015-06-01" }),
+                vec![source("/date", 700, "June 1, 2015")],
+            ),
         ];
         let merged = merge(two, &schema());
         assert!(
@@ -380,14 +401,22 @@ mod tests {
     #[test]
     fn arrays_are_the_union_in_the_texts_order_each_item_once() {
         let parts = vec![
-            part(0, json!({ "party": ["Beta LLC", "Acme Inc."] }), vec![
+            part(
+                0,
+                json!({ "party": ["Beta LLC", "Acme Inc."] }),
+                vec![
                     source("/party/0", 50, "Beta LLC"),
                     source("/party/1", 5, "Acme Inc."),
-                ]),
-            part(1, json!({ "party": ["ACME  Inc.", "Gamma Corp"] }), vec![
+                ],
+            ),
+            part(
+                1,
+                json!({ "party": ["ACME  Inc.", "Gamma Corp"] }),
+                vec![
                     source("/party/0", 5, "Acme Inc."),
                     source("/party/1", 3000, "Gamma Corp"),
-                ]),
+                ],
+            ),
         ];
         let merged = merge(parts, &schema());
         assert_eq!(

@@ -29,7 +29,7 @@ use crate::content::grounding::provenance;
 use crate::content::one::finish;
 use crate::content::{Call, reason};
 use crate::error::StructureError;
-use crate::outcome::{Answer, Outcome, Source, Trace, Usage};
+use crate::outcome::{Answer, Outcome, Reason, Source, Trace, Usage};
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation};
 use crate::settings::Grounding;
@@ -171,7 +171,15 @@ fn assemble(
     if broken.is_empty() {
         return Ok((Answer::Ok(data), sources, chunk_of));
     }
-    let asked = choose::repair(call, text, data, &sources, &broken, usage, trace)?;
+    // The merged object's violations, fed back as an answer's are.
+    let reason = reason::reason_message(&broken, true);
+    trace.feedback.push(reason.clone());
+    trace.reasons.extend(broken.iter().map(|violation| Reason {
+        iteration: *iterations,
+        pointer: violation.pointer.clone(),
+        category: violation.category,
+    }));
+    let asked = choose::repair(call, text, data, &sources, reason, usage, trace)?;
     *iterations += asked.iterations;
     Ok(match asked.settled {
         Settled::Accepted(Answer::Ok(fixed)) => {
