@@ -61,3 +61,32 @@ texts += [json.loads(line)["prompt"] for line in (ROOT / "eval/cases/records.jso
 for text in texts:
     for max_quarter, overlap in [(4, 2), (40, 10), (250, 60)]:
         put("records_chunks", bytes([max_quarter, overlap]) + text.encode())
+
+# pdf_reader: small PDFs of text pages (as the tests write them, mock_llm::pdf), whole, cut short
+# and with bytes flipped.
+
+
+def pdf(pages: list[str]) -> bytes:
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+               "<< /Type /Pages /Kids [%s] /Count %d >>" % (" ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages))), len(pages)),
+               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, text in enumerate(pages):
+        content = "BT /F1 11 Tf 72 720 Td (%s) Tj ET" % text.replace("(", r"\(").replace(")", r"\)")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>")
+        objects.append(f"<< /Length {len(content)} >>\nstream\n{content}\nendstream")
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{offset:010} 00000 n \n" for offset in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+for pages in (["Party: Ada Lovelace."], ["Agreement.", "Signed (by) Zoe Kim.", "Term: 2 years."]):
+    whole = pdf(pages)
+    put("pdf_reader", whole)
+    put("pdf_reader", whole[: len(whole) // 2])
+    put("pdf_reader", whole.replace(b"/Count", b"/Count 99999999 /X"))

@@ -37,10 +37,18 @@ export interface CreateOptions {
 export type JsonSchema = Record<string, unknown>;
 export type SchemaMode = 'json' | 'named' | 'text' | 'examples';
 
-/** The arguments of a structure call, as the tool definition describes them. */
-export interface StructureRequest {
-  /** The free text to structure. */
-  prompt: string;
+/**
+ * A document the text is read from: a PDF (its text layer, page by page) or UTF-8 text, as bytes
+ * (the media type is the Blob's, else a PDF by its `%PDF-` header, else text), or as the tool
+ * arguments carry it: `{ mediaType, data }` with the bytes in base64.
+ */
+export type DocumentInput =
+  | Uint8Array
+  | ArrayBuffer
+  | Blob
+  | { mediaType: 'application/pdf' | 'text/plain'; data: string };
+
+interface RequestCommon {
   /** A JSON Schema (object), a registry name, a description in words, or example objects. */
   schema: JsonSchema | string | Record<string, unknown>[];
   /** How to read a string `schema`: `json` (default), `named`, `text`; `examples` for example objects. */
@@ -54,7 +62,18 @@ export interface StructureRequest {
    * text holds (a long text is read in chunks, their calls sent concurrently).
    */
   records?: boolean;
+  /** Return the text that was read (`text`): what the sources' offsets count in. */
+  returnText?: boolean;
 }
+
+/** The arguments of a structure call, as the tool definition describes them: a prompt, a document, or both. */
+export type StructureRequest =
+  | (RequestCommon & {
+      /** The free text to structure (with a document: text that comes before it). */
+      prompt: string;
+      document?: DocumentInput;
+    })
+  | (RequestCommon & { prompt?: string; document: DocumentInput });
 
 export interface Usage {
   llmCalls: number;
@@ -113,6 +132,8 @@ export interface Trace {
 interface OutcomeCommon {
   /** `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`. */
   schemaOrigin: string;
+  /** The text that was read (the prompt, then a document's extracted text), with `returnText`. */
+  text?: string;
   iterations: number;
   usage: Usage;
   trace: Trace;
@@ -134,6 +155,8 @@ export type Source =
       utf16End: number;
       /** `exact`: the span equals the value; `normalized`: after folding case and whitespace, reading a number, a date or an enum value as written. */
       match: 'exact' | 'normalized';
+      /** The page of a PDF document the span is on (from 1); absent in the prompt or a text. */
+      page?: number;
     }
   | {
       pointer: string;
@@ -186,6 +209,8 @@ export type ErrorKind =
   | 'budget-exhausted'
   | 'storage'
   | 'unsupported'
+  /** A document cannot be read; `detail` says why: `too-large`, `too-many-pages`, `encrypted`, `no-text-layer`, `unreadable`, `not-utf8`. */
+  | 'invalid-document'
   /** Node: the worker thread running the call died; the next call gets a fresh one. */
   | 'worker-exited';
 

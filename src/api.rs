@@ -14,7 +14,7 @@ use crate::schema::skill::SkillFiles;
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::settings::cascade::{self, Cascade};
-use crate::{content, provider, schema};
+use crate::{content, document, provider, schema};
 
 /// Builds, before the first call, what calls would otherwise build on their way: the
 /// meta-schema validators, the date patterns grounding reads with, the bundled schemas compiled,
@@ -66,6 +66,39 @@ fn structure_with(
     started: u64,
 ) -> Result<Outcome, StructureError> {
     settings.limits.check_prompt(&request.prompt)?;
+    let read = document::read(&request.prompt, request.document.as_ref(), &settings.limits)?;
+    let outcome = structure_text(request, &read.text, scope, ports, settings, started)?;
+    Ok(with_read(outcome, read, request.return_text))
+}
+
+/// `outcome` with the page of each source in the document, and the text read when asked for.
+fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> Outcome {
+    if !read.pages.is_empty() {
+        let incomplete = outcome.incomplete.iter_mut().flatten();
+        let sources = (outcome.sources.iter_mut())
+            .chain(incomplete.flat_map(|record| record.sources.iter_mut()));
+        for source in sources {
+            source.page = source
+                .span
+                .as_ref()
+                .and_then(|span| read.page_at(span.start));
+        }
+    }
+    if return_text {
+        outcome.text = Some(read.text);
+    }
+    outcome
+}
+
+/// Structures `text`, the text `request` reads.
+fn structure_text(
+    request: &StructureRequest,
+    text: &str,
+    scope: &Scope,
+    ports: &Ports<'_>,
+    settings: &Settings,
+    started: u64,
+) -> Result<Outcome, StructureError> {
     let retry = provider::retry::RetryPolicy::from_settings(settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
@@ -121,7 +154,7 @@ fn structure_with(
             * content::BYTES_PER_TOKEN as usize,
         max_concurrent: settings.max_concurrent_calls as usize,
     };
-    let result = content::run(&request.prompt, &target, limits, provider.as_ref(), ports);
+    let result = content::run(text, &target, limits, provider.as_ref(), ports);
     remember_window(settings, provider.as_ref(), window, ports);
     match result {
         Ok(mut outcome) => {

@@ -49,6 +49,9 @@ pub enum ErrorKind {
     Storage,
     /// The request asks for something this build does not do yet.
     Unsupported,
+    /// A document beside the prompt cannot be read: `reason` is `too-large`, `too-many-pages`,
+    /// `encrypted`, `no-text-layer`, `unreadable` or `not-utf8`; the message says what to do.
+    InvalidDocument { reason: String },
 }
 
 /// An error with a one-sentence message and the tokens already spent when it happened.
@@ -97,6 +100,15 @@ impl StructureError {
 
     pub fn invalid_response(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidResponse, message)
+    }
+
+    pub fn invalid_document(reason: &str, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::InvalidDocument {
+                reason: reason.to_owned(),
+            },
+            message,
+        )
     }
 
     /// Attaches the usage spent so far; nothing the caller paid for is lost with the error.

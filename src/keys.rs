@@ -52,6 +52,10 @@ pub const CONFIDENCE_THRESHOLD: &str = "structure_confidence_threshold";
 pub const MAX_LOOPS: &str = "structure_max_loops";
 /// Limits of one call (see [`crate::limits`]): prompt bytes (default 256 KiB).
 pub const MAX_PROMPT_BYTES: &str = "structure_max_prompt_bytes";
+/// Bytes of a document beside the prompt, as sent (default 20 MiB).
+pub const MAX_DOCUMENT_BYTES: &str = "structure_max_document_bytes";
+/// Pages of a PDF document (default 500).
+pub const MAX_DOCUMENT_PAGES: &str = "structure_max_document_pages";
 /// Bytes of a schema's manual (default 64 KiB).
 pub const MAX_MANUAL_BYTES: &str = "structure_max_manual_bytes";
 /// `annotate` (default): a format no one checks is kept as an annotation, with a warning;
@@ -114,6 +118,8 @@ pub const ALL: &[&str] = &[
     CONFIDENCE_THRESHOLD,
     MAX_LOOPS,
     MAX_PROMPT_BYTES,
+    MAX_DOCUMENT_BYTES,
+    MAX_DOCUMENT_PAGES,
     MAX_SCHEMA_BYTES,
     MAX_MANUAL_BYTES,
     UNKNOWN_FORMATS,

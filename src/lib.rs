@@ -71,6 +71,7 @@
 //! | [`scope`] | tenants and projects, and their key prefixes | error |
 //! | [`request`] | the checked request and the tool arguments | error |
 //! | [`limits`] | how big a call's input may be, how long it may take | error, keys |
+//! | [`document`] | documents beside the prompt: a PDF's text layer by page, UTF-8 text | error, keys, limits, request |
 //! | [`store`] | JSON documents in the key-value store | error, ports |
 //! | [`settings`] | the settings of one call, and the cascade that layers them | error, keys, limits, ports, request, scope, secret, store, time |
 //! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, keys, limits, lru, outcome, ports, request, scope, store |
@@ -78,13 +79,14 @@
 //! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows | answer, error, keys, outcome, ports, schema, settings, store, time |
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`tool_definition`] | the tool definition | schema |
-//! | [`api`] | the library's functions, which every surface calls | answer, content, error, outcome, ports, provider, request, schema, scope, settings |
+//! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, keys, ports, request, schema, scope, tool_definition |
 //! | `wasi` | the component: WIT exports, incoming HTTP, the ports over WASI | api, error, http_api, keys, outcome, ports, request, schema, scope, tool_definition |
 
 pub mod answer;
 pub mod api;
 pub mod content;
+pub mod document;
 pub mod error;
 pub mod http_api;
 pub mod keys;

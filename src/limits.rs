@@ -18,6 +18,8 @@ pub const DEFAULT_MAX_ENUM_VALUES: usize = 1000;
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_MAX_MANUAL_BYTES: usize = 64 << 10;
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 20 << 20;
+pub const DEFAULT_MAX_DOCUMENT_PAGES: usize = 500;
 
 /// The limits of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,10 @@ pub struct CallLimits {
     pub call_timeout: Duration,
     /// Bytes of a schema's manual.
     pub manual_bytes: usize,
+    /// Bytes of a document beside the prompt.
+    pub document_bytes: usize,
+    /// Pages of a PDF document.
+    pub document_pages: usize,
     /// Refuse a schema with a format no one checks (`structure_unknown_formats=refuse`) instead
     /// of keeping it as an annotation.
     pub refuse_unknown_formats: bool,
@@ -54,6 +60,8 @@ impl Default for CallLimits {
             response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             manual_bytes: DEFAULT_MAX_MANUAL_BYTES,
+            document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+            document_pages: DEFAULT_MAX_DOCUMENT_PAGES,
             refuse_unknown_formats: false,
         }
     }

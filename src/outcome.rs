@@ -229,6 +229,9 @@ pub struct Source {
     pub span: Option<Span>,
     #[serde(rename = "match")]
     pub matched: Match,
+    /// The page of a PDF document the span is on (from 1); none in the prompt or a text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// Records mode: a record the text holds without a value its schema requires. It is not
@@ -258,6 +261,9 @@ pub struct Outcome {
     pub iterations: u32,
     pub usage: Usage,
     pub trace: Trace,
+    /// The text that was read (the prompt and a document's extracted text), when the request
+    /// asked for it (`returnText`): what `sources` count their offsets in.
+    pub text: Option<String>,
 }
 
 impl Outcome {
@@ -286,6 +292,9 @@ impl Serialize for Outcome {
         map.serialize_entry("iterations", &self.iterations)?;
         map.serialize_entry("usage", &self.usage)?;
         map.serialize_entry("trace", &self.trace)?;
+        if let Some(text) = &self.text {
+            map.serialize_entry("text", text)?;
+        }
         map.end()
     }
 }

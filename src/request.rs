@@ -1,5 +1,6 @@
 //! The request: parsed and checked once, so every later stage can trust it.
 
+use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
@@ -22,9 +23,83 @@ pub enum SchemaInput {
     Examples(Vec<Value>),
 }
 
+/// What a document is: the media types a document beside the prompt may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaType {
+    /// `application/pdf`: read into text by page, inside the component.
+    Pdf,
+    /// `text/plain`: UTF-8 text.
+    Text,
+}
+
+impl MediaType {
+    /// The media type `name` names (`application/pdf`, `text/plain`, with any parameters);
+    /// `None` for any other.
+    pub fn parse(name: &str) -> Option<Self> {
+        let essence = name.split(';').next().unwrap_or_default().trim();
+        match essence.to_ascii_lowercase().as_str() {
+            "application/pdf" => Some(MediaType::Pdf),
+            "text/plain" => Some(MediaType::Text),
+            _ => None,
+        }
+    }
+
+    /// What the bytes of a file are, by their first bytes: a PDF starts `%PDF-`, anything else
+    /// is taken for text.
+    pub fn sniff(bytes: &[u8]) -> Self {
+        if bytes.starts_with(b"%PDF-") {
+            MediaType::Pdf
+        } else {
+            MediaType::Text
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MediaType::Pdf => "application/pdf",
+            MediaType::Text => "text/plain",
+        }
+    }
+}
+
+/// A document beside the prompt: the text to structure is read from it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Document {
+    pub media_type: MediaType,
+    pub bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Document({}, {} bytes)",
+            self.media_type.name(),
+            self.bytes.len()
+        )
+    }
+}
+
+impl Document {
+    /// A document of `media_type` (`application/pdf` or `text/plain`).
+    pub fn new(bytes: Vec<u8>, media_type: &str) -> Result<Self, StructureError> {
+        let media_type = MediaType::parse(media_type).ok_or_else(|| {
+            StructureError::invalid_request(
+                "document",
+                format!(
+                    "document media type {media_type:?} is not one this tool reads: send \
+                     application/pdf or text/plain"
+                ),
+            )
+        })?;
+        Ok(Self { media_type, bytes })
+    }
+}
+
 /// A checked `structure` request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StructureRequest {
+    /// The text to structure; with a document, text that comes before it (and may be empty).
     pub prompt: String,
     pub schema: SchemaInput,
     /// Content-stage iterations; `None` takes the `maxLoops` setting (default 3).
@@ -34,6 +109,10 @@ pub struct StructureRequest {
     /// Records mode: the schema describes one record, and the answer is every record the text
     /// holds.
     pub records: bool,
+    /// A document the text is read from (after the prompt, when there is one).
+    pub document: Option<Document>,
+    /// Whether the outcome carries the text that was read (a document's extracted text).
+    pub return_text: bool,
 }
 
 impl StructureRequest {
@@ -90,7 +169,33 @@ impl StructureRequest {
             max_loops,
             settings: Map::new(),
             records: false,
+            document: None,
+            return_text: false,
         })
+    }
+
+    /// A request whose text is read from `document` alone.
+    pub fn for_document(
+        document: Document,
+        schema: SchemaInput,
+        max_loops: Option<u8>,
+    ) -> Result<Self, StructureError> {
+        // Checked with a placeholder prompt, which the document then replaces.
+        let mut request = Self::new("-", schema, max_loops)?;
+        request.prompt.clear();
+        Ok(request.with_document(document))
+    }
+
+    /// The same request with `document` read after the prompt.
+    pub fn with_document(mut self, document: Document) -> Self {
+        self.document = Some(document);
+        self
+    }
+
+    /// The same request with the text that was read returned in the outcome (or not).
+    pub fn with_return_text(mut self, return_text: bool) -> Self {
+        self.return_text = return_text;
+        self
     }
 
     /// The same request in records mode (or not).
@@ -125,17 +230,23 @@ impl StructureRequest {
             return Err(StructureError::invalid_request(
                 unknown,
                 format!(
-                    "unknown argument {unknown:?}; the arguments are prompt, schema, schemaMode, maxLoops, settings and records"
+                    "unknown argument {unknown:?}; the arguments are prompt, document, schema, \
+                     schemaMode, maxLoops, settings, records and returnText"
                 ),
             ));
         }
+        let document = match fields.get("document") {
+            None | Some(Value::Null) => None,
+            Some(document) => Some(document_argument(document)?),
+        };
         let prompt = match fields.get("prompt") {
             Some(Value::String(prompt)) => prompt.clone(),
             Some(other) => return Err(wrong_type("prompt", "a string", other)),
+            None if document.is_some() => String::new(),
             None => {
                 return Err(StructureError::invalid_request(
                     "prompt",
-                    "prompt is missing: give the text to structure",
+                    "prompt is missing: give the text to structure, or a document",
                 ));
             }
         };
@@ -161,25 +272,86 @@ impl StructureRequest {
                 ));
             }
         };
-        let records = match fields.get("records") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(records)) => *records,
-            Some(other) => return Err(wrong_type("records", "true or false", other)),
+        let flag = |name: &str| match fields.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(flag)) => Ok(*flag),
+            Some(other) => Err(wrong_type(name, "true or false", other)),
         };
-        Ok(Self::new(prompt, schema, max_loops)?
+        let records = flag("records")?;
+        let return_text = flag("returnText")?;
+        let request = match document {
+            Some(document) if prompt.trim().is_empty() => {
+                Self::for_document(document, schema, max_loops)?
+            }
+            Some(document) => Self::new(prompt, schema, max_loops)?.with_document(document),
+            None => Self::new(prompt, schema, max_loops)?,
+        };
+        Ok(request
             .with_settings(settings)
-            .with_records(records))
+            .with_records(records)
+            .with_return_text(return_text))
     }
 }
 
-const KNOWN_FIELDS: [&str; 6] = [
+const KNOWN_FIELDS: [&str; 8] = [
     "prompt",
+    "document",
     "schema",
     "schemaMode",
     "maxLoops",
     "settings",
     "records",
+    "returnText",
 ];
+
+/// The `document` argument: `{"mediaType": "application/pdf", "data": "<base64>"}`.
+fn document_argument(value: &Value) -> Result<Document, StructureError> {
+    let Value::Object(fields) = value else {
+        return Err(wrong_type(
+            "document",
+            "an object with mediaType and data (base64)",
+            value,
+        ));
+    };
+    if let Some(unknown) = fields
+        .keys()
+        .find(|key| !["mediaType", "data"].contains(&key.as_str()))
+    {
+        return Err(StructureError::invalid_request(
+            "document",
+            format!("unknown document field {unknown:?}; a document has mediaType and data"),
+        ));
+    }
+    let media_type = match fields.get("mediaType") {
+        Some(Value::String(name)) => name,
+        Some(other) => return Err(wrong_type("document.mediaType", "a string", other)),
+        None => {
+            return Err(StructureError::invalid_request(
+                "document",
+                "document.mediaType is missing: application/pdf or text/plain",
+            ));
+        }
+    };
+    let data = match fields.get("data") {
+        Some(Value::String(data)) => data,
+        Some(other) => return Err(wrong_type("document.data", "a base64 string", other)),
+        None => {
+            return Err(StructureError::invalid_request(
+                "document",
+                "document.data is missing: the document's bytes, base64-encoded",
+            ));
+        }
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|error| {
+            StructureError::invalid_request(
+                "document",
+                format!("document.data is not base64 ({error}): send the bytes base64-encoded"),
+            )
+        })?;
+    Document::new(bytes, media_type)
+}
 
 fn schema_input(fields: &Map<String, Value>) -> Result<SchemaInput, StructureError> {
     let mode = match fields.get("schemaMode") {

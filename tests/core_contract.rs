@@ -124,9 +124,11 @@ fn every_malformed_argument_names_its_field() {
 fn the_tool_definition_is_the_spec_tool_with_json_schemas() {
     let definition = tool_definition();
     assert_eq!(definition["name"], "structure");
+    // A schema, and a prompt or a document (or both).
+    assert_eq!(definition["parameters"]["required"], json!(["schema"]));
     assert_eq!(
-        definition["parameters"]["required"],
-        json!(["prompt", "schema"])
+        definition["parameters"]["anyOf"],
+        json!([{ "required": ["prompt"] }, { "required": ["document"] }])
     );
     assert_eq!(
         definition["parameters"]["properties"]["schemaMode"]["enum"],

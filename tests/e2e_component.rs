@@ -31,6 +31,8 @@ fn named(prompt: &str, name: &str) -> Request {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 
@@ -41,6 +43,8 @@ fn inline(schema: impl Into<String>) -> Request {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 
@@ -301,6 +305,8 @@ async fn schema_errors_come_back_before_any_http_request() {
                     max_loops: Some(0),
                     settings: None,
                     records: false,
+                    document: None,
+                    return_text: false,
                 },
             )
             .await,
@@ -522,6 +528,8 @@ async fn a_ref_to_a_live_server_is_refused_and_never_fetched() {
             max_loops: None,
             settings: None,
             records: false,
+            document: None,
+            return_text: false,
         };
         match client.structure(&Scope::default(), &request).await {
             Err(CallError::Structure(error)) => {
@@ -555,6 +563,8 @@ async fn require_mode_feeds_an_ungrounded_value_back_and_takes_the_fixed_answer(
         max_loops: None,
         settings: Some(json!({ "grounding": "require" }).to_string()),
         records: false,
+        document: None,
+        return_text: false,
     };
     let outcome = client(&mock)
         .structure(&Scope::default(), &request)
@@ -613,6 +623,8 @@ async fn require_mode_ends_stale_when_the_value_stays_ungrounded() {
         max_loops: Some(2),
         settings: Some(json!({ "grounding": "require" }).to_string()),
         records: false,
+        document: None,
+        return_text: false,
     };
     let outcome = client(&mock)
         .structure(&Scope::default(), &request)
@@ -632,6 +644,8 @@ async fn require_mode_ends_stale_when_the_value_stays_ungrounded() {
     let report = Request {
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
         ..request
     };
     let outcome = client(&mock)

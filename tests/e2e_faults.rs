@@ -44,6 +44,8 @@ fn request() -> Request {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 
@@ -236,6 +238,8 @@ fn described() -> Request {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 

@@ -26,6 +26,8 @@ fn request(text: &str) -> Request {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 

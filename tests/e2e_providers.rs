@@ -73,6 +73,8 @@ fn request(max_loops: u8) -> Request {
         max_loops: Some(max_loops),
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 
@@ -379,6 +381,8 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     };
     client.structure(&Scope::default(), &inline).await.unwrap();
     assert!(

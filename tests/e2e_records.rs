@@ -30,6 +30,8 @@ fn records_request(text: &str) -> Request {
         max_loops: None,
         settings: None,
         records: true,
+        document: None,
+        return_text: false,
     }
 }
 

@@ -51,6 +51,8 @@ fn request(schema: SchemaInput) -> Request {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     }
 }
 

@@ -104,6 +104,8 @@ impl Scenario {
             max_loops: None,
             settings: None,
             records: false,
+            document: None,
+            return_text: false,
         }
     }
 

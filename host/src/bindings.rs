@@ -17,10 +17,41 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::structure::tool::structuring::{
-    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, Reason, ReasonCategory,
-    RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Source,
-    SourceMatch, Span, Status, Trace, Usage,
+    BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome, ProviderFailure,
+    Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput,
+    Scope, Skill, Source, SourceMatch, Span, Status, Trace, Usage,
 };
+
+impl Document {
+    /// A document of `media_type` (`application/pdf` or `text/plain`).
+    pub fn new(data: Vec<u8>, media_type: &str) -> Self {
+        Self {
+            media_type: media_type.to_owned(),
+            data,
+        }
+    }
+
+    /// A document whose media type its bytes tell: a PDF by its `%PDF-` header, else text.
+    pub fn of(data: Vec<u8>) -> Self {
+        let media_type = if data.starts_with(b"%PDF-") {
+            "application/pdf"
+        } else {
+            "text/plain"
+        };
+        Self::new(data, media_type)
+    }
+}
+
+impl Request {
+    /// The same request with its text read from `data` (a PDF or UTF-8 text, `media_type`),
+    /// after the prompt (which may then be empty).
+    pub fn with_document(self, data: Vec<u8>, media_type: &str) -> Self {
+        Self {
+            document: Some(Document::new(data, media_type)),
+            ..self
+        }
+    }
+}
 
 /// The `default` tenant, no project: single-tenant use.
 impl Default for Scope {

@@ -175,6 +175,8 @@ impl Structure {
     ///     max_loops: None,
     ///     settings: None,
     ///     records: false,
+    ///     document: None,
+    ///     return_text: false,
     /// };
     /// let outcome = client.structure(&Scope::default(), &request).await?;
     /// if outcome.status == Status::Ok {
@@ -446,7 +448,7 @@ impl Structure {
             self.key_value.clone(),
             self.runtime.connections.clone(),
         );
-        let mut store = Store::new(self.runtime.pre.engine(), state);
+        let mut store = state.into_store(self.runtime.pre.engine());
         let instance = self.runtime.pre.instantiate_async(&mut store).await?;
         Ok((store, instance))
     }

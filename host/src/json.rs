@@ -21,6 +21,7 @@ impl Outcome {
     ///     data: None,
     ///     sources: Vec::new(),
     ///     incomplete: None,
+    ///     text: None,
     ///     need: Some("the customer's email".into()),
     ///     errors: Vec::new(),
     ///     schema_origin: "inline".into(),
@@ -181,6 +182,7 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
         iterations: outcome.iterations,
         usage: core_usage(&outcome.usage),
         trace: core_trace(&outcome.trace),
+        text: outcome.text.clone(),
     }
 }
 
@@ -221,6 +223,7 @@ fn core_source(source: &Source) -> structure::outcome::Source {
             SourceMatch::Normalized => Match::Normalized,
             SourceMatch::Derived => Match::Derived,
         },
+        page: source.page,
     }
 }
 
@@ -252,6 +255,9 @@ fn core_error(error: &Error) -> structure::StructureError {
         ErrorKind::BudgetExhausted => Core::BudgetExhausted,
         ErrorKind::Storage => Core::Storage,
         ErrorKind::Unsupported => Core::Unsupported,
+        ErrorKind::InvalidDocument(reason) => Core::InvalidDocument {
+            reason: reason.clone(),
+        },
     };
     structure::StructureError::new(kind, error.message.clone()).with_usage(core_usage(&error.usage))
 }

@@ -20,6 +20,8 @@
 //!             max_loops: None,
 //!             settings: None,
 //!             records: false,
+//!             document: None,
+//!             return_text: false,
 //!         },
 //!     )
 //!     .await?;
@@ -48,9 +50,9 @@ mod state;
 mod store;
 
 pub use bindings::{
-    BuilderTrace, Error, ErrorKind, NotFound, Outcome, ProviderFailure, Reason, ReasonCategory,
-    RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput, Scope, Source, SourceMatch,
-    Span, Status, Trace, Usage,
+    BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome, ProviderFailure,
+    Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput,
+    Scope, Source, SourceMatch, Span, Status, Trace, Usage,
 };
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 use structure_host::{
-    CallError, KeyValueStore, MemoryStore, Registration, Request, SchemaInfo, SchemaInput, Scope,
-    ServeOptions, Settings, SqliteStore, Status, Structure, check_no_old_store, default_store_path,
-    open_store,
+    CallError, Document, KeyValueStore, MemoryStore, Registration, Request, SchemaInfo,
+    SchemaInput, Scope, ServeOptions, Settings, SqliteStore, Status, Structure, check_no_old_store,
+    default_store_path, open_store,
 };
 
 #[derive(Parser)]
@@ -71,7 +71,15 @@ enum Command {
         /// A per-call setting override, as name=value (model, maxLoops, confidenceThreshold, ...). Repeatable.
         #[arg(long = "with", value_name = "NAME=VALUE")]
         overrides: Vec<String>,
-        /// The text to structure; read from stdin when absent.
+        /// A document to read the text from: a PDF (by its %PDF- header) or UTF-8 text; `-` reads
+        /// stdin. The prompt is then optional (text that comes before the document), and stdin
+        /// is not read for it.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        /// Print the text that was read (`text` in the result): what the sources' offsets count in.
+        #[arg(long)]
+        return_text: bool,
+        /// The text to structure; read from stdin when absent (and no --file is given).
         prompt: Option<String>,
     },
     /// The schema registry: list (the default), show, register, register-skill, deregister.
@@ -192,11 +200,23 @@ async fn run(cli: Cli) -> ExitCode {
             max_loops,
             records,
             overrides,
+            file,
+            return_text,
             prompt,
-        } => match request(&schema, schema_mode, max_loops, &overrides, prompt) {
-            Ok(request) => structure(&client, &scope, &Request { records, ..request }).await,
-            Err(message) => fail(EXIT_USAGE, &message),
-        },
+        } => {
+            let text = Text { prompt, file };
+            match request(&schema, schema_mode, max_loops, &overrides, text) {
+                Ok(request) => {
+                    let request = Request {
+                        records,
+                        return_text,
+                        ..request
+                    };
+                    structure(&client, &scope, &request).await
+                }
+                Err(message) => fail(EXIT_USAGE, &message),
+            }
+        }
         Command::Schemas { action, json } => {
             schemas(
                 &client,
@@ -508,20 +528,47 @@ fn request(
     mode: Option<SchemaMode>,
     max_loops: Option<u8>,
     overrides: &[String],
-    prompt: Option<String>,
+    text: Text,
 ) -> Result<Request, String> {
     let settings = if overrides.is_empty() {
         None
     } else {
         Some(Value::Object(pairs_to_object(overrides)?).to_string())
     };
+    let (prompt, document) = match text.file {
+        Some(path) => (text.prompt.unwrap_or_default(), Some(read_document(&path)?)),
+        None => (read_prompt(text.prompt)?, None),
+    };
     Ok(Request {
-        prompt: read_prompt(prompt)?,
+        prompt,
         schema: schema_input(schema, mode)?,
         max_loops,
         settings,
         records: false,
+        document,
+        return_text: false,
     })
+}
+
+/// Where `run` reads its text: the prompt argument, and a document.
+struct Text {
+    prompt: Option<String>,
+    file: Option<PathBuf>,
+}
+
+/// The document at `path` (`-`: stdin): a PDF by its `%PDF-` header, else UTF-8 text (the
+/// component checks it).
+fn read_document(path: &std::path::Path) -> Result<Document, String> {
+    let data = if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|error| format!("cannot read the document from stdin: {error}"))?;
+        bytes
+    } else {
+        std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?
+    };
+    Ok(Document::of(data))
 }
 
 /// The prompt argument, else stdin (unless it is a terminal).

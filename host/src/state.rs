@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -18,7 +19,13 @@ pub(crate) struct HostState {
     pub(crate) egress: Egress,
     pub(crate) settings: Arc<Settings>,
     pub(crate) key_value: Arc<dyn KeyValueStore>,
+    limits: StoreLimits,
 }
+
+/// The most memory one instance may take: a call that needs more (a PDF whose streams inflate
+/// without end, say) stops with a trap, and its instance is dropped, instead of taking the
+/// machine's memory.
+pub const MAX_INSTANCE_MEMORY: usize = 1 << 30;
 
 impl HostState {
     pub(crate) fn new(
@@ -35,7 +42,18 @@ impl HostState {
             egress: Egress::new(connections, &settings),
             settings,
             key_value,
+            limits: StoreLimitsBuilder::new()
+                .memory_size(MAX_INSTANCE_MEMORY)
+                .trap_on_grow_failure(true)
+                .build(),
         }
+    }
+
+    /// A store of `engine` with this state, its memory bounded by [`MAX_INSTANCE_MEMORY`].
+    pub(crate) fn into_store(self, engine: &Engine) -> Store<HostState> {
+        let mut store = Store::new(engine, self);
+        store.limiter(|state| &mut state.limits);
+        store
     }
 }
 

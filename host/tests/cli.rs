@@ -166,6 +166,75 @@ fn records_prints_every_record_of_a_text_read_from_stdin() {
 }
 
 #[test]
+fn a_document_is_read_from_a_file_or_stdin_and_its_text_returned_on_request() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = dir.path().join("contract.pdf");
+    std::fs::write(
+        &pdf,
+        mock_llm::pdf::with_pages(&["Agreement.", "Signed by Zoë Kim."]),
+    )
+    .unwrap();
+    let schema =
+        r#"{"type":"object","properties":{"signer":{"type":"string"}},"required":["signer"]}"#;
+    mock.push(Reply::answer(json!({ "signer": "Zoë Kim" })));
+    // The prompt comes before the document; stdin is not read for it.
+    let pdf_path = pdf.to_str().unwrap();
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            schema,
+            "--file",
+            pdf_path,
+            "--return-text",
+            "Sent by mail.",
+        ],
+        Some("not read"),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = stdout_json(&output);
+    assert_eq!(result["sources"][0]["page"], 2);
+    let text = result["text"].as_str().unwrap();
+    assert!(text.starts_with("Sent by mail.\n\nAgreement."), "{text:?}");
+    assert!(!mock.requests()[0].body.contains("not read"));
+    // `-`: the document from stdin (a text here), no prompt.
+    mock.push(Reply::answer(json!({ "signer": "Ada" })));
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", schema, "--file", "-"],
+        Some("Signed by Ada."),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout_json(&output)["sources"][0]["start"], 10);
+    // A document that cannot be read is an error naming why, exit 1, with no LLM call.
+    let scan = dir.path().join("scan.pdf");
+    std::fs::write(&scan, mock_llm::pdf::without_text(2)).unwrap();
+    let before = mock.requests().len();
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", schema, "--file", scan.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_json(&output)["error"]["kind"], "invalid-document");
+    assert!(stderr(&output).contains("OCR"), "{}", stderr(&output));
+    assert_eq!(mock.requests().len(), before);
+    let output = structure(
+        Some(&mock),
+        &["run", "--schema", schema, "--file", "/no/such.pdf"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("/no/such.pdf"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2_with_one_clear_line() {
     let mock = MockLlm::start();
     let cases: [(&[&str], &str); 4] = [

@@ -71,6 +71,8 @@ async fn the_library_api_never_shows_a_secret() {
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     };
 
     mock.push(echoing_401());

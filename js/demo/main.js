@@ -30,10 +30,13 @@ function config() {
 function request() {
   const mode = $('schema-mode').value;
   const maxLoops = $('max-loops').value;
+  const [file] = $('document').files;
   const base = {
     prompt: $('prompt').value,
     maxLoops: maxLoops === '' ? undefined : Number(maxLoops),
     records: $('records').checked || undefined,
+    // A PDF or a text file is read inside the component; its values come with their pages.
+    ...(file ? { document: file, returnText: true } : {}),
   };
   if (mode === 'named') return { ...base, schema: $('schema-name').value, schemaMode: 'named' };
   if (mode === 'text') return { ...base, schema: $('schema-text').value, schemaMode: 'text' };
@@ -74,9 +77,19 @@ function records(outcome) {
   return lacking.length ? `${found}\n\nIncomplete, not invented:\n${lacking.join('\n')}` : found;
 }
 
+/** Where each value of the data was read, by page when it came from a PDF. */
+function whereRead(outcome) {
+  const read = outcome.sources
+    .filter((source) => source.text !== undefined)
+    .map(({ pointer, text, page }) => `${pointer}: “${text}”${page ? ` (page ${page})` : ''}`);
+  return read.length ? `\n\nRead from:\n${read.join('\n')}` : '';
+}
+
 function showOutcome(outcome) {
   const output = {
-    ok: () => (outcome.incomplete ? records(outcome) : JSON.stringify(outcome.data, null, 2)),
+    ok: () =>
+      (outcome.incomplete ? records(outcome) : JSON.stringify(outcome.data, null, 2)) +
+      (outcome.text === undefined ? '' : whereRead(outcome)),
     'need-more-input': () => `The text does not say: ${outcome.need}`,
     stale: () => `No valid answer within the loops allowed. Last violations:\n${outcome.errors.join('\n')}`,
   }[outcome.status]();

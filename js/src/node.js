@@ -6,7 +6,7 @@
 // writes cross over), so it outlives any worker. `close()` ends the workers.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { memoryKeyValue } from './key-value.js';
-import { StructureError, checkKeyValue, checkScope, structureError } from './structure.js';
+import { StructureError, checkKeyValue, checkScope, structureError, toolArguments } from './structure.js';
 
 export { StructureError } from './structure.js';
 export { localStorageKeyValue, memoryKeyValue } from './key-value.js';
@@ -53,8 +53,9 @@ class NodeStructure {
     return new NodeStructure(this.#pool, checkScope(scope));
   }
 
-  structure(request) {
-    return this.#pool.call('structure', [request], this.#scope);
+  async structure(request) {
+    // A Blob does not cross to the worker: the document goes as base64 arguments.
+    return this.#pool.call('structure', [await toolArguments(request)], this.#scope);
   }
 
   toolDefinition() {

@@ -14,6 +14,41 @@ export class StructureError extends Error {
   }
 }
 
+/**
+ * `request` as tool arguments: a `document` given as bytes (`Uint8Array`, `ArrayBuffer`, `Blob`)
+ * becomes `{ mediaType, data }` with the bytes in base64; its media type is the Blob's, else a
+ * PDF by its `%PDF-` header, else text.
+ */
+export async function toolArguments(request) {
+  const document = request?.document;
+  if (document === undefined || document === null || !isBytes(document)) return request;
+  const bytes =
+    typeof Blob !== 'undefined' && document instanceof Blob
+      ? new Uint8Array(await document.arrayBuffer())
+      : new Uint8Array(document instanceof ArrayBuffer ? document : document.buffer.slice(document.byteOffset, document.byteOffset + document.byteLength));
+  const declared = typeof Blob !== 'undefined' && document instanceof Blob ? document.type.split(';')[0].trim() : '';
+  const pdf = bytes.length >= 5 && String.fromCharCode(...bytes.subarray(0, 5)) === '%PDF-';
+  const mediaType = ['application/pdf', 'text/plain'].includes(declared) ? declared : pdf ? 'application/pdf' : 'text/plain';
+  return { ...request, document: { mediaType, data: base64(bytes) } };
+}
+
+function isBytes(value) {
+  return (
+    value instanceof Uint8Array ||
+    value instanceof ArrayBuffer ||
+    (typeof Blob !== 'undefined' && value instanceof Blob)
+  );
+}
+
+function base64(bytes) {
+  if (typeof Buffer !== 'undefined') return Buffer.from(bytes).toString('base64');
+  let binary = '';
+  for (let at = 0; at < bytes.length; at += 0x8000) {
+    binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+  }
+  return btoa(binary);
+}
+
 /** A StructureError from its parts, as they cross between threads. */
 export function structureError({ kind, detail, message, usage }) {
   return new StructureError({ kind: { tag: kind, val: detail }, message, usage });
@@ -66,10 +101,14 @@ class Structure {
     return new Structure(this.#exports, this.#queue, checkScope(scope));
   }
 
-  /** Structures `request.prompt`; `request` is the tool-call arguments object. */
-  structure(request) {
+  /**
+   * Structures `request.prompt` (and `request.document`); `request` is the tool-call arguments
+   * object, its `document` also a `Uint8Array`, an `ArrayBuffer` or a `Blob`.
+   */
+  async structure(request) {
+    const args = await toolArguments(request);
     // In the browser build this export returns a Promise (JSPI); in Node, the JSON itself.
-    return this.#call(async (api, scope) => JSON.parse(await api.callTool(scope, JSON.stringify(request))));
+    return this.#call(async (api, scope) => JSON.parse(await api.callTool(scope, JSON.stringify(args))));
   }
 
   toolDefinition() {

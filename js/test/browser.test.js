@@ -115,3 +115,22 @@ test('the demo page lists every record and the incomplete ones in records mode',
   const sent = (await mock.requests()).at(-1).json;
   assert.match(sent.messages[0].content, /every record/);
 });
+
+test('the demo page reads a PDF picked from a file and shows the page each value was read on', async () => {
+  const page = context.pages()[0];
+  await page.uncheck('#records');
+  const schema = { type: 'object', properties: { signer: { type: 'string' } }, required: ['signer'] };
+  await page.fill('#prompt', '');
+  await page.fill('#schema-json', JSON.stringify(schema));
+  const pdf = await mock.pdf(['Mutual non-disclosure agreement.', 'Signed for the Discloser by Zoë Kim.']);
+  await page.setInputFiles('#document', { name: 'contract.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) });
+  await mock.reply(answer({ signer: 'Zoë Kim' }));
+  await page.click('#run');
+  await page.waitForSelector('body[data-runs="5"]');
+  assert.equal(await page.textContent('#status'), 'ok', await page.textContent('#output'));
+  assert.match(await page.textContent('#output'), /\/signer: “Zoë Kim” \(page 2\)/);
+  const sent = (await mock.requests()).at(-1).json;
+  assert.match(sent.messages.at(-1).content, /Signed for the Discloser by Zoë Kim/);
+  mkdirSync(results, { recursive: true });
+  await page.screenshot({ path: join(results, 'demo-pdf.png'), fullPage: true });
+});

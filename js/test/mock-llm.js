@@ -31,6 +31,11 @@ export async function startMockLlm() {
     readDocuments: (latencyMs = 0) => control('document', { method: 'POST', body: JSON.stringify({ latencyMs }) }),
     /** A contract of at least `chars` characters with its terms planted, and its schema. */
     document: (chars) => control('document/text', { method: 'POST', body: JSON.stringify({ chars }) }),
+    /** A PDF whose pages hold `pages` (text), as bytes. */
+    pdf: async (pages) =>
+      new Uint8Array(
+        await (await fetch(new URL('/_mock/pdf', baseUrl), { method: 'POST', body: JSON.stringify({ pages }) })).arrayBuffer(),
+      ),
     /** Makes the mock stand for a server kind: `{ kind: 'openai', contextLimit: 2048 }`, `{ kind: 'llamacpp', nCtx: 4096 }`. */
     serveAs: (server) => control('server', { method: 'POST', body: JSON.stringify(server) }),
     /** The requests the mock received, bodies parsed. */

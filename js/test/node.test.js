@@ -113,6 +113,27 @@ test('a long document is read in parts under jco and merged into one object, the
   assert.equal(outcome.trace.chunkOf['/parties/2'], outcome.trace.chunks - 1);
 });
 
+test('a PDF given as bytes or as a Blob: its text read inside the component, each value with its page', async () => {
+  const pdf = await mock.pdf(['Agreement between the parties.', 'Signed by Zoë Kim.']);
+  const schema = { type: 'object', properties: { signer: { type: 'string' } }, required: ['signer'] };
+  for (const document of [pdf, new Blob([pdf], { type: 'application/pdf' })]) {
+    await mock.reset();
+    await mock.reply(answer({ signer: 'Zoë Kim' }));
+    const outcome = await structure.structure({ document, schema, returnText: true });
+    assert.equal(outcome.status, 'ok');
+    const [source] = outcome.sources;
+    assert.equal(source.page, 2);
+    assert.equal(outcome.text.slice(source.utf16Start, source.utf16End), 'Zoë Kim');
+    const [sent] = await mock.requests();
+    assert.match(sent.json.messages.at(-1).content, /Signed by Zoë Kim/);
+  }
+  // A scan, or anything else that is not a PDF with text: a typed error naming why.
+  await assert.rejects(
+    structure.structure({ document: new TextEncoder().encode('%PDF-1.7 broken'), schema }),
+    (error) => error instanceof StructureError && error.kind === 'invalid-document' && error.detail === 'unreadable',
+  );
+});
+
 test('ok after a violation: the reason fed back names the field', async () => {
   await mock.reply(answer({ ...ada, email: 'not an email' }));
   await mock.reply(answer(ada));

@@ -19,7 +19,8 @@
 //! `GET /_mock/requests` lists the recorded requests, `POST /_mock/reset` clears all of it.
 //! `POST /_mock/document` (`{"latencyMs"}`) makes it a model that reads a contract's terms
 //! ([`document::Reader`]), and `POST /_mock/document/text` (`{"chars", "terms"}`) returns
-//! such a contract and its schema. `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
+//! such a contract and its schema; `POST /_mock/pdf` (`{"pages": [...]}`) a PDF of those pages
+//! ([`pdf`]). `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
 //! llama-cpp-python, Ollama or vLLM, or an OpenAI endpoint with a context limit: what it says
 //! of itself when asked, and the refusal of a request over its window, in that server's words.
 //! `POST /_mock/orders` (`{"form": "records" | "langextract", "latencyMs", "varied"}`) makes it
@@ -28,6 +29,7 @@
 
 pub mod document;
 pub mod orders;
+pub mod pdf;
 pub mod servers;
 pub mod wire;
 
@@ -543,6 +545,21 @@ async fn handle(
                         "schema": document::terms_schema(),
                     });
                     respond(&Reply::raw(200, &reply.to_string()))
+                }
+                Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
+            });
+        }
+        ("POST", "/_mock/pdf") => {
+            #[derive(Deserialize)]
+            struct Wanted {
+                pages: Vec<String>,
+            }
+            return Ok(match serde_json::from_slice::<Wanted>(&body) {
+                Ok(wanted) => {
+                    let pages: Vec<&str> = wanted.pages.iter().map(String::as_str).collect();
+                    let mut reply = Reply::bytes(200, pdf::with_pages(&pages));
+                    reply.headers = vec![("content-type".into(), "application/pdf".into())];
+                    respond(&reply)
                 }
                 Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
             });

@@ -354,6 +354,7 @@ fn finished(answer: Answer, trace: BuilderTrace, outer: Trace) -> Built {
             schema_builder: Some(trace),
             ..outer
         },
+        text: None,
     })
 }
 

@@ -133,5 +133,6 @@ pub(super) fn finish(
         iterations,
         usage,
         trace,
+        text: None,
     }
 }

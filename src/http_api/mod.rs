@@ -112,6 +112,8 @@ impl ApiResponse {
 pub fn status_of(kind: &ErrorKind) -> u16 {
     match kind {
         ErrorKind::InvalidRequest { .. } => 400,
+        ErrorKind::InvalidDocument { reason } if reason == "too-large" => 413,
+        ErrorKind::InvalidDocument { .. } => 422,
         ErrorKind::SchemaNotFound { .. } => 404,
         ErrorKind::InvalidSchema
         | ErrorKind::Refusal

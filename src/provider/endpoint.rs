@@ -132,7 +132,9 @@ impl Endpoint {
     pub fn window_for_next_call(&self) -> Window {
         let window = self.window();
         match self.measured.get() {
-            Some(measured) if !window.measured || measured.bytes_per_token < window.bytes_per_token => {
+            Some(measured)
+                if !window.measured || measured.bytes_per_token < window.bytes_per_token =>
+            {
                 Window {
                     bytes_per_token: measured.bytes_per_token,
                     measured: true,

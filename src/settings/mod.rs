@@ -494,6 +494,8 @@ impl Reader<'_> {
             response_bytes: size(keys::MAX_RESPONSE_BYTES, limits::DEFAULT_MAX_RESPONSE_BYTES)?,
             call_timeout: self.millis(keys::CALL_TIMEOUT_MS, limits::DEFAULT_CALL_TIMEOUT, 1)?,
             manual_bytes: size(keys::MAX_MANUAL_BYTES, limits::DEFAULT_MAX_MANUAL_BYTES)?,
+            document_bytes: size(keys::MAX_DOCUMENT_BYTES, limits::DEFAULT_MAX_DOCUMENT_BYTES)?,
+            document_pages: size(keys::MAX_DOCUMENT_PAGES, limits::DEFAULT_MAX_DOCUMENT_PAGES)?,
             refuse_unknown_formats: self.choice(keys::UNKNOWN_FORMATS, &["annotate", "refuse"])?
                 == "refuse",
         })

@@ -6,7 +6,7 @@ use super::exports::structure::tool::structuring as api;
 use super::{Component, with_ports};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Category, Match, Outcome, Source, Usage};
-use crate::request::{SchemaInput, StructureRequest};
+use crate::request::{Document, SchemaInput, StructureRequest};
 use crate::schema::registry::{Registration, SchemaInfo};
 use crate::schema::skill::SkillFiles;
 use crate::scope::Scope;
@@ -36,10 +36,24 @@ impl api::Guest for Component {
                 }
             },
         };
-        let request = StructureRequest::new(request.prompt, schema, request.max_loops)
+        let document = request
+            .document
+            .map(|document| Document::new(document.data, &document.media_type))
+            .transpose()
+            .map_err(to_wit_error)?;
+        let checked = match document {
+            Some(document) if request.prompt.trim().is_empty() => {
+                StructureRequest::for_document(document, schema, request.max_loops)
+            }
+            Some(document) => StructureRequest::new(request.prompt, schema, request.max_loops)
+                .map(|checked| checked.with_document(document)),
+            None => StructureRequest::new(request.prompt, schema, request.max_loops),
+        };
+        let request = checked
             .map_err(to_wit_error)?
             .with_settings(settings)
-            .with_records(request.records);
+            .with_records(request.records)
+            .with_return_text(request.return_text);
         with_ports(|ports| core::structure(&request, &scope, ports))
             .map(to_wit_outcome)
             .map_err(to_wit_error)
@@ -179,6 +193,7 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
                 })
                 .collect()
         }),
+        text: outcome.text,
         need,
         errors,
         schema_origin: outcome.schema_origin,
@@ -258,6 +273,7 @@ fn to_wit_source(source: Source) -> api::Source {
             Match::Normalized => api::SourceMatch::Normalized,
             Match::Derived => api::SourceMatch::Derived,
         },
+        page: source.page,
     }
 }
 
@@ -287,6 +303,7 @@ fn to_wit_error(error: StructureError) -> api::Error {
         ErrorKind::BudgetExhausted => api::ErrorKind::BudgetExhausted,
         ErrorKind::Storage => api::ErrorKind::Storage,
         ErrorKind::Unsupported => api::ErrorKind::Unsupported,
+        ErrorKind::InvalidDocument { reason } => api::ErrorKind::InvalidDocument(reason),
     };
     api::Error {
         kind,

@@ -128,6 +128,8 @@ async fn measure(mock: &MockLlm, text: &str, concurrent: u32) -> anyhow::Result<
         max_loops: None,
         settings: None,
         records: false,
+        document: None,
+        return_text: false,
     };
     let started = Instant::now();
     let outcome = client

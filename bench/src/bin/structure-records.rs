@@ -142,6 +142,8 @@ async fn measure(mock: &MockLlm, text: &str, concurrent: u32) -> anyhow::Result<
         max_loops: None,
         settings: None,
         records: true,
+        document: None,
+        return_text: false,
     };
     let started = Instant::now();
     let outcome = client

@@ -24,7 +24,6 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use wasmtime::Store;
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
@@ -326,7 +325,7 @@ impl Server {
             self.connections.clone(),
         )
         .recording_calls(calls);
-        let mut store = Store::new(self.proxy.engine(), state);
+        let mut store = state.into_store(self.proxy.engine());
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let request = request.map(|body| body.map_err(|never| -> hyper::Error { match never {} }));
         let request = store

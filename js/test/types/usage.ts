@@ -47,6 +47,13 @@ void outcome.data;
 void outcome.sources;
 // @ts-expect-error: the prompt is text
 await structure.structure({ prompt: 42, schema: {} });
+// A document alone, as bytes or as the tool arguments carry it.
+await structure.structure({ document: new Uint8Array([37, 80, 68, 70, 45]), schema: {}, returnText: true });
+await structure.structure({ document: { mediaType: 'application/pdf', data: 'JVBERi0=' }, schema: {} });
+// @ts-expect-error: a prompt or a document
+await structure.structure({ schema: {} });
+// @ts-expect-error: the documents read are PDFs and text
+await structure.structure({ document: { mediaType: 'image/png', data: '' }, schema: {} });
 // @ts-expect-error: not a schema mode
 await structure.structure({ prompt: 'x', schema: 'y', schemaMode: 'yaml' });
 // @ts-expect-error: a scope needs a tenant

@@ -78,6 +78,7 @@ mod tests {
             pointer: "/x".into(),
             span: Some(span),
             matched: Match::Exact,
+            page: None,
         }]);
         let span = placed[0].span.as_ref().unwrap();
         let by_chars: String = text

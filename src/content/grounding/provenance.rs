@@ -225,11 +225,13 @@ impl<'t> Text<'t> {
                 pointer: leaf.pointer,
                 span: Some(self.span(range)),
                 matched,
+                page: None,
             },
             None => Source {
                 pointer: leaf.pointer,
                 span: None,
                 matched: Match::Derived,
+                page: None,
             },
         }
     }

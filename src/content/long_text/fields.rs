@@ -296,6 +296,7 @@ mod tests {
                 utf16_end: start + text.encode_utf16().count(),
             }),
             matched: Match::Exact,
+            page: None,
         }
     }
 
@@ -304,6 +305,7 @@ mod tests {
             pointer: pointer.to_owned(),
             span: None,
             matched: Match::Derived,
+            page: None,
         }
     }
 

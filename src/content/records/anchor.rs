@@ -75,6 +75,7 @@ mod tests {
                 at..at + written.len()
             })),
             matched: Match::Exact,
+            page: None,
         }
     }
 

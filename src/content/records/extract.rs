@@ -72,6 +72,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         iterations,
         usage,
         trace,
+        text: None,
     })
 }
 

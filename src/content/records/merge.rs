@@ -85,6 +85,7 @@ mod tests {
                 utf16_end: end,
             }),
             matched: Match::Exact,
+            page: None,
         };
         Found {
             record: json!({ "id": id }),

@@ -1,0 +1,122 @@
+//! PDFs for tests, written here rather than kept as files: pages of text in Helvetica, and the
+//! ways a PDF can fail — encrypted with a password, pages without a text layer, cut short.
+//!
+//! ```
+//! let pdf = mock_llm::pdf::with_pages(&["Party: Ada Lovelace.", "Effective as of 2021-03-04."]);
+//! assert!(pdf.starts_with(b"%PDF-1.4"));
+//! ```
+
+/// A PDF whose pages hold `pages`, a line of text per `\n`.
+pub fn with_pages(pages: &[&str]) -> Vec<u8> {
+    write(pages, false, None)
+}
+
+/// A PDF encrypted with a user password (the standard security handler): no reader opens it
+/// without the password.
+pub fn encrypted(pages: &[&str]) -> Vec<u8> {
+    write(pages, false, Some(ENCRYPT))
+}
+
+/// A PDF of `count` pages with no text on them, as a scan has none (a grey box on each).
+pub fn without_text(count: usize) -> Vec<u8> {
+    let pages = vec![""; count];
+    write(&pages, true, None)
+}
+
+/// The standard security handler's dictionary (RC4, 40 bits) with a user password that is not
+/// the empty one.
+const ENCRYPT: &str = "<< /Filter /Standard /V 1 /R 2 /Length 40 /P -44 \
+     /O <2F3A5B7C9D1E2F3A5B7C9D1E2F3A5B7C9D1E2F3A5B7C9D1E2F3A5B7C9D1E2F3A> \
+     /U <1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F708192A3B4C5D6E7F809> >>";
+
+fn write(pages: &[&str], boxes: bool, encrypt: Option<&str>) -> Vec<u8> {
+    let count = pages.len();
+    // Objects: 1 catalog, 2 page tree, 3 font, then a page and its content per page, then the
+    // encryption dictionary.
+    let mut objects: Vec<String> = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {count} >>",
+            (0..count)
+                .map(|page| format!("{} 0 R", 4 + 2 * page))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_owned(),
+    ];
+    for (index, text) in pages.iter().enumerate() {
+        let content = if boxes {
+            "0.5 g 72 72 450 650 re f".to_owned()
+        } else {
+            content_of(text)
+        };
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            5 + 2 * index
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ));
+    }
+    if let Some(encrypt) = encrypt {
+        objects.push(encrypt.to_owned());
+    }
+    let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let mut offsets = Vec::with_capacity(objects.len());
+    for (index, object) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", index + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    let encrypt = match encrypt {
+        Some(_) => format!(
+            " /Encrypt {} 0 R /ID [<0123456789ABCDEF0123456789ABCDEF> <0123456789ABCDEF0123456789ABCDEF>]",
+            objects.len()
+        ),
+        None => String::new(),
+    };
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R{encrypt} >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// The content stream that shows `text`, a line per `\n`, from the top of a letter page.
+fn content_of(text: &str) -> String {
+    let mut content = String::from("BT /F1 11 Tf 14 TL 72 720 Td");
+    for line in text.split('\n') {
+        content.push_str(&format!(" ({}) Tj T*", escape(line)));
+    }
+    content.push_str(" ET");
+    content
+}
+
+/// `text` as a PDF string's body: `\`, `(`, `)` escaped; characters outside Latin-1 as `?`
+/// (Helvetica's WinAnsi encoding has no others).
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '(' | ')' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x80 => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\{:03o}", c as u32)),
+            _ => out.push('?'),
+        }
+    }
+    out
+}

@@ -1,0 +1,292 @@
+//! Documents beside the prompt: a PDF's text layer read page by page inside the core, the
+//! sources of its values with their pages, the text read returned on request, and every way a
+//! document can fail a typed error before any LLM call.
+
+mod support;
+
+use base64::Engine as _;
+use mock_llm::Reply;
+use mock_llm::pdf;
+use serde_json::{Value, json};
+use structure::request::Document;
+use structure::{Answer, ErrorKind, Outcome, SchemaInput, StructureError, StructureRequest};
+
+use support::{MapConfig, ScriptedTransport, ports};
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "party": { "type": "string" },
+            "date": { "type": "string", "format": "date" },
+            "days": { "type": "integer" },
+        },
+        "required": ["party"],
+    })
+}
+
+fn config(extra: &[(&str, &str)]) -> MapConfig {
+    let mut config = MapConfig::local();
+    for (key, value) in extra {
+        config.values.insert((*key).to_owned(), (*value).to_owned());
+    }
+    config
+}
+
+fn run(
+    request: &StructureRequest,
+    replies: Vec<Reply>,
+    config: &MapConfig,
+) -> (Result<Outcome, StructureError>, usize) {
+    let transport = ScriptedTransport::new(replies);
+    let result = structure::structure(
+        request,
+        &structure::Scope::default(),
+        &ports(&transport, config),
+    );
+    (result, transport.count())
+}
+
+fn contract() -> Vec<u8> {
+    pdf::with_pages(&[
+        "NON-DISCLOSURE AGREEMENT\nThis Agreement is effective as of 2021-03-04.",
+        "Party: Zoë Kim of Kraków.\nThe term is 15 days.",
+    ])
+}
+
+#[test]
+fn a_pdfs_values_come_with_their_pages_and_the_text_read_on_request() {
+    let document = Document::new(contract(), "application/pdf").unwrap();
+    let request = StructureRequest::for_document(document, SchemaInput::Inline(schema()), None)
+        .unwrap()
+        .with_return_text(true);
+    let answer = json!({ "party": "Zoë Kim", "date": "2021-03-04", "days": 15 });
+    let (result, calls) = run(&request, vec![Reply::answer(answer.clone())], &config(&[]));
+    let outcome = result.unwrap();
+    assert_eq!(outcome.answer, Answer::Ok(answer));
+    assert_eq!(calls, 1);
+    let text = outcome.text.as_deref().unwrap();
+    assert!(text.starts_with("NON-DISCLOSURE AGREEMENT\n"), "{text:?}");
+    assert!(
+        text.contains("\n\u{c}\nParty: Zoë Kim"),
+        "pages apart by a form feed: {text:?}"
+    );
+    let page = |pointer: &str| {
+        let source = outcome
+            .sources
+            .iter()
+            .find(|s| s.pointer == pointer)
+            .unwrap();
+        let span = source.span.as_ref().unwrap();
+        let by_chars: String = text
+            .chars()
+            .skip(span.start)
+            .take(span.end - span.start)
+            .collect();
+        assert_eq!(by_chars, span.text, "offsets count in the text returned");
+        source.page
+    };
+    assert_eq!(page("/date"), Some(1));
+    assert_eq!(page("/party"), Some(2));
+    assert_eq!(page("/days"), Some(2));
+    // The model was sent the document's text.
+    let sent = serde_json::to_string(&outcome.trace).unwrap();
+    assert!(!sent.is_empty());
+}
+
+#[test]
+fn a_prompt_before_the_document_has_no_page_and_a_text_document_none_either() {
+    let document = Document::new(contract(), "application/pdf").unwrap();
+    let request =
+        StructureRequest::new("Sent by Ada Lovelace.", SchemaInput::Inline(schema()), None)
+            .unwrap()
+            .with_document(document);
+    let answer = json!({ "party": "Ada Lovelace", "date": "2021-03-04" });
+    let (result, _) = run(&request, vec![Reply::answer(answer)], &config(&[]));
+    let outcome = result.unwrap();
+    assert_eq!(outcome.text, None, "not asked for");
+    let party = outcome
+        .sources
+        .iter()
+        .find(|s| s.pointer == "/party")
+        .unwrap();
+    assert_eq!((party.span.as_ref().unwrap().start, party.page), (8, None));
+    let date = outcome
+        .sources
+        .iter()
+        .find(|s| s.pointer == "/date")
+        .unwrap();
+    assert_eq!(date.page, Some(1));
+
+    let text = Document::new("Party: Zoë Kim.".as_bytes().to_vec(), "text/plain").unwrap();
+    let request =
+        StructureRequest::for_document(text, SchemaInput::Inline(schema()), None).unwrap();
+    let (result, _) = run(
+        &request,
+        vec![Reply::answer(json!({ "party": "Zoë Kim" }))],
+        &config(&[]),
+    );
+    let outcome = result.unwrap();
+    assert_eq!(outcome.sources[0].page, None);
+    assert_eq!(outcome.sources[0].span.as_ref().unwrap().start, 7);
+}
+
+#[test]
+fn every_unreadable_document_is_a_typed_error_before_any_call() {
+    let good = contract();
+    // The document, its media type, the settings, the reason expected, and what the message says.
+    type Case<'a> = (Vec<u8>, &'a str, &'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            pdf::encrypted(&["secret"]),
+            "application/pdf",
+            &[],
+            "encrypted",
+            "password",
+        ),
+        (
+            pdf::without_text(3),
+            "application/pdf",
+            &[],
+            "no-text-layer",
+            "OCR",
+        ),
+        (
+            good[..good.len() / 2].to_vec(),
+            "application/pdf",
+            &[],
+            "unreadable",
+            "damaged",
+        ),
+        (
+            b"%PDF-1.7 nothing else".to_vec(),
+            "application/pdf",
+            &[],
+            "unreadable",
+            "cannot be read",
+        ),
+        (
+            good.clone(),
+            "application/pdf",
+            &[("structure_max_document_bytes", "100")],
+            "too-large",
+            "structure_max_document_bytes",
+        ),
+        (
+            good.clone(),
+            "application/pdf",
+            &[("structure_max_document_pages", "1")],
+            "too-many-pages",
+            "structure_max_document_pages",
+        ),
+        (
+            vec![b'Z', 0xeb, b'!'],
+            "text/plain",
+            &[],
+            "not-utf8",
+            "UTF-8",
+        ),
+    ];
+    for (bytes, media_type, settings, reason, says) in cases {
+        let document = Document::new(bytes, media_type).unwrap();
+        let request =
+            StructureRequest::for_document(document, SchemaInput::Inline(schema()), None).unwrap();
+        let (result, calls) = run(&request, vec![], &config(settings));
+        let error = result.unwrap_err();
+        assert_eq!(
+            error.kind,
+            ErrorKind::InvalidDocument {
+                reason: reason.to_owned()
+            },
+            "{reason}: {error:?}"
+        );
+        assert!(error.message.contains(says), "{reason}: {}", error.message);
+        assert_eq!(calls, 0, "{reason}: no LLM call");
+    }
+}
+
+#[test]
+fn the_tool_arguments_take_a_document_in_base64() {
+    let data = base64::engine::general_purpose::STANDARD.encode(contract());
+    let arguments = json!({
+        "document": { "mediaType": "application/pdf", "data": data },
+        "schema": schema(),
+        "returnText": true,
+    });
+    let transport = ScriptedTransport::new([Reply::answer(json!({ "party": "Zoë Kim" }))]);
+    let config = config(&[]);
+    let result = structure::call_tool(
+        &arguments,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["sources"][0]["page"], 2);
+    assert!(result["text"].as_str().unwrap().contains("Party: Zoë Kim"));
+
+    for (arguments, field, says) in [
+        (json!({ "schema": schema() }), "prompt", "or a document"),
+        (
+            json!({ "document": { "mediaType": "application/pdf", "data": "@@@" }, "schema": schema() }),
+            "document",
+            "base64",
+        ),
+        (
+            json!({ "document": { "mediaType": "image/png", "data": "AAAA" }, "schema": schema() }),
+            "document",
+            "application/pdf or text/plain",
+        ),
+        (
+            json!({ "document": "a.pdf", "schema": schema() }),
+            "document",
+            "mediaType and data",
+        ),
+        (
+            json!({ "document": { "data": "AAAA" }, "schema": schema() }),
+            "document",
+            "mediaType is missing",
+        ),
+        (
+            json!({ "document": { "mediaType": "text/plain", "data": "AAAA", "name": "x" }, "schema": schema() }),
+            "document",
+            "unknown document field",
+        ),
+        (
+            json!({ "prompt": "x", "schema": schema(), "returnText": "yes" }),
+            "returnText",
+            "true or false",
+        ),
+    ] {
+        let error = StructureRequest::from_tool_arguments(&arguments).unwrap_err();
+        assert_eq!(
+            error.kind,
+            ErrorKind::InvalidRequest {
+                field: field.to_owned()
+            },
+            "{arguments}"
+        );
+        assert!(error.message.contains(says), "{}", error.message);
+    }
+}
+
+#[test]
+fn records_from_a_pdf_carry_their_pages() {
+    let document = Document::new(
+        pdf::with_pages(&["Party: Ada Lovelace.", "Party: Zoë Kim."]),
+        "application/pdf",
+    )
+    .unwrap();
+    let request = StructureRequest::for_document(
+        document,
+        SchemaInput::Inline(json!({ "type": "object", "properties": { "party": { "type": "string" } }, "required": ["party"] })),
+        None,
+    )
+    .unwrap()
+    .with_records(true);
+    let answer = json!({ "records": [{ "party": "Ada Lovelace" }, { "party": "Zoë Kim" }] });
+    let (result, _) = run(&request, vec![Reply::answer(answer)], &config(&[]));
+    let outcome = result.unwrap();
+    let pages: Vec<Option<u32>> = outcome.sources.iter().map(|source| source.page).collect();
+    assert_eq!(pages, [Some(1), Some(2)]);
+}
