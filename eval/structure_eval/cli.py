@@ -55,6 +55,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=300, help="seconds per LLM request")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this (repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="run only the first N cases (after --only)")
+    p.add_argument("--from-pdf", type=pathlib.Path, metavar="DIR",
+                   help="document cases: give `structure` the case's PDF from DIR (`--file`) instead of its text")
     p.add_argument("--structure-bin", help="a built `structure` command (default: cargo build it)")
     p.add_argument("--port", type=int, help="port for the local model server (default: a free one)")
     p.add_argument("--label", default="", help="a name for this run, kept in the results file")
@@ -86,14 +88,17 @@ def registry_lookup(binary: str | None):
 
 
 def run_system(system: str, case: dict, schema, schema_arg: str, validate, binary: str | None,
-               endpoint: Endpoint, reference_time: str) -> Outcome:
-    """One system's outcome on one case."""
+               endpoint: Endpoint, reference_time: str, pdf_dir: pathlib.Path | None = None) -> Outcome:
+    """One system's outcome on one case; with `pdf_dir`, `structure` reads a document case's PDF."""
     records = bool(case.get("records"))
     if system == "baseline" and case.get("document"):
         return run_document_baseline(case["prompt"], schema, endpoint, validate)
     if system == "baseline":
         return run_baseline(case["prompt"], schema, endpoint, validate, records)
     settings = system_settings(system, reference_time)
+    if pdf_dir is not None and case.get("document") and case.get("file"):
+        return run_structure("", schema_arg, binary, endpoint, validate, settings, records,
+                             file=pdf_dir / case["file"])
     return run_structure(case["prompt"], schema_arg, binary, endpoint, validate, settings, records)
 
 
@@ -191,7 +196,7 @@ def main(argv: list[str]) -> int:
             for system in systems:
                 schema = schemas[case["schema"]]
                 outcome = run_system(system, case, schema, schema_args[case["schema"]], validators[case["schema"]],
-                                     binary, endpoint, args.reference_time)
+                                     binary, endpoint, args.reference_time, args.from_pdf)
                 score = score_document(case, outcome) if documents else score_case(case, schema, outcome)
                 results[system].append({"case": case["id"], "outcome": asdict(outcome), "score": asdict(score)})
                 line.append(f"{system} {outcome.status:<15} {verdict(score):<9} {outcome.llm_calls} call(s)")

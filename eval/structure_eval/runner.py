@@ -173,7 +173,7 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
 
 
 def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = (),
-                      records: bool = False) -> list[str]:
+                      records: bool = False, file: os.PathLike | None = None) -> list[str]:
     command = [binary, "--store", endpoint.store, "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
     if endpoint.profile != "auto":
         command += ["--set", f"structure_provider_profile={endpoint.profile}"]
@@ -183,18 +183,20 @@ def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings
     ]
     for setting in [*settings, *endpoint.structure_settings]:
         command += ["--set", setting]
-    return command + ["run", "--schema", schema_arg] + (["--records"] if records else [])
+    command += ["run", "--schema", schema_arg] + (["--records"] if records else [])
+    return command + (["--file", str(file)] if file is not None else [])
 
 
 def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
-                  validate: Callable[[Any], bool] | None, settings: list[str] = (), records: bool = False) -> Outcome:
+                  validate: Callable[[Any], bool] | None, settings: list[str] = (), records: bool = False,
+                  file: os.PathLike | None = None) -> Outcome:
     env = dict(os.environ)
     env.pop("OPENAI_API_KEY", None)
     if endpoint.api_key:
         env["OPENAI_API_KEY"] = endpoint.api_key
     start = time.monotonic()
     process = subprocess.run(
-        structure_command(binary, schema_arg, endpoint, settings, records), input=prompt, capture_output=True, text=True, env=env,
+        structure_command(binary, schema_arg, endpoint, settings, records, file), input=prompt, capture_output=True, text=True, env=env,
         timeout=endpoint.timeout * 10,
     )
     wall = time.monotonic() - start

@@ -44,6 +44,25 @@ class StructureCommand(unittest.TestCase):
         self.assertFalse(any(part.startswith("structure_provider_profile") for part in command), command)
         self.assertIsNone(endpoint.temperature())
 
+    def test_a_document_case_from_its_pdf_is_given_to_structure_as_a_file(self):
+        import pathlib
+        from structure_eval.cli import run_system
+        from structure_eval import cli
+        args = parse(["--from-pdf", "/data/pdf"])
+        self.assertEqual(args.from_pdf, pathlib.Path("/data/pdf"))
+        command = structure_command("structure", "nda", Endpoint("u", "m"), file=pathlib.Path("/data/pdf/a.pdf"))
+        self.assertEqual(command[-5:], ["run", "--schema", "nda", "--file", "/data/pdf/a.pdf"])
+        seen = {}
+        original = cli.run_structure
+        cli.run_structure = lambda prompt, *rest, **named: seen.update(prompt=prompt, **named)
+        try:
+            case = {"id": "d", "document": True, "file": "a.pdf", "prompt": "the text"}
+            run_system("structure", case, {}, "nda", None, "structure", Endpoint("u", "m"), "now",
+                       pathlib.Path("/data/pdf"))
+        finally:
+            cli.run_structure = original
+        self.assertEqual(seen, {"prompt": "", "file": pathlib.Path("/data/pdf/a.pdf")})
+
 
 class CutToFit(unittest.TestCase):
     SCHEMA = {"type": "object", "properties": {"party": {"type": "array", "items": {"type": "string"}}}}

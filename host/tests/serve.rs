@@ -880,3 +880,83 @@ async fn records_over_the_http_api_and_mcp() {
     assert_eq!(content["data"], result["data"], "{called}");
     assert_eq!(content["incomplete"], result["incomplete"]);
 }
+
+#[tokio::test]
+async fn a_pdf_over_the_http_api_and_mcp_and_one_that_cannot_be_read() {
+    use base64::Engine as _;
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
+    let pdf = mock_llm::pdf::with_pages(&["Agreement.", "Signed by Zoë Kim."]);
+    let document = json!({
+        "mediaType": "application/pdf",
+        "data": base64::engine::general_purpose::STANDARD.encode(&pdf),
+    });
+    let schema = json!({ "type": "object", "properties": { "signer": { "type": "string" } } });
+    let arguments = json!({ "document": document, "schema": schema, "returnText": true });
+    mock.push(Reply::answer(json!({ "signer": "Zoë Kim" })));
+    let response = call(
+        &served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(arguments.clone()),
+    )
+    .await;
+    let result = response.json();
+    assert_eq!(response.status, 200, "{result}");
+    assert_eq!(result["sources"][0]["page"], 2);
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .contains("Signed by Zoë Kim.")
+    );
+
+    mock.push(Reply::answer(json!({ "signer": "Zoë Kim" })));
+    let called = call(
+        &served,
+        "POST",
+        "/mcp",
+        Some("user-a"),
+        Some(rpc(
+            3,
+            "tools/call",
+            json!({ "name": "structure", "arguments": arguments }),
+        )),
+    )
+    .await
+    .json();
+    assert_eq!(
+        called["result"]["structuredContent"]["sources"][0]["page"], 2,
+        "{called}"
+    );
+
+    // A scan: 422, the reason, what to do; a document over the limit: 413.
+    let scan = json!({
+        "document": {
+            "mediaType": "application/pdf",
+            "data": base64::engine::general_purpose::STANDARD.encode(mock_llm::pdf::without_text(1)),
+        },
+        "schema": schema,
+    });
+    let response = call(&served, "POST", "/v1/structure", Some("user-a"), Some(scan)).await;
+    assert_eq!(response.status, 422);
+    assert_eq!(error_kind(&response), "invalid-document");
+    assert!(
+        response.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("OCR")
+    );
+    let tight = serve(&mock, &[("structure_max_document_bytes", "100")]).await;
+    let response = call(
+        &tight,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(json!({ "document": document, "schema": schema })),
+    )
+    .await;
+    assert_eq!(response.status, 413);
+    assert_eq!(response.json()["error"]["reason"], "too-large");
+}

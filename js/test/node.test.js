@@ -282,7 +282,11 @@ test('the registry and settings, per scope, in the store given', async () => {
 test('the tool definition is the JSON to register with an agent framework', async () => {
   const definition = await structure.toolDefinition();
   assert.equal(definition.name, 'structure');
-  assert.deepEqual(definition.parameters.required, ['prompt', 'schema']);
+  assert.deepEqual(definition.parameters.required, ['schema']);
+  assert.deepEqual(
+    definition.parameters.anyOf.map((branch) => branch.required),
+    [['prompt'], ['document']],
+  );
 });
 
 test('calls made together run one at a time, in order', async () => {

@@ -128,7 +128,10 @@ pub fn planted_document(chars: usize, terms: &Terms) -> String {
 pub fn read_terms(text: &str) -> Value {
     let mut terms = Map::new();
     let mut parties = Vec::new();
-    for sentence in text.split_inclusive(". ") {
+    let sentences = text
+        .split(['\n', '\u{c}'])
+        .flat_map(|line| line.split_inclusive(". "));
+    for sentence in sentences {
         let sentence = sentence.trim();
         let Some(sentence) = sentence.strip_suffix('.') else {
             continue;
