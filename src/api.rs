@@ -153,6 +153,7 @@ fn structure_text(
         chunk_bytes: settings.chunk_tokens(provider.profile_name()) as usize
             * content::BYTES_PER_TOKEN as usize,
         max_concurrent: settings.max_concurrent_calls as usize,
+        max_chunks: settings.limits.max_chunks,
     };
     let result = content::run(text, &target, limits, provider.as_ref(), ports);
     remember_window(settings, provider.as_ref(), window, ports);

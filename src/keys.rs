@@ -35,6 +35,13 @@ pub const MAX_RETRIES: &str = "structure_max_retries";
 pub const MAX_RETRY_WAIT_MS: &str = "structure_max_retry_wait_ms";
 /// Tokens (prompt + completion) one request may spend; unset means no limit.
 pub const TOKEN_BUDGET: &str = "structure_token_budget";
+/// The operator's ceiling on a call's token budget: a call's budget is the smaller of its own
+/// and this (unset: no ceiling). Not a setting callers can change.
+pub const MAX_TOKEN_BUDGET: &str = "structure_max_token_budget";
+/// The fewest tokens a caller's `chunkTokens` may ask for (default 200).
+pub const MIN_CHUNK_TOKENS: &str = "structure_min_chunk_tokens";
+/// The most chunks one call may read a text in (default 200).
+pub const MAX_CHUNKS: &str = "structure_max_chunks";
 /// Records mode: the tokens of text one call is sent; a longer text is read in chunks of this
 /// size (default from the provider profile: 1,500 for local servers, 6,000 for hosted models).
 pub const CHUNK_TOKENS: &str = "structure_chunk_tokens";
@@ -111,7 +118,10 @@ pub const ALL: &[&str] = &[
     MAX_RETRIES,
     MAX_RETRY_WAIT_MS,
     TOKEN_BUDGET,
+    MAX_TOKEN_BUDGET,
     CHUNK_TOKENS,
+    MIN_CHUNK_TOKENS,
+    MAX_CHUNKS,
     CONTEXT_TOKENS,
     MAX_CONCURRENT_CALLS,
     SCHEMA_BUILDER_MODEL,

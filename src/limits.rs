@@ -20,6 +20,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_MAX_MANUAL_BYTES: usize = 64 << 10;
 pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 20 << 20;
 pub const DEFAULT_MAX_DOCUMENT_PAGES: usize = 500;
+pub const DEFAULT_MIN_CHUNK_TOKENS: u32 = 200;
+pub const DEFAULT_MAX_CHUNKS: usize = 200;
 
 /// The limits of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,12 @@ pub struct CallLimits {
     pub document_bytes: usize,
     /// Pages of a PDF document.
     pub document_pages: usize,
+    /// The operator's ceiling on a call's token budget.
+    pub max_token_budget: Option<u64>,
+    /// The fewest tokens of text a chunk may be asked to hold (`chunkTokens`).
+    pub min_chunk_tokens: u32,
+    /// The most chunks a text may be read in.
+    pub max_chunks: usize,
     /// Refuse a schema with a format no one checks (`structure_unknown_formats=refuse`) instead
     /// of keeping it as an annotation.
     pub refuse_unknown_formats: bool,
@@ -62,6 +70,9 @@ impl Default for CallLimits {
             manual_bytes: DEFAULT_MAX_MANUAL_BYTES,
             document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             document_pages: DEFAULT_MAX_DOCUMENT_PAGES,
+            max_token_budget: None,
+            min_chunk_tokens: DEFAULT_MIN_CHUNK_TOKENS,
+            max_chunks: DEFAULT_MAX_CHUNKS,
             refuse_unknown_formats: false,
         }
     }

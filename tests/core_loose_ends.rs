@@ -108,6 +108,64 @@ fn the_token_budget_bounds_the_first_call() {
 }
 
 #[test]
+fn the_operators_ceilings_hold_whatever_a_caller_asks_for() {
+    let settings = |pairs: Value| pairs.as_object().unwrap().clone();
+    let key_value = MemoryKeyValue::default();
+    // A caller's budget above the ceiling is held to it: 4096 tokens of answer could pass 1000.
+    let transport = ScriptedTransport::new([]);
+    let config = local(&[("structure_max_token_budget", "1000")]);
+    let generous =
+        about_a_person("Ada, 36").with_settings(settings(json!({ "tokenBudget": 1_000_000 })));
+    let error = call(&generous, &transport, &config, &key_value).unwrap_err();
+    assert_eq!(error.kind, ErrorKind::BudgetExhausted, "{}", error.message);
+    assert!(
+        error.message.contains("1000-token budget"),
+        "{}",
+        error.message
+    );
+    assert_eq!(transport.count(), 0);
+
+    // One token a chunk: refused, naming the floor.
+    let tiny = about_a_person("Ada, 36")
+        .with_records(true)
+        .with_settings(settings(json!({ "chunkTokens": 1 })));
+    let error = call(&tiny, &transport, &local(&[]), &key_value).unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidRequest {
+            field: "chunkTokens".into()
+        }
+    );
+    assert!(
+        error.message.contains("structure_min_chunk_tokens"),
+        "{}",
+        error.message
+    );
+    assert_eq!(transport.count(), 0);
+
+    // A text that needs more chunks than the operator allows: refused before any call.
+    let long = "Ada Lovelace was 36 years old. ".repeat(400);
+    let many = about_a_person(&long).with_records(true);
+    let config = local(&[
+        ("structure_chunk_tokens", "200"),
+        ("structure_max_chunks", "5"),
+    ]);
+    let error = call(&many, &transport, &config, &key_value).unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidRequest {
+            field: "prompt".into()
+        }
+    );
+    assert!(
+        error.message.contains("structure_max_chunks"),
+        "{}",
+        error.message
+    );
+    assert_eq!(transport.count(), 0);
+}
+
+#[test]
 fn a_builder_cache_hit_answers_to_this_calls_confidence_threshold() {
     let built = json!({ "schema": person(), "confidence": 0.85, "clarifyingQuestions": [] });
     let transport = ScriptedTransport::new([

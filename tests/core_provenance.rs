@@ -115,6 +115,51 @@ fn a_text_without_spaces_gets_right_offsets() {
 }
 
 #[test]
+fn in_require_mode_a_value_found_only_inside_longer_words_is_fed_back() {
+    let prompt = "The Annual report of 1975 was filed in İstanbul.";
+    let replies = || {
+        vec![
+            Reply::answer(json!({"name": "Ann", "note": "7"})),
+            Reply::answer(json!({"name": "Ann", "note": "stanbul"})),
+        ]
+    };
+    let outcome = call(
+        prompt,
+        person(),
+        replies(),
+        &[
+            ("structure_grounding", "require"),
+            ("structure_max_loops", "2"),
+        ],
+    );
+    assert!(
+        matches!(outcome.answer, Answer::Stale(_)),
+        "{:?}",
+        outcome.answer
+    );
+    let fed_back: Vec<&str> = outcome
+        .trace
+        .reasons
+        .iter()
+        .map(|reason| reason.pointer.as_str())
+        .collect();
+    assert_eq!(fed_back[..2], ["/name", "/note"], "fed back, then stale");
+    // Where words are written without spaces, a name inside a longer run is the text's.
+    let outcome = call(
+        "山田太郎は東京都在住。",
+        person(),
+        vec![Reply::answer(json!({"name": "山田", "note": "東京"}))],
+        &[("structure_grounding", "require")],
+    );
+    assert!(
+        matches!(outcome.answer, Answer::Ok(_)),
+        "{:?}",
+        outcome.answer
+    );
+    assert_offsets_right("山田太郎は東京都在住。", &outcome.sources);
+}
+
+#[test]
 fn a_value_of_100_kb_is_located_or_fed_back_cut_short() {
     let long = "x".repeat(100 * 1024);
     let prompt = format!("Name: Ada. Note: {long}");

@@ -371,13 +371,13 @@ async fn schemas(client: &Structure, scope: &Scope, action: SchemasAction) -> Ex
             Ok(schemas) => {
                 for info in schemas {
                     let manual = if info.has_manual { " (manual)" } else { "" };
-                    println!(
+                    print_line(&format!(
                         "{:<20} {:<5} {:<18} {}{manual}",
                         info.name,
                         info.version,
                         info.origin,
                         info.description.unwrap_or_default()
-                    );
+                    ));
                 }
                 ExitCode::from(EXIT_OK)
             }
@@ -644,10 +644,21 @@ fn report(error: CallError) -> ExitCode {
 }
 
 fn print_json(value: &Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-    );
+    print_line(&serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()));
+}
+
+/// Writes a line to stdout. A reader that went away (`structure run … | head`) is not an
+/// error of this command: the rest of the output is dropped and the exit status stays that
+/// of the call.
+fn print_line(line: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("structure: writing the output failed: {error}");
+        }
+        _ => {}
+    }
 }
 
 fn fail(code: u8, message: &str) -> ExitCode {

@@ -104,6 +104,51 @@ fn run_prints_the_result_and_exits_by_status() {
 }
 
 #[test]
+fn a_reader_that_goes_away_ends_the_command_quietly_with_its_status() {
+    let mock = MockLlm::start();
+    for (args, code) in [
+        (
+            &[
+                "run",
+                "--schema",
+                "user-action-record",
+                "Mike broke the build",
+            ][..],
+            0,
+        ),
+        (&["schemas", "list"][..], 0),
+        (&["tool-definition"][..], 0),
+    ] {
+        mock.push(Reply::answer(action()));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+        command
+            .args([
+                "--store",
+                "memory",
+                "--model",
+                "openai/gpt-4.1-mini",
+                "--base-url",
+            ])
+            .arg(mock.base_url())
+            .args(args)
+            .env("OPENAI_API_KEY", "sk-test")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        // `| head -c 0`: the reader is gone before anything is written.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn the_prompt_comes_from_stdin_and_the_schema_from_a_file_or_inline_json() {
     let mock = MockLlm::start();
     let dir = tempfile::tempdir().unwrap();
@@ -267,6 +312,46 @@ fn usage_errors_exit_2_with_one_clear_line() {
         );
     }
     assert!(mock.requests().is_empty());
+
+    // A slip of a store's name or another scheme is refused, not made a file of that name.
+    let folder = tempfile::tempdir().unwrap();
+    for (store, text) in [
+        ("memroy", "slip of \"memory\""),
+        ("Memory", "slip of \"memory\""),
+        ("rediss", ""),
+        ("reddis", "slip of \"redis\""),
+        ("sqlite://structure.db", "sqlite: store"),
+        ("redis:localhost", "redis: store"),
+        ("", "is empty"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_structure"))
+            .current_dir(folder.path())
+            .args(["--store", store, "settings", "get"])
+            .output()
+            .unwrap();
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{store}: {stderr}");
+        assert!(
+            stderr.contains(text) && stderr.contains("redis://host:port/N"),
+            "{store}: {stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(folder.path()).unwrap().count(),
+        0,
+        "no file made"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_structure"))
+        .current_dir(folder.path())
+        .args(["--store", "mem", "settings", "get"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "a file name is a file name: {}",
+        stderr(&output)
+    );
 }
 
 #[test]

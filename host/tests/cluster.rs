@@ -115,8 +115,24 @@ fn redis_going_away_is_a_storage_error_and_its_return_heals_the_service() {
     assert_eq!(status, 200);
 
     redis.stop();
+    // A stranger learns that it is down, not what the store said (its address); a caller
+    // with a token both.
     let (status, health) = http(&served.address, "GET", "/healthz", &[], "");
     assert_eq!(status, 503, "{health}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&health).unwrap(),
+        json!({ "status": "unavailable" })
+    );
+    let (status, told) = http(
+        &served.address,
+        "GET",
+        "/healthz",
+        &[("authorization", "Bearer admin-acme")],
+        "",
+    );
+    assert_eq!(status, 503);
+    let told: Value = serde_json::from_str(&told).unwrap();
+    assert_eq!(told["error"]["kind"], "storage", "{told}");
     let call =
         json!({ "prompt": "A lead from Fabrikam.", "schema": "lead", "schemaMode": "named" });
     let (status, error) = post(&served, "admin-acme", "/v1/structure", &call);
@@ -218,8 +234,8 @@ fn the_access_log_and_the_metrics_count_exactly_what_happened() {
     for line in [
         "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"ok\"} 1",
         "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"need-more-input\"} 1",
-        "structure_requests_total{tenant=\"acme\",schema=\"nope\",status=\"error\"} 1",
-        "structure_requests_total{tenant=\"\",schema=\"contact\",status=\"error\"} 1",
+        "structure_requests_total{tenant=\"acme\",schema=\"unknown\",status=\"error\"} 1",
+        "structure_requests_total{tenant=\"\",schema=\"unknown\",status=\"error\"} 1",
         "structure_errors_total{kind=\"unauthorized\"} 1",
         "structure_llm_calls_total 3",
         "structure_errors_total{kind=\"schema-not-found\"} 1",
@@ -257,6 +273,53 @@ fn metrics_on_a_listener_of_their_own() {
         "",
     );
     assert_eq!(status, 404, "not on the API's listener then");
+}
+
+#[test]
+fn names_a_caller_makes_up_add_no_metric_series() {
+    let mock = MockLlm::start();
+    let served = serve(&env(&mock, "memory"), &[]);
+    let series = || {
+        let (status, text) = http(
+            &served.address,
+            "GET",
+            "/metrics",
+            &[("authorization", "Bearer admin-acme")],
+            "",
+        );
+        assert_eq!(status, 200);
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|line| line.starts_with("structure_requests_total{"))
+            .map(|line| line.rsplit_once(' ').unwrap().0.to_owned())
+            .collect();
+        lines
+    };
+    let named = |index: usize| json!({ "prompt": "x", "schema": format!("made-up-{index}"), "schemaMode": "named" });
+    // The first of each kind makes its series; the next 999 add none.
+    assert_eq!(post(&served, "wrong", "/v1/structure", &named(0)).0, 401);
+    assert_eq!(
+        post(&served, "user-acme", "/v1/structure", &named(0)).0,
+        404
+    );
+    let before = series();
+    for index in 1..1000 {
+        assert_eq!(
+            post(&served, "wrong", "/v1/structure", &named(index)).0,
+            401
+        );
+        assert_eq!(
+            post(&served, "user-acme", "/v1/structure", &named(index)).0,
+            404
+        );
+    }
+    assert_eq!(series(), before, "no series added");
+    assert!(
+        !before.iter().any(|line| line.contains("made-up")),
+        "{before:?}"
+    );
+    let log = served.access_log();
+    assert!(log.iter().all(|line| !line.to_string().contains("made-up")));
 }
 
 #[test]

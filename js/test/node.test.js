@@ -17,7 +17,13 @@ beforeEach(async () => {
   await mock.reset();
   store = new Map();
   structure = await createStructure({
-    config: { structure_model: 'openai/gpt-4.1-mini', openai_base_url: mock.baseUrl, openai_api_key: 'sk-node-test' },
+    config: {
+      structure_model: 'openai/gpt-4.1-mini',
+      openai_base_url: mock.baseUrl,
+      openai_api_key: 'sk-node-test',
+      // The operator's floor lowered, so that a short text is read in several chunks.
+      structure_min_chunk_tokens: '50',
+    },
     keyValue: memoryKeyValue(store),
   });
 });

@@ -58,6 +58,8 @@ pub struct Limits {
     pub chunk_bytes: usize,
     /// Calls in flight at once when a text is read in chunks (`structure_max_concurrent_calls`).
     pub max_concurrent: usize,
+    /// The most chunks a text may be read in (`structure_max_chunks`).
+    pub max_chunks: usize,
 }
 
 /// What the stages of one call share.

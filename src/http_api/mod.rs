@@ -179,7 +179,9 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
         .with_header("allow", &methods.join(", "));
     }
     if segments == ["healthz"] {
-        return health(ports);
+        let authenticated =
+            auth::authenticate(request.header("authorization"), ports.config).is_ok();
+        return health(ports, authenticated);
     }
     let caller = match auth::authenticate(request.header("authorization"), ports.config) {
         Ok(caller) => caller,
@@ -219,14 +221,16 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
 }
 
 /// `GET /healthz`: 200 when the key-value store answers (a read of a key nobody writes), 503
-/// with the store's error when it does not, so a load balancer takes the instance out.
-fn health(ports: &Ports<'_>) -> ApiResponse {
+/// when it does not, so a load balancer takes the instance out. Only a caller with a token is
+/// told the store's error: it names the store's address.
+fn health(ports: &Ports<'_>, authenticated: bool) -> ApiResponse {
     match ports.key_value.get(HEALTH_PROBE_KEY) {
         Ok(_) => ApiResponse::json(200, &json!({ "status": "ok" })),
-        Err(message) => ApiResponse::json(
+        Err(message) if authenticated => ApiResponse::json(
             503,
             &json!({ "status": "unavailable", "error": { "kind": "storage", "message": format!("the key-value store does not answer: {message}") } }),
         ),
+        Err(_) => ApiResponse::json(503, &json!({ "status": "unavailable" })),
     }
 }
 

@@ -182,7 +182,7 @@ impl Settings {
             read.boolean(keys::REQUIRE_PROVIDER_STRICT_OUTPUT, true)?;
         let confidence_threshold = read.confidence_threshold()?;
         let max_loops = read.max_loops()?;
-        Ok(Self {
+        Self {
             model: read.model(keys::MODEL)?,
             schema_builder_model: read.model(keys::SCHEMA_BUILDER_MODEL)?,
             confidence_threshold,
@@ -224,7 +224,31 @@ impl Settings {
             anthropic_base_url: read.text(keys::ANTHROPIC_BASE_URL)?,
             gemini_api_key: read.secret(keys::GEMINI_API_KEY)?,
             gemini_base_url: read.text(keys::GEMINI_BASE_URL)?,
-        })
+        }
+        .within_ceilings()
+    }
+
+    /// The operator's ceilings over what a tenant, a project or a call set: the token budget
+    /// held to `structure_max_token_budget`, a chunk no smaller than
+    /// `structure_min_chunk_tokens` (one token a chunk would make a call per word).
+    fn within_ceilings(mut self) -> Result<Self, StructureError> {
+        if let Some(ceiling) = self.limits.max_token_budget {
+            self.token_budget = Some(self.token_budget.map_or(ceiling, |own| own.min(ceiling)));
+        }
+        let least = self.limits.min_chunk_tokens;
+        if let Some(tokens) = self.chunk_tokens
+            && tokens < least
+        {
+            return Err(StructureError::invalid_request(
+                "chunkTokens",
+                format!(
+                    "chunkTokens is {tokens}, below the {least} tokens this deployment allows a \
+                     chunk ({}): ask for {least} or more, or leave it to the provider's default",
+                    keys::MIN_CHUNK_TOKENS
+                ),
+            ));
+        }
+        Ok(self)
     }
 
     /// The base URL configured under `key` (a `*_base_url` key), if any.
@@ -496,6 +520,18 @@ impl Reader<'_> {
             manual_bytes: size(keys::MAX_MANUAL_BYTES, limits::DEFAULT_MAX_MANUAL_BYTES)?,
             document_bytes: size(keys::MAX_DOCUMENT_BYTES, limits::DEFAULT_MAX_DOCUMENT_BYTES)?,
             document_pages: size(keys::MAX_DOCUMENT_PAGES, limits::DEFAULT_MAX_DOCUMENT_PAGES)?,
+            max_token_budget: self
+                .text(keys::MAX_TOKEN_BUDGET)?
+                .map(|text| parse_number(keys::MAX_TOKEN_BUDGET, &text, 1))
+                .transpose()?,
+            min_chunk_tokens: self.small(
+                keys::MIN_CHUNK_TOKENS,
+                self.positive(
+                    keys::MIN_CHUNK_TOKENS,
+                    limits::DEFAULT_MIN_CHUNK_TOKENS.into(),
+                )?,
+            )?,
+            max_chunks: size(keys::MAX_CHUNKS, limits::DEFAULT_MAX_CHUNKS)?,
             refuse_unknown_formats: self.choice(keys::UNKNOWN_FORMATS, &["annotate", "refuse"])?
                 == "refuse",
         })

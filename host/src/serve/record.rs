@@ -24,7 +24,8 @@ pub struct Record {
     pub code: u16,
     pub tenant: Option<String>,
     pub project: Option<String>,
-    /// The registry name asked for, or how the schema came: `inline`, `text`, `examples`.
+    /// The registry name asked for once the call showed it exists (else `unknown`), or how the
+    /// schema came: `inline`, `text`, `examples`.
     pub schema: Option<String>,
     pub schema_origin: Option<String>,
     /// `ok`, `need-more-input` or `stale`.
@@ -81,26 +82,30 @@ impl Record {
         }
         let request = serde_json::from_slice::<Value>(exchange.request_body).unwrap_or_default();
         let response = serde_json::from_slice::<Value>(exchange.response_body).unwrap_or_default();
-        match record.route.as_str() {
+        let asked = match record.route.as_str() {
             "/v1/structure" => {
-                record.schema = schema_asked(&request);
                 record.read_result(&response);
+                schema_asked(&request)
             }
             "/mcp" if request.get("method").and_then(Value::as_str) == Some("tools/call") => {
-                record.schema = schema_asked(&request["params"]["arguments"]);
                 record.read_result(&response["result"]["structuredContent"]);
+                schema_asked(&request["params"]["arguments"])
             }
             "/v1/schemas/{name}" => {
-                record.schema = exchange
+                record.read_result(&response);
+                exchange
                     .path
                     .split(['?', '#'])
                     .next()
                     .and_then(|path| path.rsplit('/').next())
-                    .map(str::to_owned);
-                record.read_result(&response);
+                    .map(|name| Asked::Name(name.to_owned()))
             }
-            _ => record.read_result(&response),
-        }
+            _ => {
+                record.read_result(&response);
+                None
+            }
+        };
+        record.schema = asked.map(|asked| record.schema_label(asked));
         record
     }
 
@@ -133,6 +138,31 @@ impl Record {
             .filter_map(|reason| reason.get("category").and_then(Value::as_str))
             .map(str::to_owned)
             .collect();
+    }
+
+    /// What the metrics and the log call the schema: a name only once the call has shown it
+    /// is one (the caller was authenticated and the name resolved: an outcome from the
+    /// registry, an error of a stage after it, a schema route that answered 2xx), else
+    /// `unknown`, so a caller cannot add series by sending names.
+    fn schema_label(&self, asked: Asked) -> String {
+        let name = match asked {
+            Asked::Way(way) => return way.to_owned(),
+            Asked::Name(name) => name,
+        };
+        let resolved = self.tenant.is_some()
+            && match self.route.as_str() {
+                "/v1/schemas/{name}" => (200..300).contains(&self.code),
+                _ => {
+                    self.schema_origin
+                        .as_deref()
+                        .is_some_and(|origin| origin.starts_with("registry"))
+                        || self
+                            .error_kind
+                            .as_deref()
+                            .is_some_and(|kind| AFTER_RESOLVING.contains(&kind))
+                }
+            };
+        if resolved { name } else { "unknown".to_owned() }
     }
 
     /// The status the metrics count it under: the outcome's, `error`, or `http-<code>` for the
@@ -194,15 +224,36 @@ fn route(path: &str) -> String {
     }
 }
 
+/// The errors of the stages after the schema was resolved: a call that ends in one of them
+/// named a schema that exists.
+const AFTER_RESOLVING: &[&str] = &[
+    "provider",
+    "transport",
+    "refusal",
+    "blocked",
+    "truncated",
+    "invalid-response",
+    "structured-output-failed",
+    "budget-exhausted",
+];
+
+/// How a call asks for its schema.
+enum Asked {
+    /// By a registry name, as the caller wrote it.
+    Name(String),
+    /// `inline`, `text` or `examples`.
+    Way(&'static str),
+}
+
 /// The schema a call's arguments ask for: a registry name, else how it is given.
-fn schema_asked(arguments: &Value) -> Option<String> {
+fn schema_asked(arguments: &Value) -> Option<Asked> {
     let mode = arguments.get("schemaMode").and_then(Value::as_str);
-    match (arguments.get("schema")?, mode) {
-        (Value::String(name), Some("named")) => Some(name.trim().to_owned()),
-        (_, Some("text")) => Some("text".to_owned()),
-        (_, Some("examples")) => Some("examples".to_owned()),
-        _ => Some("inline".to_owned()),
-    }
+    Some(match (arguments.get("schema")?, mode) {
+        (Value::String(name), Some("named")) => Asked::Name(name.trim().to_owned()),
+        (_, Some("text")) => Asked::Way("text"),
+        (_, Some("examples")) => Asked::Way("examples"),
+        _ => Asked::Way("inline"),
+    })
 }
 
 fn text(value: &Value, pointer: &str) -> Option<String> {
@@ -269,5 +320,80 @@ mod tests {
         let line = record.log_line();
         assert!(!line.contains("Ada") && !line.contains("t-1"), "{line}");
         assert_eq!(route("/v1/schemas/lead"), "/v1/schemas/{name}");
+    }
+
+    #[test]
+    fn a_schema_name_is_a_label_only_once_the_call_showed_it_exists() {
+        let settings = Settings::new().set(
+            "structure_api_tokens",
+            r#"[{"token": "t-1", "tenant": "acme", "role": "admin"}]"#,
+        );
+        let label = |method: &str,
+                     path: &str,
+                     token: Option<&str>,
+                     request: Value,
+                     code: u16,
+                     response: Value| {
+            let (request, response) = (request.to_string(), response.to_string());
+            let exchange = Exchange {
+                method,
+                path,
+                authorization: token,
+                request_body: request.as_bytes(),
+                code,
+                response_body: response.as_bytes(),
+            };
+            Record::new(&exchange, &settings, SystemTime::UNIX_EPOCH, Duration::ZERO).schema
+        };
+        let named = json!({ "prompt": "p", "schema": "x-7f3a", "schemaMode": "named" });
+        let not_found = json!({ "error": { "kind": "schema-not-found" } });
+        let ok = json!({ "status": "ok", "schemaOrigin": "registry:tenant" });
+        let provider = json!({ "error": { "kind": "provider" } });
+        let unauthorized = json!({ "error": { "kind": "unauthorized" } });
+        let cases = [
+            (None, named.clone(), 401, unauthorized.clone(), "unknown"),
+            (Some("Bearer t-1"), named.clone(), 404, not_found, "unknown"),
+            (Some("Bearer t-1"), named.clone(), 200, ok.clone(), "x-7f3a"),
+            (Some("Bearer t-1"), named.clone(), 502, provider, "x-7f3a"),
+            (Some("Bearer wrong"), named, 200, ok, "unknown"),
+            (
+                None,
+                json!({ "prompt": "p", "schema": {} }),
+                401,
+                unauthorized.clone(),
+                "inline",
+            ),
+            (
+                None,
+                json!({ "prompt": "p", "schema": "a", "schemaMode": "text" }),
+                401,
+                unauthorized,
+                "text",
+            ),
+        ];
+        for (token, request, code, response, expected) in cases {
+            let found = label(
+                "POST",
+                "/v1/structure",
+                token,
+                request.clone(),
+                code,
+                response,
+            );
+            assert_eq!(found.as_deref(), Some(expected), "{token:?} {request}");
+        }
+        let route = |token, code| {
+            label(
+                "GET",
+                "/v1/schemas/x-7f3a",
+                token,
+                Value::Null,
+                code,
+                Value::Null,
+            )
+        };
+        assert_eq!(route(Some("Bearer t-1"), 200).as_deref(), Some("x-7f3a"));
+        assert_eq!(route(Some("Bearer t-1"), 404).as_deref(), Some("unknown"));
+        assert_eq!(route(None, 401).as_deref(), Some("unknown"));
     }
 }

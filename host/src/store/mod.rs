@@ -49,8 +49,13 @@ pub trait KeyValueStore: Send + Sync {
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String>;
 }
 
+/// The forms a store is named in, for the message that refuses another.
+const STORE_FORMS: &str = "a SQLite file path (e.g. ./structure.db), redis://host:port/N, \
+                           rediss://host:port/N or memory";
+
 /// The store `spec` names: `memory`, `redis://…` (or `rediss://…`), else a SQLite file path.
-/// A file that an older version of the command wrote with redb is refused with what to do.
+/// What looks like a slip of one of the words (`memroy`, `Redis`) or another scheme
+/// (`sqlite://…`, `redis:host`) is refused rather than made a file of that name.
 pub fn open_store(spec: &str) -> Result<Arc<dyn KeyValueStore>, String> {
     if spec == "memory" {
         return Ok(Arc::new(MemoryStore::default()));
@@ -58,7 +63,39 @@ pub fn open_store(spec: &str) -> Result<Arc<dyn KeyValueStore>, String> {
     if spec.starts_with("redis://") || spec.starts_with("rediss://") {
         return Ok(Arc::new(RedisStore::new(spec)?));
     }
+    if let Some(problem) = not_a_path(spec) {
+        return Err(format!("--store {spec:?} {problem}; give {STORE_FORMS}"));
+    }
     Ok(Arc::new(SqliteStore::new(spec)))
+}
+
+/// Why `spec`, which names neither memory nor Redis, is not taken as a file path.
+fn not_a_path(spec: &str) -> Option<String> {
+    if spec.trim().is_empty() {
+        return Some("is empty".to_owned());
+    }
+    let scheme = spec
+        .split_once(':')
+        .map(|(scheme, _)| scheme)
+        .filter(|scheme| {
+            scheme.len() > 1
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+        });
+    if let Some(scheme) = scheme {
+        return Some(format!(
+            "names a {scheme}: store, which this command does not have"
+        ));
+    }
+    let word = spec.to_ascii_lowercase();
+    let bare = !spec.contains(['/', '.', '\\']);
+    ["memory", "redis", "rediss"]
+        .into_iter()
+        .find(|known| {
+            *known == word || (bare && strsim::osa_distance(known, &word) <= known.len() / 3)
+        })
+        .map(|known| format!("looks like a slip of {known:?}"))
 }
 
 /// The command's default store: `$XDG_DATA_HOME/structure/sqlite_key_value.db`, else

@@ -33,6 +33,8 @@ pub struct Chunking {
     pub overlap_bytes: usize,
     /// Calls in flight at once (`structure_max_concurrent_calls`).
     pub max_concurrent: usize,
+    /// The most chunks a text may be read in (`structure_max_chunks`).
+    pub max_chunks: usize,
 }
 
 /// The fewest tokens of text a chunk must hold to be worth a call.
@@ -77,7 +79,29 @@ impl Chunking {
             chunk_bytes,
             overlap_bytes: chunk_bytes / 8,
             max_concurrent: limits.max_concurrent,
+            max_chunks: limits.max_chunks,
         })
+    }
+
+    /// `text` in chunks; a text that would take more than `structure_max_chunks` is refused
+    /// before any of them is sent.
+    pub(super) fn split<'t>(&self, text: &'t str) -> Result<Vec<Chunk<'t>>, StructureError> {
+        let parts = split::chunks(text, self.chunk_bytes, self.overlap_bytes);
+        if parts.len() > self.max_chunks {
+            return Err(StructureError::invalid_request(
+                "prompt",
+                format!(
+                    "this text would be read in {} chunks of at most {} bytes, more than the {} \
+                     this deployment allows a call ({}): send a shorter text, or a larger \
+                     chunkTokens if the model's window holds it",
+                    parts.len(),
+                    self.chunk_bytes,
+                    self.max_chunks,
+                    keys::MAX_CHUNKS
+                ),
+            ));
+        }
+        Ok(parts)
     }
 }
 

@@ -27,7 +27,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::dates::date_spans;
-use super::words::{named_span, written_numbers};
+use super::words::{at_word_edges, named_span, written_numbers};
 use crate::outcome::{Match, Source, Span};
 use crate::schema::checks::resolve_local;
 use crate::schema::walk::{escape, too_deep};
@@ -240,15 +240,26 @@ impl<'t> Text<'t> {
         if value.is_empty() {
             return None;
         }
-        if let Some(start) = self.text.find(value) {
+        if let Some((start, _)) = self
+            .text
+            .match_indices(value)
+            .find(|(start, _)| at_word_edges(self.text, &(*start..start + value.len())))
+        {
             return Some((start..start + value.len(), Match::Exact));
         }
         let (folded_value, _) = fold(value);
-        if !folded_value.trim().is_empty()
-            && let Some(start) = self.folded.find(folded_value.trim())
+        let folded_value = folded_value.trim();
+        if !folded_value.is_empty()
+            && let Some(range) = self
+                .folded
+                .match_indices(folded_value)
+                .map(|(start, _)| start..start + folded_value.len())
+                .find(|range| self.folded_at_word_edges(range))
         {
-            let end = start + folded_value.trim().len();
-            return Some((self.origin[start]..self.origin[end], Match::Normalized));
+            return Some((
+                self.origin[range.start]..self.origin[range.end],
+                Match::Normalized,
+            ));
         }
         let with_time = match leaf.format.as_deref() {
             Some("date") => Some(false),
@@ -280,6 +291,15 @@ impl<'t> Text<'t> {
             Match::Normalized
         };
         Some((range, matched))
+    }
+
+    /// Whether a match in the folded text is one in the text: at word edges, and not inside
+    /// what one character lower-cases to (`i` of the `i̇` that `İ` becomes).
+    fn folded_at_word_edges(&self, range: &Range<usize>) -> bool {
+        let whole = |at: usize| {
+            at == 0 || at == self.folded.len() || self.origin[at - 1] != self.origin[at]
+        };
+        whole(range.start) && whole(range.end) && at_word_edges(&self.folded, range)
     }
 
     fn span(&self, range: Range<usize>) -> Span {
@@ -428,5 +448,37 @@ mod tests {
         let span = found[1].span.as_ref().unwrap();
         assert_eq!(span.text, "İstanbul ŞEHRİ");
         assert_eq!((span.start, span.end), (0, 14));
+    }
+
+    #[test]
+    fn a_value_inside_a_longer_word_is_not_its_source() {
+        let text = "Annual report 1975 by Ann, İstanbul office; 東京都.";
+        let data = json!({"name": "Ann", "age": 7, "tags": ["stanbul", "東京", "annual", "nual"]});
+        let found = sources(&data, &schema(), text);
+        let shown: Vec<(Option<&str>, Match)> = found
+            .iter()
+            .map(|source| {
+                (
+                    source.span.as_ref().map(|span| span.text.as_str()),
+                    source.matched,
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (Some("Ann"), Match::Exact),
+                (None, Match::Derived),
+                (None, Match::Derived),
+                (Some("東京"), Match::Exact),
+                (Some("Annual"), Match::Normalized),
+                (None, Match::Derived),
+            ]
+        );
+        assert_eq!(
+            found[0].span.as_ref().unwrap().start,
+            22,
+            "the word, not the start of Annual"
+        );
     }
 }

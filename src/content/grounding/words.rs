@@ -154,6 +154,56 @@ pub(crate) fn named_span(text: &str, value: &str) -> Option<std::ops::Range<usiz
     span
 }
 
+/// Whether the byte `range` of `text` starts and ends at word edges: a match of "Ann" in
+/// "Annual" or of "7" in "1975" is not the text writing that value. In scripts written without
+/// spaces between words (Chinese, Japanese, Korean, Thai and their neighbours) any place is an
+/// edge, so `東京` is found in `東京都`.
+pub(crate) fn at_word_edges(text: &str, range: &std::ops::Range<usize>) -> bool {
+    let (before, within, after) = (
+        &text[..range.start],
+        &text[range.clone()],
+        &text[range.end..],
+    );
+    let joined = |outer: Option<char>, inner: Option<char>| {
+        outer
+            .zip(inner)
+            .is_some_and(|(outer, inner)| joins_words(outer) && joins_words(inner))
+    };
+    !joined(before.chars().next_back(), within.chars().next())
+        && !joined(after.chars().next(), within.chars().next_back())
+}
+
+/// A letter, digit or combining mark of a script that separates its words: two such
+/// characters side by side belong to one word.
+fn joins_words(c: char) -> bool {
+    (c.is_alphanumeric() || is_combining_mark(c)) && !written_without_spaces(c)
+}
+
+/// The combining marks of the blocks where text meets them (`i̇` lower-cased from `İ`, an
+/// accent typed apart from its letter).
+fn is_combining_mark(c: char) -> bool {
+    matches!(c, '\u{300}'..='\u{36F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}'
+        | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}')
+}
+
+/// Scripts written without spaces between words: a word may end anywhere.
+fn written_without_spaces(c: char) -> bool {
+    matches!(c,
+        '\u{0E00}'..='\u{0EFF}' // Thai, Lao
+        | '\u{0F00}'..='\u{0FFF}' // Tibetan
+        | '\u{1000}'..='\u{109F}' // Myanmar
+        | '\u{1100}'..='\u{11FF}' // Hangul Jamo
+        | '\u{1780}'..='\u{17FF}' // Khmer
+        | '\u{3040}'..='\u{31FF}' // Kana, Bopomofo, Hangul compatibility Jamo
+        | '\u{3400}'..='\u{4DBF}' // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}' // CJK unified ideographs
+        | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
+        | '\u{FF66}'..='\u{FF9F}' // half-width Katakana
+        | '\u{20000}'..='\u{3FFFF}' // CJK extensions B and later
+    )
+}
+
 /// The numbers written in `text` with digits (`34-year-old` → 34, `1,200` → 1200, `-3.5`);
 /// with `integer`, whole numbers only.
 pub(super) fn numbers(text: &str, integer: bool) -> Vec<Value> {
@@ -262,6 +312,25 @@ mod tests {
                 "Genève"
             ]
         );
+    }
+
+    #[test]
+    fn a_match_starts_and_ends_at_word_edges_except_in_scripts_without_spaces() {
+        let edges = |text: &str, value: &str| {
+            text.match_indices(value)
+                .any(|(start, _)| at_word_edges(text, &(start..start + value.len())))
+        };
+        assert!(!edges("the Annual report", "Ann"));
+        assert!(edges("Ann's report, Annual", "Ann"));
+        assert!(!edges("born in 1975", "7") && edges("room 7, 1975", "7"));
+        assert!(!edges("İstanbul", "stanbul"), "İ is a letter");
+        assert!(
+            !edges("i\u{307}stanbul", "stanbul"),
+            "a combining dot joins its letter"
+        );
+        assert!(edges("東京都に住む", "東京") && edges("在東京都", "東京都"));
+        assert!(edges("(555) 010-2030", "(555)") && edges("Zoë.", "Zoë"));
+        assert!(!edges("Zoëlle", "Zoë"));
     }
 
     #[test]

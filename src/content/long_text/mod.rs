@@ -22,7 +22,6 @@ use crate::content::check::{partial, violations};
 use crate::content::chunked::offsets::Offsets;
 use crate::content::chunked::pump::converse;
 use crate::content::chunked::required::{missing, need_of, without_required};
-use crate::content::chunked::split::chunks;
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
@@ -85,7 +84,7 @@ fn read_parts(
     let trace = &mut progress.trace;
     let loose = without_required(&target.schema);
     let chunking = Chunking::fitted(call, &loose, Shape::Part)?;
-    let parts = chunks(text, chunking.chunk_bytes, chunking.overlap_bytes);
+    let parts = chunking.split(text)?;
     trace.chunks = parts.len() as u32;
     let mut runs = runs(call, &loose, &parts, Shape::Part, trace, |text| Piece {
         target,

@@ -12,7 +12,7 @@ use crate::content::check::{Whole, partial};
 use crate::content::chunked::offsets::Offsets;
 use crate::content::chunked::pump::{ChunkRun, converse};
 use crate::content::chunked::required::{need_of, without_required};
-use crate::content::chunked::split::{Chunk, chunks};
+use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
@@ -38,7 +38,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
     // the record is reported as incomplete.
     let loose = without_required(&target.schema);
     let chunking = Chunking::fitted(call, &loose, Shape::Records)?;
-    let parts = chunks(text, chunking.chunk_bytes, chunking.overlap_bytes);
+    let parts = chunking.split(text)?;
     trace.chunks = parts.len() as u32;
     let mut runs = runs(call, &loose, &parts, Shape::Records, &mut trace, |text| {
         Records {
