@@ -6,7 +6,14 @@
 // writes cross over), so it outlives any worker. `close()` ends the workers.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { memoryKeyValue } from './key-value.js';
-import { StructureError, checkKeyValue, checkScope, structureError, toolArguments } from './structure.js';
+import {
+  StructureError,
+  checkKeyValue,
+  checkScope,
+  structureError,
+  synchronous,
+  toolArguments,
+} from './structure.js';
 
 export { StructureError } from './structure.js';
 export { localStorageKeyValue, memoryKeyValue } from './key-value.js';
@@ -249,24 +256,21 @@ function workerExited(message, detail) {
   return structureError({ kind: 'worker-exited', detail, message, usage: undefined });
 }
 
-/** Runs one key-value operation for a worker and wakes it with the answer. */
+/**
+ * Runs one key-value operation for a worker and wakes it with the answer. The worker waits
+ * until the flag is set, so it is set whatever happens: a method that throws, one that returns
+ * a Promise, a value that cannot be posted are each an error answer.
+ */
 function answerKeyValue(keyValue, { op, key, value }, port, flag) {
-  let answer;
+  const method = ['get', 'set', 'delete'].includes(op) ? op : 'keys';
   try {
-    const result =
-      op === 'get'
-        ? keyValue.get(key)
-        : op === 'set'
-          ? keyValue.set(key, value)
-          : op === 'delete'
-            ? keyValue.delete(key)
-            : [...keyValue.keys()];
-    answer = { value: result ?? undefined };
+    const result = synchronous(method, method === 'keys' ? keyValue.keys() : keyValue[method](key, value));
+    port.postMessage({ value: method === 'keys' ? [...result] : (result ?? undefined) });
   } catch (error) {
-    answer = { error: String(error?.message ?? error) };
+    port.postMessage({ error: String(error?.message ?? error) });
+  } finally {
+    const shared = new Int32Array(flag);
+    Atomics.store(shared, 0, 1);
+    Atomics.notify(shared, 0);
   }
-  port.postMessage(answer);
-  const shared = new Int32Array(flag);
-  Atomics.store(shared, 0, 1);
-  Atomics.notify(shared, 0);
 }

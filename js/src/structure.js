@@ -229,31 +229,52 @@ export function checkKeyValue(backend) {
   }
 }
 
+/**
+ * What a key-value method returned, refused when it is a Promise: the component reads its
+ * store synchronously (a call runs to its end without yielding), so an async backend cannot
+ * answer in time. The refusal is the call's storage error, never an unhandled rejection.
+ */
+export function synchronous(method, result) {
+  if (typeof result?.then === 'function') {
+    result.then(undefined, () => {}); // Its outcome is not waited for: keep it from going unhandled.
+    throw new TypeError(
+      `keyValue.${method}() returned a Promise; the key-value methods must answer synchronously ` +
+        '(keep an in-memory copy, or use a synchronous client)',
+    );
+  }
+  return result;
+}
+
 function keyValueStore(backend) {
   checkKeyValue(backend);
-  const guarded = (operation) => {
+  const guarded = (method, ...args) => {
     try {
-      return operation();
+      return synchronous(method, backend[method](...args));
     } catch (error) {
       throw { tag: 'other', val: String(error?.message ?? error) };
     }
   };
   class Bucket {
     get(key) {
-      return guarded(() => backend.get(key) ?? undefined);
+      return guarded('get', key) ?? undefined;
     }
     set(key, value) {
-      guarded(() => backend.set(key, value));
+      guarded('set', key, value);
     }
     delete(key) {
-      guarded(() => backend.delete(key));
+      guarded('delete', key);
     }
     exists(key) {
-      return guarded(() => backend.get(key) !== undefined);
+      return guarded('get', key) !== undefined;
     }
     // Every key in one page: the registry lists its schemas by their keys.
     listKeys() {
-      return guarded(() => ({ keys: [...backend.keys()], cursor: undefined }));
+      const keys = guarded('keys');
+      try {
+        return { keys: [...keys], cursor: undefined };
+      } catch (error) {
+        throw { tag: 'other', val: String(error?.message ?? error) };
+      }
     }
   }
   const bucket = new Bucket();

@@ -1,8 +1,11 @@
 // The package in Node against the mock LLM: each status, typed errors, the key-value store (the
 // schema builder's cache, the registry) and the config passed in by the embedder.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, test } from 'node:test';
 import { StructureError, createStructure, memoryKeyValue } from 'structure-tool';
+import { instantiate } from '../dist/node/structure.js';
+import { createStructureWith } from '../src/structure.js';
 import { answer, completion, need, providerError, startMockLlm } from './mock-llm.js';
 
 let mock;
@@ -252,6 +255,39 @@ test('a failing key-value store is a storage error, not an exception from the ba
   assert.ok(error instanceof StructureError, String(error));
   assert.equal(error.kind, 'storage');
   assert.match(error.message, /disk on fire/);
+});
+
+test('a key-value store that answers with a Promise is a typed error, not a hang', { timeout: 20000 }, async () => {
+  const unexpected = [];
+  const record = (error) => unexpected.push(error);
+  process.on('unhandledRejection', record);
+  process.on('uncaughtException', record);
+  try {
+    const asyncStore = await createStructure({
+      config: { openai_base_url: mock.baseUrl, openai_api_key: 'sk' },
+      keyValue: { get: async () => undefined, set: async () => {}, delete: async () => {}, keys: async () => [] },
+    });
+    for (const attempt of [asyncStore.listSchemas(), asyncStore.getSettings()]) {
+      const error = await attempt.catch((e) => e);
+      assert.ok(error instanceof StructureError, String(error));
+      assert.equal(error.kind, 'storage');
+      assert.match(error.message, /returned a Promise/);
+    }
+    await asyncStore.close();
+    // The same store given to the component in this thread, as the browser build does.
+    const direct = await createStructureWith(instantiate, (name) =>
+      readFile(new URL(`../dist/node/${name}`, import.meta.url)).then((bytes) => WebAssembly.compile(bytes)),
+    { config: {}, keyValue: { get: async () => undefined, set: async () => {}, delete: async () => {}, keys: async () => [] } });
+    const error = await direct.listSchemas().catch((e) => e);
+    assert.ok(error instanceof StructureError, String(error));
+    assert.equal(error.kind, 'storage');
+    assert.match(error.message, /keyValue.keys\(\) returned a Promise/);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    process.off('unhandledRejection', record);
+    process.off('uncaughtException', record);
+  }
+  assert.deepEqual(unexpected, []);
 });
 
 test('a key-value backend without keys() is refused when the client is made', async () => {
