@@ -166,6 +166,78 @@ fn the_operators_ceilings_hold_whatever_a_caller_asks_for() {
 }
 
 #[test]
+fn expired_builder_cache_entries_are_swept_out_once_a_day() {
+    use structure::content::builder::cache_key;
+    use structure::ports::KeyValue as _;
+    let now = 1_778_077_800_000u64; // support::FixedClock's
+    let key_value = MemoryKeyValue::default();
+    let config = local(&[("structure_schema_builder_model", "openai/test-model")]);
+    let entry = |expires: u64| {
+        json!({ "schema": person(), "confidence": 0.9, "expiresAtMillis": expires }).to_string()
+    };
+    let plant = |description: &str, expires: u64| {
+        let key = cache_key(&Scope::default(), description, "openai/test-model");
+        key_value.set(&key, entry(expires).as_bytes()).unwrap();
+        key
+    };
+    let stale = plant("an old description", now - 1);
+    let fresh = plant("a recent description", now + 1000);
+    let corrupt = cache_key(&Scope::default(), "a broken one", "openai/test-model");
+    key_value.set(&corrupt, b"{not json").unwrap();
+    let built = json!({ "schema": person(), "confidence": 0.95, "clarifyingQuestions": [] });
+    let transport = ScriptedTransport::new([
+        Reply::text(&built.to_string()),
+        Reply::answer(json!({ "name": "Ada" })),
+        Reply::text(&built.to_string()),
+        Reply::answer(json!({ "name": "Ada" })),
+    ]);
+    let described = |text: &str| {
+        StructureRequest::new("Ada", SchemaInput::Described(text.into()), None).unwrap()
+    };
+    call(
+        &described("a person's name"),
+        &transport,
+        &config,
+        &key_value,
+    )
+    .unwrap();
+    assert_eq!(key_value.get(&stale).unwrap(), None, "expired: deleted");
+    assert_eq!(
+        key_value.get(&corrupt).unwrap(),
+        None,
+        "unreadable: deleted"
+    );
+    assert!(
+        key_value.get(&fresh).unwrap().is_some(),
+        "not expired: kept"
+    );
+    // Within the day no sweep runs again; an entry read after it expired is deleted by that read.
+    let later = plant("expired since", now - 1);
+    call(
+        &described("a person's age"),
+        &transport,
+        &config,
+        &key_value,
+    )
+    .unwrap();
+    assert!(key_value.get(&later).unwrap().is_some(), "swept once a day");
+    let key = plant("a person's name", now - 1);
+    // (the build that follows fails: nothing is written back)
+    let transport = ScriptedTransport::new([Reply::text("{}"), Reply::text("{}")]);
+    let _ = call(
+        &described("a person's name"),
+        &transport,
+        &config,
+        &key_value,
+    );
+    assert_eq!(
+        key_value.get(&key).unwrap(),
+        None,
+        "an expired hit is deleted"
+    );
+}
+
+#[test]
 fn a_builder_cache_hit_answers_to_this_calls_confidence_threshold() {
     let built = json!({ "schema": person(), "confidence": 0.85, "clarifyingQuestions": [] });
     let transport = ScriptedTransport::new([

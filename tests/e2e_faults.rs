@@ -282,7 +282,7 @@ async fn a_failing_store_is_a_cache_miss_for_the_builder_and_an_error_for_the_re
         .keys_after(None, 10)
         .unwrap()
         .into_iter()
-        .find(|key| key.contains("builder-cache"))
+        .find(|key| key.contains("builder-cache/"))
         .unwrap();
     store.inner.set(&key, b"{\"schema\": tru").unwrap();
     mock.push(built(&schema));

@@ -96,11 +96,8 @@ impl wit::HostBucket for HostState {
     ) -> wasmtime::Result<Result<KeyResponse, wit::Error>> {
         let store = &self.table.get(&bucket)?.store;
         Ok(store
-            .keys_after(cursor.as_deref(), PAGE_SIZE)
-            .map(|keys| {
-                let cursor = (keys.len() == PAGE_SIZE).then(|| keys[PAGE_SIZE - 1].clone());
-                KeyResponse { keys, cursor }
-            })
+            .keys_page(cursor.as_deref(), PAGE_SIZE)
+            .map(|(keys, cursor)| KeyResponse { keys, cursor })
             .map_err(wit::Error::Other))
     }
 

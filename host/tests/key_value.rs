@@ -177,3 +177,50 @@ fn the_redis_store_behaves_like_a_map_and_comes_back_after_an_outage() {
         "reconnected, nothing lost"
     );
 }
+
+#[test]
+fn listing_10000_redis_keys_reads_the_database_about_once() {
+    let redis = support::Redis::start();
+    let store = structure_host::RedisStore::new(&redis.url()).unwrap();
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_connection().unwrap();
+    let mut pipe = redis::pipe();
+    for n in 0..10_000 {
+        pipe.set(format!("t/acme/schemas/s{n:05}"), "{}").ignore();
+    }
+    pipe.query::<()>(&mut connection).unwrap();
+    let scans = |connection: &mut redis::Connection| -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(connection)
+            .unwrap();
+        info.lines()
+            .find_map(|line| line.strip_prefix("cmdstat_scan:calls="))
+            .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
+    };
+    let before = scans(&mut connection);
+    // Paged as the component pages: 1,000 keys a page, the cursor handed back each time.
+    let mut keys = std::collections::BTreeSet::new();
+    let (mut cursor, mut pages) = (None, 0);
+    loop {
+        let (page, next) = store.keys_page(cursor.as_deref(), 1000).unwrap();
+        keys.extend(page);
+        pages += 1;
+        match next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let calls = scans(&mut connection) - before;
+    assert_eq!(keys.len(), 10_000);
+    assert!(
+        calls <= 15,
+        "{calls} SCAN calls for {pages} pages: more than one pass"
+    );
+    assert!(
+        store
+            .keys_page(Some("not-a-cursor"), 10)
+            .unwrap_err()
+            .contains("not a cursor")
+    );
+}

@@ -20,7 +20,7 @@ use crate::content::{Budget, Caller};
 use crate::error::StructureError;
 use crate::limits::CallLimits;
 use crate::outcome::{Answer, BuilderTrace, Outcome, Reason, Trace, Usage};
-use crate::ports::Ports;
+use crate::ports::{KeyValue, Ports};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Conversation, Provider, SystemPrompt, Turn};
 use crate::schema::TargetSchema;
@@ -198,8 +198,12 @@ impl Run<'_> {
     /// the builder was less sure of it than this call's `confidenceThreshold` asks, the same
     /// need-more-input a fresh build would give.
     fn cached(&mut self) -> Option<Built> {
-        let entry = store::read_lenient::<CacheEntry>(self.ports.key_value, &self.key)
-            .filter(|entry| entry.expires_at_millis > self.now)?;
+        let entry = store::read_lenient::<CacheEntry>(self.ports.key_value, &self.key)?;
+        if entry.expires_at_millis <= self.now {
+            // Built anew below, and written over; gone now should that build fail.
+            let _ = store::delete(self.ports.key_value, &self.key);
+            return None;
+        }
         let target =
             TargetSchema::stored(entry.schema.clone(), None, "inferred".to_owned()).ok()?;
         self.trace.cache_hit = true;
@@ -326,9 +330,44 @@ impl Run<'_> {
         };
         // The cache only saves the next call: a store that cannot write costs nothing else.
         let _ = store::write(self.ports.key_value, &self.key, &entry);
+        sweep_expired(self.ports.key_value, &self.key, self.now);
         Built::Ready {
             target,
             trace: self.trace,
+        }
+    }
+}
+
+/// How often a tenant's expired cache entries are swept out.
+const SWEEP_EVERY_MILLIS: u64 = 24 * 60 * 60 * 1000;
+
+/// Deletes the expired (or unreadable) entries beside `key` in its tenant's cache, at most once
+/// a day (a marker beside the folder says when it last ran): an entry no call asks for again
+/// would otherwise stay forever. A store that fails only leaves them for the next sweep.
+fn sweep_expired(key_value: &dyn KeyValue, key: &str, now: u64) {
+    let Some((folder, _)) = key.rsplit_once('/') else {
+        return;
+    };
+    let marker = format!("{folder}-swept");
+    if store::read_lenient::<u64>(key_value, &marker)
+        .is_some_and(|last| now < last.saturating_add(SWEEP_EVERY_MILLIS))
+    {
+        return;
+    }
+    if store::write(key_value, &marker, &now).is_err() {
+        return;
+    }
+    let Ok(keys) = store::keys(key_value, &format!("{folder}/")) else {
+        return;
+    };
+    for key in keys {
+        let Ok(Some(bytes)) = key_value.get(&key) else {
+            continue;
+        };
+        let expired = serde_json::from_slice::<CacheEntry>(&bytes)
+            .map_or(true, |entry| entry.expires_at_millis <= now);
+        if expired {
+            let _ = store::delete(key_value, &key);
         }
     }
 }

@@ -54,7 +54,12 @@ impl KeyValue for WasiKeyValue {
             keys.extend(page.keys.into_iter().filter(|key| key.starts_with(prefix)));
             match page.cursor {
                 Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(keys),
+                // A store may give a key twice (Redis's SCAN) and in its own order.
+                _ => {
+                    keys.sort_unstable();
+                    keys.dedup();
+                    return Ok(keys);
+                }
             }
         }
     }

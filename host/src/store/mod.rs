@@ -47,6 +47,20 @@ pub trait KeyValueStore: Send + Sync {
     fn delete(&self, key: &str) -> Result<(), String>;
     /// Up to `limit` keys after `after` (exclusive), in order.
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String>;
+
+    /// A page of about `limit` keys from `cursor` (what the page before gave; `None`: the
+    /// start) and the next page's cursor (`None`: this was the last). The cursor's form and
+    /// the keys' order are the backend's, and a key may come twice; by default, the pages of
+    /// [`keys_after`](Self::keys_after) with the last key as the cursor.
+    fn keys_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let keys = self.keys_after(cursor, limit)?;
+        let next = (keys.len() == limit).then(|| keys[limit - 1].clone());
+        Ok((keys, next))
+    }
 }
 
 /// The forms a store is named in, for the message that refuses another.

@@ -88,27 +88,56 @@ impl KeyValueStore for RedisStore {
             .map(drop)
     }
 
+    /// In order, so every key of the database is read: for tests and tools. The component
+    /// pages with [`keys_page`](Self::keys_page).
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
-        let mut keys: Vec<String> = self.with(|connection| {
-            let mut keys = Vec::new();
-            let mut cursor = 0u64;
-            loop {
-                let (next, page): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("COUNT")
-                    .arg(SCAN_COUNT)
-                    .query(connection)?;
-                keys.extend(page);
-                if next == 0 {
-                    return Ok(keys);
-                }
-                cursor = next;
+        let mut keys = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (page, next) = self.keys_page(cursor.as_deref(), SCAN_COUNT)?;
+            keys.extend(page);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
             }
-        })?;
+        }
         keys.retain(|key| after.is_none_or(|after| key.as_str() > after));
         keys.sort_unstable();
         keys.dedup();
         keys.truncate(limit);
         Ok(keys)
+    }
+
+    /// Redis's own cursor: each page is `SCAN` steps from where the last left off until it holds
+    /// `limit` keys, so listing a database reads each key about once (not once a page).
+    fn keys_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let mut cursor: u64 = match cursor {
+            None => 0,
+            Some(text) => text
+                .parse()
+                .map_err(|_| format!("{text:?} is not a cursor this Redis store gave"))?,
+        };
+        self.with(|connection| {
+            let mut keys = Vec::new();
+            loop {
+                let (next, page): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(limit)
+                    .query(connection)?;
+                keys.extend(page);
+                cursor = next;
+                if cursor == 0 {
+                    return Ok((keys, None));
+                }
+                if keys.len() >= limit {
+                    return Ok((keys, Some(cursor.to_string())));
+                }
+            }
+        })
     }
 }
