@@ -53,7 +53,6 @@ struct Idle {
 #[derive(Default)]
 pub struct ConnectionPool {
     idle: Mutex<HashMap<Origin, Vec<Idle>>>,
-    tls: OnceLock<tokio_rustls::TlsConnector>,
 }
 
 /// The `wasi:http` hooks of one store: requests go only to the configured providers, through
@@ -259,7 +258,7 @@ impl ConnectionPool {
             let _ = tcp.set_nodelay(true);
             let stream: Box<dyn Stream> = if origin.tls {
                 let name = server_name(&origin.authority)?;
-                Box::new(self.tls().connect(name, tcp).await.map_err(Error::Tls)?)
+                Box::new(tls().connect(name, tcp).await.map_err(Error::Tls)?)
             } else {
                 Box::new(tcp)
             };
@@ -275,18 +274,21 @@ impl ConnectionPool {
             .await
             .map_err(|_| Error::ConnectionTimeout)?
     }
+}
 
-    fn tls(&self) -> &tokio_rustls::TlsConnector {
-        self.tls.get_or_init(|| {
-            let roots = rustls::RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.into(),
-            };
-            let config = rustls::ClientConfig::builder()
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            tokio_rustls::TlsConnector::from(Arc::new(config))
-        })
-    }
+/// The process's TLS client (rustls with the Mozilla roots): for the LLM calls and the
+/// traces alike, built once.
+pub(crate) fn tls() -> &'static tokio_rustls::TlsConnector {
+    static TLS: OnceLock<tokio_rustls::TlsConnector> = OnceLock::new();
+    TLS.get_or_init(|| {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+        };
+        let config = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tokio_rustls::TlsConnector::from(Arc::new(config))
+    })
 }
 
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}

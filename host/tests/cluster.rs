@@ -395,16 +395,54 @@ fn traces_reach_an_otlp_collector_with_the_genai_attributes() {
     ));
     let mut env = env(&mock, "memory");
     env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint));
+    env.push((
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "api-key=secret%3D1,x-team=obs".to_owned(),
+    ));
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf".to_owned()));
     let served = serve(&env, &[]);
     let contact =
         json!({ "prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named" });
-    assert_eq!(post(&served, "user-acme", "/v1/structure", &contact).0, 200);
+    // The caller's trace context: the request's span joins its trace, under its span.
+    let (status, _) = http(
+        &served.address,
+        "POST",
+        "/v1/structure",
+        &[
+            ("authorization", "Bearer user-acme"),
+            ("content-type", "application/json"),
+            (
+                "traceparent",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            ),
+        ],
+        &contact.to_string(),
+    );
+    assert_eq!(status, 200);
 
-    let (path, body) = received.join().unwrap();
-    assert_eq!(path, "/v1/traces");
+    let (head, body) = received.join().unwrap();
+    assert!(head.starts_with("POST /v1/traces "), "{head}");
+    let head = head.to_lowercase();
+    assert!(
+        head.contains("api-key: secret=1") && head.contains("x-team: obs"),
+        "{head}"
+    );
     let export = ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
     let spans = &export.resource_spans[0].scope_spans[0].spans;
     assert_eq!(spans.len(), 3, "the request and its two LLM calls");
+    assert_eq!(
+        (
+            spans[0].trace_id.as_slice(),
+            spans[0].parent_span_id.as_slice()
+        ),
+        (
+            &[
+                0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e,
+                0x47, 0x36
+            ][..],
+            &[0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7][..]
+        )
+    );
     let attribute = |span: usize, key: &str| -> Option<any_value::Value> {
         spans[span]
             .attributes
@@ -431,4 +469,75 @@ fn traces_reach_an_otlp_collector_with_the_genai_attributes() {
             Some(any_value::Value::IntValue(200))
         );
     }
+}
+
+#[test]
+fn a_collector_that_is_down_or_refused_never_holds_up_a_request() {
+    let mock = MockLlm::start();
+    // A port nobody listens on, over https as hosted collectors are reached.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("https://{}", dead.local_addr().unwrap());
+    drop(dead);
+    let mut dead_env = env(&mock, "memory");
+    dead_env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint));
+    let served = serve(&dead_env, &[]);
+    let warning = served
+        .stderr_lines(Duration::from_secs(10))
+        .into_iter()
+        .find(|line| line.contains("OTLP collector"));
+    assert!(
+        warning.is_some_and(|line| line.contains("requests go on")),
+        "serve warns at start"
+    );
+    let contact =
+        json!({ "prompt": "Ada, ada@example.org", "schema": "contact", "schemaMode": "named" });
+    for _ in 0..3 {
+        mock.push(Reply::answer(
+            json!({ "name": "Ada", "email": "ada@example.org" }),
+        ));
+        let started = std::time::Instant::now();
+        assert_eq!(post(&served, "user-acme", "/v1/structure", &contact).0, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    let dropped = || {
+        let (_, metrics) = http(
+            &served.address,
+            "GET",
+            "/metrics",
+            &[("authorization", "Bearer admin-acme")],
+            "",
+        );
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("structure_otlp_spans_dropped_total "))
+            .map(|count| count.parse::<u64>().unwrap())
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while dropped() < Some(6) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        dropped() >= Some(6),
+        "each request's spans, counted: {:?}",
+        dropped()
+    );
+
+    // grpc is refused with what to set.
+    let mut env = env(&mock, "memory");
+    env.push((
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "http://127.0.0.1:4317".to_owned(),
+    ));
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_owned()));
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_structure"))
+        .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("http/protobuf"));
 }

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::record::Record;
 
@@ -68,9 +69,19 @@ struct Counts {
 #[derive(Default)]
 pub struct Metrics {
     counts: Mutex<Counts>,
+    /// Spans the trace exporter dropped, when traces are on.
+    spans_dropped: Option<Arc<AtomicU64>>,
 }
 
 impl Metrics {
+    /// Counters that also report the spans the trace exporter dropped.
+    pub fn with_spans_dropped(spans_dropped: Option<Arc<AtomicU64>>) -> Self {
+        Self {
+            spans_dropped,
+            ..Self::default()
+        }
+    }
+
     /// Counts one request.
     pub fn observe(&self, record: &Record) {
         let mut counts = self
@@ -177,6 +188,19 @@ impl Metrics {
             "category",
             &counts.reasons,
         );
+        if let Some(dropped) = &self.spans_dropped {
+            header(
+                &mut out,
+                "structure_otlp_spans_dropped_total",
+                "counter",
+                "Spans not exported: the queue was full or the collector did not take them.",
+            );
+            let _ = writeln!(
+                out,
+                "structure_otlp_spans_dropped_total {}",
+                dropped.load(Ordering::Relaxed)
+            );
+        }
         out
     }
 }

@@ -106,8 +106,8 @@ impl ServeOptions {
         self
     }
 
-    /// Sends a trace of each request to an OTLP/HTTP collector at `url` (`http://…/v1/traces`);
-    /// see [`ServeOptions::traces_from_env`] for the standard variables.
+    /// Sends a trace of each request to an OTLP/HTTP collector at `url` (`http://…/v1/traces`
+    /// or `https://…`); see [`ServeOptions::traces_from_env`] for the standard variables.
     ///
     /// ```
     /// let options = structure_host::ServeOptions::default().traces("http://localhost:4318/v1/traces")?;
@@ -119,7 +119,7 @@ impl ServeOptions {
     }
 
     /// Sends traces where `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`
-    /// say, when one is set.
+    /// say, when one is set, with the headers and protocol the standard variables give.
     ///
     /// ```
     /// let options = structure_host::ServeOptions::default().traces_from_env()?;
@@ -180,9 +180,14 @@ impl Server {
             exporter,
             mut shutdown,
         } = options;
+        if let Some(exporter) = &exporter {
+            exporter.start();
+        }
         let shared = Shared {
             server: self,
-            metrics: Arc::default(),
+            metrics: Arc::new(Metrics::with_spans_dropped(
+                exporter.as_ref().map(Exporter::dropped),
+            )),
             exporter,
             access_log,
             metrics_on_api: metrics_listener.is_none(),
@@ -256,6 +261,10 @@ impl Shared {
             method: parts.method.as_str(),
             path: &path,
             authorization: authorization.as_deref(),
+            traceparent: parts
+                .headers
+                .get("traceparent")
+                .and_then(|value| value.to_str().ok()),
             request_body: &request_body,
             code: response_parts.status.as_u16(),
             response_body: &response_body,

@@ -38,6 +38,46 @@ pub struct Record {
     pub error_kind: Option<String>,
     /// The category of each violation fed back.
     pub reasons: Vec<String>,
+    /// The caller's span, when it sent a W3C `traceparent`: the request's span joins its trace.
+    pub parent: Option<TraceParent>,
+}
+
+/// A W3C trace context's ids (`traceparent: 00-<trace id>-<parent id>-<flags>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceParent {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+}
+
+impl TraceParent {
+    /// The ids of a `traceparent` header; `None` for one that is not valid (which the W3C
+    /// says to ignore: the request starts a trace of its own).
+    pub fn parse(header: &str) -> Option<Self> {
+        let mut parts = header.trim().split('-');
+        let (version, trace, span, flags) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        let valid_version =
+            version.len() == 2 && version != "ff" && (version != "00" || parts.next().is_none());
+        if !valid_version || flags.len() != 2 || !flags.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let trace_id: [u8; 16] = hex_bytes(trace)?;
+        let span_id: [u8; 8] = hex_bytes(span)?;
+        let zero = |bytes: &[u8]| bytes.iter().all(|byte| *byte == 0);
+        (!zero(&trace_id) && !zero(&span_id)).then_some(Self { trace_id, span_id })
+    }
+}
+
+/// `N` bytes written as 2N lower-case hex digits.
+fn hex_bytes<const N: usize>(text: &str) -> Option<[u8; N]> {
+    if text.len() != 2 * N || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let mut bytes = [0u8; N];
+    for (index, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * index..2 * index + 2], 16).ok()?;
+    }
+    Some(bytes)
 }
 
 /// The exchange a record is read from.
@@ -45,6 +85,7 @@ pub struct Exchange<'a> {
     pub method: &'a str,
     pub path: &'a str,
     pub authorization: Option<&'a str>,
+    pub traceparent: Option<&'a str>,
     pub request_body: &'a [u8],
     pub code: u16,
     pub response_body: &'a [u8],
@@ -75,6 +116,7 @@ impl Record {
             latency,
             error_kind: None,
             reasons: Vec::new(),
+            parent: exchange.traceparent.and_then(TraceParent::parse),
         };
         if let Ok(caller) = auth::authenticate(exchange.authorization, &HostConfig(settings)) {
             record.tenant = Some(caller.scope.tenant);
@@ -296,6 +338,7 @@ mod tests {
             method: "POST",
             path: "/v1/structure?x=1",
             authorization: Some("Bearer t-1"),
+            traceparent: None,
             request_body: request.as_bytes(),
             code: 200,
             response_body: response.as_bytes(),
@@ -339,6 +382,7 @@ mod tests {
                 method,
                 path,
                 authorization: token,
+                traceparent: None,
                 request_body: request.as_bytes(),
                 code,
                 response_body: response.as_bytes(),
@@ -395,5 +439,29 @@ mod tests {
         assert_eq!(route(Some("Bearer t-1"), 200).as_deref(), Some("x-7f3a"));
         assert_eq!(route(Some("Bearer t-1"), 404).as_deref(), Some("unknown"));
         assert_eq!(route(None, 401).as_deref(), Some("unknown"));
+    }
+
+    #[test]
+    fn a_traceparent_is_read_as_the_w3c_says() {
+        let parent =
+            TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+        assert_eq!(parent.trace_id[0], 0x4b);
+        assert_eq!(parent.span_id[7], 0xb7);
+        for invalid in [
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e47-00f067aa0ba902b7-01",
+            "garbage",
+        ] {
+            assert_eq!(TraceParent::parse(invalid), None, "{invalid}");
+        }
+        assert!(
+            TraceParent::parse("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later")
+                .is_some(),
+            "a later version may add fields"
+        );
     }
 }

@@ -149,6 +149,8 @@ pub struct Served {
     pub child: Child,
     pub address: String,
     pub log: std::sync::mpsc::Receiver<String>,
+    /// What it said on stderr before it said where it listens.
+    pub early: Vec<String>,
 }
 
 impl Served {
@@ -184,6 +186,7 @@ impl Served {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(60);
+        let mut early = Vec::new();
         let address = loop {
             let line = log
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -191,8 +194,10 @@ impl Served {
             if let Some(rest) = line.split("serving http://").nth(1) {
                 break rest.split_whitespace().next().unwrap().to_owned();
             }
+            early.push(line);
         };
         Self {
+            early,
             child,
             address,
             log,
@@ -206,6 +211,17 @@ impl Served {
             if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
                 lines.push(value);
             }
+        }
+        lines
+    }
+
+    /// Every line on stderr so far (the access log's and the others), waiting up to `wait` for
+    /// the first.
+    pub fn stderr_lines(&self, wait: Duration) -> Vec<String> {
+        let mut lines = self.early.clone();
+        lines.extend(self.log.recv_timeout(wait));
+        while let Ok(line) = self.log.recv_timeout(Duration::from_millis(200)) {
+            lines.push(line);
         }
         lines
     }
@@ -227,7 +243,8 @@ impl Drop for Served {
     }
 }
 
-/// Reads one HTTP/1.1 request (with a content-length body) from `stream`: its path and body.
+/// Reads one HTTP/1.1 request (with a content-length body) from `stream`: its head (request line
+/// and headers) and body.
 pub fn read_http_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
     let mut raw = Vec::new();
     let mut buffer = [0u8; 8192];
@@ -251,10 +268,5 @@ pub fn read_http_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
         raw.extend_from_slice(&buffer[..read]);
     }
     let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
-    let path = head
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    (path, raw[head_end..head_end + length].to_vec())
+    (head, raw[head_end..head_end + length].to_vec())
 }

@@ -1,106 +1,23 @@
-//! Traces over OTLP/HTTP (protobuf), to the collector the standard `OTEL_EXPORTER_OTLP_ENDPOINT`
-//! names (`http://localhost:4318` → `…/v1/traces`; `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is taken
-//! as it is): a span per request, with a child span per LLM call, named and attributed as the
-//! OpenTelemetry GenAI semantic conventions say (`gen_ai.operation.name`, `gen_ai.request.model`,
-//! `gen_ai.provider.name`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`), plus
-//! `structure.status` and `structure.iterations`. Export runs in the background; a collector
-//! that is down costs a line on stderr, never a request.
+//! The spans of one request, as the OpenTelemetry GenAI semantic conventions name and attribute
+//! them: a server span for the request (in the caller's trace when it sent a `traceparent`), a
+//! client span under it for each LLM call.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::Request;
-use hyper_util::rt::TokioIo;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status, status};
-use prost::Message;
 
-use super::record::Record;
 use crate::egress::OutgoingCall;
+use crate::serve::record::Record;
 
-/// Where the spans go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exporter {
-    /// `http://host:port/v1/traces`.
-    url: hyper::Uri,
-}
-
-impl Exporter {
-    /// The exporter the standard variables configure, if any; `Err` for an endpoint this
-    /// exporter cannot send to.
-    pub fn from_env() -> Result<Option<Self>, String> {
-        let url = match (
-            std::env::var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-            std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT"),
-        ) {
-            (Ok(traces), _) if !traces.trim().is_empty() => traces.trim().to_owned(),
-            (_, Ok(base)) if !base.trim().is_empty() => {
-                format!("{}/v1/traces", base.trim().trim_end_matches('/'))
-            }
-            _ => return Ok(None),
-        };
-        Self::new(&url).map(Some)
-    }
-
-    /// Spans to `url` (`http://…/v1/traces`).
-    pub fn new(url: &str) -> Result<Self, String> {
-        let uri: hyper::Uri = url
-            .parse()
-            .map_err(|error| format!("the OTLP endpoint {url:?} is not a URL: {error}"))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
-            return Err(format!(
-                "the OTLP endpoint {url:?} must be http://host:port (run a collector beside the \
-                 service, e.g. http://localhost:4318)"
-            ));
-        }
-        Ok(Self { url: uri })
-    }
-
-    /// Sends the spans of one request and its LLM calls, in the background.
-    pub fn export(&self, record: &Record, calls: &[OutgoingCall]) {
-        let body = encode(record, calls);
-        let url = self.url.clone();
-        tokio::spawn(async move {
-            if let Err(error) = post(&url, body).await {
-                static SAID: AtomicBool = AtomicBool::new(false);
-                if !SAID.swap(true, Ordering::Relaxed) {
-                    eprintln!("structure: cannot send traces to {url}: {error} (said once)");
-                }
-            }
-        });
-    }
-}
-
-async fn post(url: &hyper::Uri, body: Vec<u8>) -> anyhow::Result<()> {
-    let host = url.host().unwrap_or("localhost");
-    let port = url.port_u16().unwrap_or(80);
-    let stream = tokio::net::TcpStream::connect((host, port)).await?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
-    let request = Request::post(url.path())
-        .header("host", format!("{host}:{port}"))
-        .header("content-type", "application/x-protobuf")
-        .body(Full::new(Bytes::from(body)))?;
-    let response = sender.send_request(request).await?;
-    let status = response.status();
-    let _ = response.into_body().collect().await;
-    anyhow::ensure!(status.is_success(), "the collector answered {status}");
-    Ok(())
-}
-
-/// The request as an `ExportTraceServiceRequest`, protobuf-encoded: a server span for the
-/// request and a client span under it for each LLM call.
-pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
-    let trace_id = random_bytes(16);
-    let request_span_id = random_bytes(8);
+/// The spans of one request: a server span for the request and a client span under it for
+/// each LLM call. The request's span joins the caller's trace when it sent a `traceparent`.
+pub fn spans(record: &Record, calls: &[OutgoingCall]) -> Vec<Span> {
     let (provider, model) = match record
         .model
         .as_deref()
@@ -110,8 +27,12 @@ pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
         None => (None, None),
     };
     let ids = SpanIds {
-        trace: trace_id,
-        parent: request_span_id,
+        trace: record
+            .parent
+            .as_ref()
+            .map_or_else(|| random_bytes(16), |parent| parent.trace_id.to_vec()),
+        caller: record.parent.as_ref().map(|parent| parent.span_id.to_vec()),
+        request: random_bytes(8),
     };
     let mut spans = vec![request_span(
         record,
@@ -124,13 +45,15 @@ pub fn encode(record: &Record, calls: &[OutgoingCall]) -> Vec<u8> {
             .iter()
             .map(|call| call_span(call, &ids, provider.as_deref(), model.as_deref())),
     );
-    export(spans).encode_to_vec()
+    spans
 }
 
-/// The trace's id and the request span's, which the call spans point to.
+/// The trace's id, the caller's span (from its `traceparent`), and the request span's, which
+/// the call spans point to.
 struct SpanIds {
     trace: Vec<u8>,
-    parent: Vec<u8>,
+    caller: Option<Vec<u8>>,
+    request: Vec<u8>,
 }
 
 fn request_span(
@@ -172,7 +95,8 @@ fn request_span(
     }
     Span {
         trace_id: ids.trace.clone(),
-        span_id: ids.parent.clone(),
+        span_id: ids.request.clone(),
+        parent_span_id: ids.caller.clone().unwrap_or_default(),
         name: format!("{} {}", record.method, record.route),
         kind: SpanKind::Server as i32,
         start_time_unix_nano: nanos(record.started),
@@ -214,7 +138,7 @@ fn call_span(
     Span {
         trace_id: ids.trace.clone(),
         span_id: random_bytes(8),
-        parent_span_id: ids.parent.clone(),
+        parent_span_id: ids.request.clone(),
         name: format!("chat {}", model.unwrap_or("model")),
         kind: SpanKind::Client as i32,
         start_time_unix_nano: nanos(call.started),
@@ -225,7 +149,7 @@ fn call_span(
 }
 
 /// `spans` as the export request of the `structure` service.
-fn export(spans: Vec<Span>) -> ExportTraceServiceRequest {
+pub fn export(spans: Vec<Span>) -> ExportTraceServiceRequest {
     ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {
             resource: Some(Resource {
