@@ -55,6 +55,19 @@ fn post(served: &Served, token: &str, path: &str, body: &Value) -> (u16, Value) 
     )
 }
 
+/// `GET /metrics` with the admin token: the text, once it answered 200.
+fn admin_metrics(served: &Served) -> String {
+    let (status, text) = http(
+        &served.address,
+        "GET",
+        "/metrics",
+        &[("authorization", "Bearer admin-acme")],
+        "",
+    );
+    assert_eq!(status, 200, "{text}");
+    text
+}
+
 fn lead() -> Value {
     json!({ "schema": { "type": "object", "properties": { "company": { "type": "string" } }, "required": ["company"] } })
 }
@@ -223,14 +236,7 @@ fn the_access_log_and_the_metrics_count_exactly_what_happened() {
         "",
     );
     assert_eq!(status, 403, "{denied}");
-    let (status, metrics) = http(
-        &served.address,
-        "GET",
-        "/metrics",
-        &[("authorization", "Bearer admin-acme")],
-        "",
-    );
-    assert_eq!(status, 200);
+    let metrics = admin_metrics(&served);
     for line in [
         "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"ok\"} 1",
         "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"need-more-input\"} 1",
@@ -280,14 +286,7 @@ fn names_a_caller_makes_up_add_no_metric_series() {
     let mock = MockLlm::start();
     let served = serve(&env(&mock, "memory"), &[]);
     let series = || {
-        let (status, text) = http(
-            &served.address,
-            "GET",
-            "/metrics",
-            &[("authorization", "Bearer admin-acme")],
-            "",
-        );
-        assert_eq!(status, 200);
+        let text = admin_metrics(&served);
         let lines: Vec<String> = text
             .lines()
             .filter(|line| line.starts_with("structure_requests_total{"))
@@ -504,14 +503,7 @@ fn a_collector_that_is_down_or_refused_never_holds_up_a_request() {
         );
     }
     let dropped = || {
-        let (_, metrics) = http(
-            &served.address,
-            "GET",
-            "/metrics",
-            &[("authorization", "Bearer admin-acme")],
-            "",
-        );
-        metrics
+        admin_metrics(&served)
             .lines()
             .find_map(|line| line.strip_prefix("structure_otlp_spans_dropped_total "))
             .map(|count| count.parse::<u64>().unwrap())
