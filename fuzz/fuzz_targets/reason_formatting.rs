@@ -20,5 +20,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let violations = compiled.violations(&instance);
     assert_eq!(violations.is_empty(), compiled.is_valid(&instance));
-    let _ = reason_message(&violations);
+    for need in [false, true] {
+        let _ = reason_message(&violations, need);
+    }
 });
