@@ -3,7 +3,11 @@
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "structure",
-    imports: { default: trappable },
+    imports: {
+        // The store's calls wait on files and networks: the host makes them off the workers.
+        "wasi:keyvalue/store": async | trappable,
+        default: trappable,
+    },
     exports: { default: async },
     with: {
         "wasi:keyvalue/store.bucket": crate::key_value::Bucket,

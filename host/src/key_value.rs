@@ -20,7 +20,7 @@ pub struct Bucket {
 }
 
 impl wit::Host for HostState {
-    fn open(
+    async fn open(
         &mut self,
         identifier: String,
     ) -> wasmtime::Result<Result<Resource<Bucket>, wit::Error>> {
@@ -35,76 +35,87 @@ impl wit::Host for HostState {
 }
 
 impl wit::HostBucket for HostState {
-    fn get(
+    async fn get(
         &mut self,
         bucket: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wit::Error>> {
-        Ok(self
-            .table
-            .get(&bucket)?
-            .store
-            .get(&key)
-            .map_err(wit::Error::Other))
+        let store = self.store_of(&bucket)?;
+        Ok(off_the_workers(store, move |store| store.get(&key)).await)
     }
 
-    fn set(
+    async fn set(
         &mut self,
         bucket: Resource<Bucket>,
         key: String,
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), wit::Error>> {
-        Ok(self
-            .table
-            .get(&bucket)?
-            .store
-            .set(&key, &value)
-            .map_err(wit::Error::Other))
+        let store = self.store_of(&bucket)?;
+        Ok(off_the_workers(store, move |store| store.set(&key, &value)).await)
     }
 
-    fn delete(
+    async fn delete(
         &mut self,
         bucket: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<(), wit::Error>> {
-        Ok(self
-            .table
-            .get(&bucket)?
-            .store
-            .delete(&key)
-            .map_err(wit::Error::Other))
+        let store = self.store_of(&bucket)?;
+        Ok(off_the_workers(store, move |store| store.delete(&key)).await)
     }
 
-    fn exists(
+    async fn exists(
         &mut self,
         bucket: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<bool, wit::Error>> {
-        Ok(self
-            .table
-            .get(&bucket)?
-            .store
-            .get(&key)
-            .map(|value| value.is_some())
-            .map_err(wit::Error::Other))
+        let store = self.store_of(&bucket)?;
+        Ok(off_the_workers(store, move |store| {
+            store.get(&key).map(|value| value.is_some())
+        })
+        .await)
     }
 
-    fn list_keys(
+    async fn list_keys(
         &mut self,
         bucket: Resource<Bucket>,
         cursor: Option<String>,
     ) -> wasmtime::Result<Result<KeyResponse, wit::Error>> {
-        let store = &self.table.get(&bucket)?.store;
-        Ok(store
-            .keys_page(cursor.as_deref(), PAGE_SIZE)
-            .map(|(keys, cursor)| KeyResponse { keys, cursor })
-            .map_err(wit::Error::Other))
+        let store = self.store_of(&bucket)?;
+        Ok(off_the_workers(store, move |store| {
+            store
+                .keys_page(cursor.as_deref(), PAGE_SIZE)
+                .map(|(keys, cursor)| KeyResponse { keys, cursor })
+        })
+        .await)
     }
 
-    fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
+    async fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
         self.table.delete(bucket)?;
         Ok(())
     }
+}
+
+impl HostState {
+    fn store_of(&self, bucket: &Resource<Bucket>) -> wasmtime::Result<Arc<dyn KeyValueStore>> {
+        Ok(self.table.get(bucket)?.store.clone())
+    }
+}
+
+/// Runs `call` on `store`: a backend that waits on a file or the network on tokio's blocking
+/// threads, so that one request's store traffic never holds up a worker the other requests'
+/// calls need; the in-memory one at once.
+async fn off_the_workers<T: Send + 'static>(
+    store: Arc<dyn KeyValueStore>,
+    call: impl FnOnce(&dyn KeyValueStore) -> Result<T, String> + Send + 'static,
+) -> Result<T, wit::Error> {
+    let answer = if store.waits() {
+        tokio::task::spawn_blocking(move || call(&*store))
+            .await
+            .unwrap_or_else(|error| Err(format!("the key-value call did not finish: {error}")))
+    } else {
+        call(&*store)
+    };
+    answer.map_err(wit::Error::Other)
 }
 
 #[cfg(test)]
@@ -113,51 +124,106 @@ mod tests {
     use crate::bindings::wasi::keyvalue::store::{Error, Host, HostBucket};
     use crate::config::Settings;
     use crate::store::MemoryStore;
+    use std::sync::{Mutex, mpsc};
+    use std::time::{Duration, Instant};
 
-    #[test]
-    fn the_component_sees_one_store_named_default_with_paged_keys() {
+    #[tokio::test]
+    async fn the_component_sees_one_store_named_default_with_paged_keys() {
         let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
         let mut state = HostState::new(Arc::new(Settings::new()), backend.clone(), Arc::default());
         assert!(matches!(
-            Host::open(&mut state, "other".into()).unwrap(),
+            Host::open(&mut state, "other".into()).await.unwrap(),
             Err(Error::NoSuchStore)
         ));
-        let bucket = Host::open(&mut state, "default".into()).unwrap().unwrap();
+        let bucket = Host::open(&mut state, "default".into())
+            .await
+            .unwrap()
+            .unwrap();
         let handle = || wasmtime::component::Resource::<Bucket>::new_borrow(bucket.rep());
         for index in 0..1500 {
             HostBucket::set(&mut state, handle(), format!("key-{index:04}"), vec![1])
+                .await
                 .unwrap()
                 .unwrap();
         }
         assert_eq!(
             HostBucket::get(&mut state, handle(), "key-0001".into())
+                .await
                 .unwrap()
                 .unwrap(),
             Some(vec![1])
         );
         assert!(
             HostBucket::exists(&mut state, handle(), "key-1499".into())
+                .await
                 .unwrap()
                 .unwrap()
         );
         assert!(
             !HostBucket::exists(&mut state, handle(), "key-1500".into())
+                .await
                 .unwrap()
                 .unwrap()
         );
         let first = HostBucket::list_keys(&mut state, handle(), None)
+            .await
             .unwrap()
             .unwrap();
         assert_eq!(first.keys.len(), 1000);
         let second = HostBucket::list_keys(&mut state, handle(), first.cursor.clone())
+            .await
             .unwrap()
             .unwrap();
         assert_eq!((second.keys.len(), second.cursor), (500, None));
         assert_eq!(second.keys[0], "key-1000");
         HostBucket::delete(&mut state, handle(), "key-0000".into())
+            .await
             .unwrap()
             .unwrap();
         assert_eq!(backend.get("key-0000").unwrap(), None);
-        HostBucket::drop(&mut state, bucket).unwrap();
+        HostBucket::drop(&mut state, bucket).await.unwrap();
+    }
+
+    /// A store whose `get` waits, up to five seconds, for a release.
+    struct Gate(Mutex<mpsc::Receiver<()>>);
+
+    impl KeyValueStore for Gate {
+        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, String> {
+            let release = self.0.lock().unwrap();
+            release
+                .recv_timeout(Duration::from_secs(5))
+                .map(|()| None)
+                .map_err(|_| "no release came".to_owned())
+        }
+        fn set(&self, _: &str, _: &[u8]) -> Result<(), String> {
+            Ok(())
+        }
+        fn delete(&self, _: &str) -> Result<(), String> {
+            Ok(())
+        }
+        fn keys_after(&self, _: Option<&str>, _: usize) -> Result<Vec<String>, String> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// On a runtime of one thread, a task released the waiting call: the wait did not hold the
+    /// thread.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_waiting_store_call_leaves_the_runtime_to_other_tasks() {
+        let (release, received) = mpsc::channel();
+        let backend: Arc<dyn KeyValueStore> = Arc::new(Gate(Mutex::new(received)));
+        let mut state = HostState::new(Arc::new(Settings::new()), backend, Arc::default());
+        let bucket = Host::open(&mut state, "default".into())
+            .await
+            .unwrap()
+            .unwrap();
+        let releaser = tokio::spawn(async move { release.send(()).unwrap() });
+        let started = Instant::now();
+        let answer = HostBucket::get(&mut state, bucket, "key".into())
+            .await
+            .unwrap();
+        assert_eq!(answer, Ok(None));
+        assert!(started.elapsed() < Duration::from_secs(4));
+        releaser.await.unwrap();
     }
 }

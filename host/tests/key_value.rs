@@ -224,3 +224,38 @@ fn listing_10000_redis_keys_reads_the_database_about_once() {
             .contains("not a cursor")
     );
 }
+
+#[test]
+fn redis_calls_made_at_once_each_have_a_connection_and_sixteen_are_kept() {
+    let redis = support::Redis::start();
+    let store = structure_host::RedisStore::new(&redis.url()).unwrap();
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_connection().unwrap();
+    let connected = |connection: &mut redis::Connection| -> usize {
+        let info: String = redis::cmd("INFO").arg("clients").query(connection).unwrap();
+        info.lines()
+            .find_map(|line| line.strip_prefix("connected_clients:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    // Every command waits for half a second, so twenty calls overlap.
+    redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(500)
+        .query::<()>(&mut connection)
+        .unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..20 {
+            scope.spawn(|| assert_eq!(store.get("a").unwrap(), None));
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let mut now = connected(&mut connection);
+    while now != 17 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        now = connected(&mut connection);
+    }
+    assert_eq!(now, 17, "sixteen idle connections and this test's own");
+}

@@ -36,6 +36,10 @@ impl KeyValueStore for MemoryStore {
             .filter(|key| after.is_none_or(|after| key.as_str() > after));
         Ok(keys.take(limit).cloned().collect())
     }
+
+    fn waits(&self) -> bool {
+        false
+    }
 }
 
 fn poisoned<T>(_: T) -> String {

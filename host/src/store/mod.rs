@@ -61,6 +61,12 @@ pub trait KeyValueStore: Send + Sync {
         let next = (keys.len() == limit).then(|| keys[limit - 1].clone());
         Ok((keys, next))
     }
+
+    /// Whether a call may wait (on a file, the network): the host then makes it on a thread
+    /// of its own rather than on one that runs requests.
+    fn waits(&self) -> bool {
+        true
+    }
 }
 
 /// The forms a store is named in, for the message that refuses another.

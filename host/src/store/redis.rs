@@ -3,8 +3,9 @@
 //! Spin app whose `runtime-config.toml` backs its `default` store with the same database, and
 //! any number of `structure serve` instances, share one registry, settings and builder cache.
 //!
-//! A call while Redis is unreachable fails with the reason (the component reports it as a
-//! `storage` error); the next call connects again.
+//! Calls made at once use connections of their own from a small pool, so one slow call does not
+//! hold up the others. A call while Redis is unreachable fails with the reason (the component
+//! reports it as a `storage` error); the next call connects again.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -17,13 +18,15 @@ use super::KeyValueStore;
 const TIMEOUT: Duration = Duration::from_secs(2);
 /// Keys asked for per `SCAN` step.
 const SCAN_COUNT: usize = 1000;
+/// Idle connections kept for the next calls (more are opened while more calls run at once).
+const IDLE_CONNECTIONS: usize = 16;
 
-/// A Redis database, connected on first use and again after a failure.
+/// A Redis database, connected on first use, with a connection for each call running at once.
 pub struct RedisStore {
     client: Client,
     /// `host:port/db`, for messages (without a password).
     shown: String,
-    connection: Mutex<Option<Connection>>,
+    idle: Mutex<Vec<Connection>>,
 }
 
 impl RedisStore {
@@ -44,33 +47,43 @@ impl RedisStore {
         Ok(Self {
             client,
             shown,
-            connection: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
         })
     }
 
     fn with<T>(&self, run: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, String> {
-        let mut slot = self
-            .connection
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if slot.is_none() {
-            let connection = self
-                .client
-                .get_connection_with_timeout(TIMEOUT)
-                .and_then(|connection| {
-                    connection.set_read_timeout(Some(TIMEOUT))?;
-                    connection.set_write_timeout(Some(TIMEOUT))?;
-                    Ok(connection)
-                })
-                .map_err(|error| format!("cannot reach Redis at {}: {error}", self.shown))?;
-            *slot = Some(connection);
+        let idle = self.idle_connections().pop();
+        let mut connection = match idle {
+            Some(connection) => connection,
+            None => self.connect()?,
+        };
+        let answer = run(&mut connection);
+        let mut idle = self.idle_connections();
+        match &answer {
+            // The connection, and likely the idle ones (a restarted server), are broken: later
+            // calls connect again.
+            Err(error) if error.is_io_error() || error.is_connection_dropped() => idle.clear(),
+            _ if idle.len() < IDLE_CONNECTIONS => idle.push(connection),
+            _ => {}
         }
-        let connection = slot.as_mut().expect("connected just above");
-        run(connection).map_err(|error| {
-            // The connection may be broken: the next call makes a new one.
-            *slot = None;
-            format!("Redis at {} failed: {error}", self.shown)
-        })
+        answer.map_err(|error| format!("Redis at {} failed: {error}", self.shown))
+    }
+
+    fn idle_connections(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+        self.idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn connect(&self) -> Result<Connection, String> {
+        self.client
+            .get_connection_with_timeout(TIMEOUT)
+            .and_then(|connection| {
+                connection.set_read_timeout(Some(TIMEOUT))?;
+                connection.set_write_timeout(Some(TIMEOUT))?;
+                Ok(connection)
+            })
+            .map_err(|error| format!("cannot reach Redis at {}: {error}", self.shown))
     }
 }
 

@@ -2,10 +2,11 @@
 //! (`spin_key_value (store, key, value)`, the store named `default`), so a Spin user knows the
 //! file. Many processes read and write it at once: WAL journaling, and a busy timeout instead of
 //! an error when another process holds the write lock. A commit survives the process being
-//! killed (`kill -9`) the moment after.
+//! killed (`kill -9`) the moment after. Calls made at once use connections of their own from a
+//! small pool (WAL lets them read while one writes).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -16,11 +17,13 @@ use super::KeyValueStore;
 const STORE: &str = "default";
 /// How long a write waits for another process's write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Idle connections kept for the next calls (more are opened while more calls run at once).
+const IDLE_CONNECTIONS: usize = 8;
 
 /// A SQLite file, opened on first use (a run that never touches the store never creates it).
 pub struct SqliteStore {
     path: PathBuf,
-    connection: OnceLock<Result<Mutex<Connection>, String>>,
+    idle: Mutex<Vec<Connection>>,
 }
 
 impl SqliteStore {
@@ -37,21 +40,28 @@ impl SqliteStore {
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
-            connection: OnceLock::new(),
+            idle: Mutex::new(Vec::new()),
         }
     }
 
     fn with<T>(&self, run: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
-        let connection = self
-            .connection
-            .get_or_init(|| open(&self.path).map(Mutex::new))
-            .as_ref()
-            .map_err(Clone::clone)?;
-        let connection = connection
+        let idle = self.idle_connections().pop();
+        let connection = match idle {
+            Some(connection) => connection,
+            None => open(&self.path)?,
+        };
+        let answer = run(&connection);
+        let mut idle = self.idle_connections();
+        if idle.len() < IDLE_CONNECTIONS {
+            idle.push(connection);
+        }
+        answer.map_err(|error| format!("the SQLite store {} failed: {error}", self.path.display()))
+    }
+
+    fn idle_connections(&self) -> MutexGuard<'_, Vec<Connection>> {
+        self.idle
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        run(&connection)
-            .map_err(|error| format!("the SQLite store {} failed: {error}", self.path.display()))
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
