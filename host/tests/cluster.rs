@@ -120,6 +120,31 @@ fn two_instances_on_one_redis_share_the_registry_and_the_builder_cache() {
 }
 
 #[test]
+fn a_rediss_store_is_reached_over_tls_with_the_system_trust_store() {
+    let redis = Redis::start_tls();
+    let mock = MockLlm::start();
+    let mut env = env(&mock, &redis.url());
+    // rustls-native-certs reads the trust store named here, as it would a system's own CA.
+    env.push(("SSL_CERT_FILE", redis.ca_file().display().to_string()));
+    let served = serve(&env, &[]);
+    let (status, info) = post(&served, "admin-acme", "/v1/schemas/lead", &lead());
+    assert_eq!(status, 200, "{info}");
+    let (status, health) = http(&served.address, "GET", "/healthz", &[], "");
+    assert_eq!(status, 200, "{health}");
+
+    // Without the CA the server's certificate is not trusted: a storage error saying so.
+    env.pop();
+    env.push(("SSL_CERT_FILE", "/nonexistent-ca.pem".to_owned()));
+    let untrusting = serve(&env, &[]);
+    let (status, error) = post(&untrusting, "admin-acme", "/v1/schemas/lead", &lead());
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (500, Some("storage")),
+        "{error}"
+    );
+}
+
+#[test]
 fn redis_going_away_is_a_storage_error_and_its_return_heals_the_service() {
     let mut redis = Redis::start();
     let mock = MockLlm::start();

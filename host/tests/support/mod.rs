@@ -15,23 +15,105 @@ pub struct Redis {
     port: u16,
     dir: tempfile::TempDir,
     child: Option<Child>,
+    tls: bool,
 }
 
 impl Redis {
     pub fn start() -> Self {
-        let port = free_port();
+        Self::started(false)
+    }
+
+    /// A server that speaks only TLS, with a certificate for 127.0.0.1 signed by a CA of its own
+    /// (made with `openssl`; [`Redis::ca_file`] is the CA to trust).
+    pub fn start_tls() -> Self {
+        Self::started(true)
+    }
+
+    fn started(tls: bool) -> Self {
         let mut redis = Self {
-            port,
+            port: free_port(),
             dir: tempfile::tempdir().unwrap(),
             child: None,
+            tls,
         };
+        if tls {
+            redis.make_certificates();
+        }
         redis.restart();
         redis
     }
 
-    /// `redis://127.0.0.1:<port>/0`.
+    /// `redis://127.0.0.1:<port>/0` (`rediss://` for a TLS server).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}/0", self.port)
+    }
+
+    /// The CA that signed a TLS server's certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    fn make_certificates(&self) {
+        let openssl = |args: &[&str]| {
+            let status = Command::new("openssl")
+                .current_dir(self.dir.path())
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("openssl runs (apt-get install openssl)");
+            assert!(status.success(), "openssl {args:?}");
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=structure test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ]);
+        std::fs::write(
+            self.dir.path().join("server.ext"),
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+        )
+        .unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.pem",
+        ]);
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -52,8 +134,27 @@ impl Redis {
     /// Starts the server again on the same port and data.
     pub fn restart(&mut self) {
         self.stop();
-        let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+        let port = self.port.to_string();
+        let mut command = Command::new("redis-server");
+        command.args(["--bind", "127.0.0.1"]);
+        if self.tls {
+            command
+                .args([
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    &port,
+                    "--tls-auth-clients",
+                    "no",
+                ])
+                .arg("--tls-cert-file")
+                .arg(self.dir.path().join("server.pem"))
+                .arg("--tls-key-file")
+                .arg(self.dir.path().join("server.key"));
+        } else {
+            command.args(["--port", &port]);
+        }
+        let child = command
             .args([
                 "--save",
                 "",
@@ -70,16 +171,20 @@ impl Redis {
             .expect("redis-server runs (apt-get install redis-server)");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.answers_ping() {
+        while !self.listens() {
             assert!(Instant::now() < deadline, "redis-server did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 
-    fn answers_ping(&self) -> bool {
+    /// Whether the server is up: it answers PING (a TLS server: it accepts a connection).
+    fn listens(&self) -> bool {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
         };
+        if self.tls {
+            return true;
+        }
         let mut reply = [0u8; 7];
         stream.write_all(b"PING\r\n").is_ok()
             && stream.read_exact(&mut reply).is_ok()
