@@ -188,9 +188,14 @@ export type RecordsOutcome =
     })
   | (OutcomeCommon & { status: 'stale'; errors: string[] });
 
-/** `data` exists only when it validated against the full schema, with the `sources` of its values. */
-export type Outcome =
-  | (OutcomeCommon & { status: 'ok'; data: Record<string, unknown>; sources: Source[] })
+/**
+ * `data` exists only when it validated against the full schema, with the `sources` of its values.
+ * It is an object for an object root; for another root it is that root's value (an array of
+ * records for an array of objects, else the string, number, boolean or array itself): name its
+ * type, `structure.structure<number>({ … })`.
+ */
+export type Outcome<Data = Record<string, unknown>> =
+  | (OutcomeCommon & { status: 'ok'; data: Data; sources: Source[] })
   | (OutcomeCommon & { status: 'need-more-input'; need: string })
   | (OutcomeCommon & { status: 'stale'; errors: string[] });
 
@@ -272,7 +277,9 @@ export interface Structure {
   /** The same instance seen from another tenant or project. */
   withScope(scope: Scope): Structure;
   structure(request: StructureRequest & { records: true }): Promise<RecordsOutcome>;
-  structure(request: StructureRequest & { records?: false }): Promise<Outcome>;
+  structure<Data = Record<string, unknown>>(
+    request: StructureRequest & { records?: false },
+  ): Promise<Outcome<Data>>;
   /** The tool definition (name, description, parameters, returns) to register with an agent framework. */
   toolDefinition(): Promise<Record<string, unknown>>;
   listSchemas(): Promise<SchemaInfo[]>;

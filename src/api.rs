@@ -133,6 +133,7 @@ fn structure_text(
         usage.add(spent_building);
         usage
     };
+    let (target, root) = schema::root::plan(target, request.records)?;
     let provider = provider::open(settings, &settings.model, ports).map_err(|error| {
         let usage = add_building(error.usage);
         error.with_usage(usage)
@@ -149,7 +150,7 @@ fn structure_text(
         extractive: settings.extractive.for_profile(provider.profile_name()),
         grounding: settings.grounding,
         reference_time: settings.reference_time,
-        records: request.records,
+        records: root.records(),
         chunk_bytes: settings.chunk_tokens(provider.profile_name()) as usize
             * content::BYTES_PER_TOKEN as usize,
         max_concurrent: settings.max_concurrent_calls as usize,
@@ -158,7 +159,8 @@ fn structure_text(
     let result = content::run(text, &target, limits, provider.as_ref(), ports);
     remember_window(settings, provider.as_ref(), window, ports);
     match result {
-        Ok(mut outcome) => {
+        Ok(outcome) => {
+            let mut outcome = root.finish(outcome);
             outcome.usage = add_building(outcome.usage);
             outcome.trace.schema_builder = builder_trace;
             Ok(outcome)

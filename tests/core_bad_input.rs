@@ -65,10 +65,10 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
             "schema",
         ),
         (
-            "root not an object",
-            json!({ "prompt": "p", "schema": { "type": "string" } }),
-            "invalid-schema",
-            "root",
+            "records asked of an array root, which is records already",
+            json!({ "prompt": "p", "schema": { "type": "array", "items": { "type": "object" } }, "records": true }),
+            "invalid-request:records",
+            "records mode by itself",
         ),
         (
             "a reference cycle",

@@ -39,25 +39,64 @@ fn invalid_schema_message(schema: Value) -> String {
 }
 
 #[test]
-fn the_root_must_describe_an_object() {
-    for schema in [
-        json!({ "type": "string" }),
-        json!({ "type": ["object", "null"] }),
-        json!({ "properties": { "a": { "type": "string" } } }),
-        json!({}),
-        json!({ "anyOf": [{ "type": "object" }, { "type": "string" }] }),
-    ] {
-        let message = invalid_schema_message(schema);
-        assert!(message.contains("\"type\": \"object\""), "{message}");
-    }
-    for schema in [
-        json!({ "type": "object" }),
-        json!({ "type": ["object"] }),
-        json!({ "$ref": "#/$defs/thing", "$defs": { "thing": { "type": "object" } } }),
-        json!({ "oneOf": [{ "type": "object" }, { "type": "object", "required": ["a"] }] }),
-        json!({ "allOf": [{ "type": "object" }, { "required": ["a"] }] }),
+fn every_root_some_value_satisfies_is_accepted() {
+    use structure::schema::root::{Root, classify};
+    for (schema, root) in [
+        (json!({ "type": "object" }), Root::Object),
+        (json!({ "type": ["object", "null"] }), Root::Object),
+        (
+            json!({ "properties": { "a": { "type": "string" } } }),
+            Root::Object,
+        ),
+        (json!({}), Root::Object),
+        (
+            json!({ "anyOf": [{ "type": "object" }, { "type": "string" }] }),
+            Root::Object,
+        ),
+        (
+            json!({ "$ref": "#/$defs/thing", "$defs": { "thing": { "type": "object" } } }),
+            Root::Object,
+        ),
+        (
+            json!({ "allOf": [{ "type": "object" }, { "required": ["a"] }] }),
+            Root::Object,
+        ),
+        (
+            json!({ "type": "array", "items": { "type": "object" } }),
+            Root::Records,
+        ),
+        (
+            json!({ "type": "array", "items": { "$ref": "#/definitions/o" }, "definitions": { "o": { "type": "object" } } }),
+            Root::Records,
+        ),
+        (
+            json!({ "type": "array", "items": { "type": "string" } }),
+            Root::Wrapped,
+        ),
+        (
+            json!({ "type": "array", "prefixItems": [{ "type": "object" }], "items": { "type": "object" } }),
+            Root::Wrapped,
+        ),
+        (json!({ "type": "string" }), Root::Wrapped),
+        (json!({ "enum": ["a", "b"] }), Root::Wrapped),
+        (json!({ "const": 3 }), Root::Wrapped),
+        (
+            json!({ "anyOf": [{ "type": "string" }, { "type": "number" }] }),
+            Root::Wrapped,
+        ),
+        (
+            json!({ "$ref": "#/$defs/n", "$defs": { "n": { "type": "number" } } }),
+            Root::Wrapped,
+        ),
     ] {
         assert!(inline(schema.clone()).is_ok(), "{schema}");
+        assert_eq!(classify(&schema).unwrap(), root, "{schema}");
+    }
+    for schema in [
+        json!({ "$ref": "#" }),
+        json!({ "$ref": "#/$defs/a", "$defs": { "a": { "$ref": "#/$defs/b" }, "b": { "$ref": "#/$defs/a" } } }),
+    ] {
+        assert!(invalid_schema_message(schema).contains("reference back to itself"));
     }
 }
 

@@ -274,8 +274,8 @@ async fn registrations_are_checked_and_bad_ones_change_nothing() {
             "not a valid schema name",
         ),
         (
-            registration("x", json!({ "type": "string" }), None),
-            "root must describe an object",
+            registration("x", json!({ "$ref": "#" }), None),
+            "reference back to itself",
         ),
         (
             registration(

@@ -1,58 +1,10 @@
-//! Checks an inline schema passes before it is compiled: an object root, no external `$ref`
-//! (its keywords and formats: [`super::keywords`]).
+//! Checks an inline schema passes before it is compiled: no external `$ref` (its keywords and
+//! formats: [`super::keywords`]; its root: [`super::root`]).
 
 use serde_json::Value;
 
 use crate::error::StructureError;
-use crate::schema::walk::{self, Next, too_deep};
-
-/// The root must describe an object: `"type": "object"`, or a composition (`$ref`, `anyOf`,
-/// `oneOf`, `allOf`) whose every branch does. A root without `type` would accept strings too.
-pub fn check_object_root(schema: &Value) -> Result<(), StructureError> {
-    if describes_object(schema, schema, 0) {
-        Ok(())
-    } else {
-        Err(StructureError::invalid_schema(
-            "the schema's root must describe an object: add \"type\": \"object\" at the top level",
-        ))
-    }
-}
-
-fn describes_object(root: &Value, node: &Value, depth: usize) -> bool {
-    if too_deep(depth) {
-        return false;
-    }
-    let Value::Object(map) = node else {
-        return false;
-    };
-    match map.get("type") {
-        Some(Value::String(ty)) => return ty == "object",
-        Some(Value::Array(types)) => {
-            return !types.is_empty() && types.iter().all(|ty| ty == "object");
-        }
-        Some(_) => return false,
-        None => {}
-    }
-    if let Some(Value::String(reference)) = map.get("$ref") {
-        return resolve_local(root, reference)
-            .is_some_and(|target| describes_object(root, target, depth + 1));
-    }
-    if let Some(Value::Array(branches)) = map.get("allOf")
-        && branches
-            .iter()
-            .any(|branch| describes_object(root, branch, depth + 1))
-    {
-        return true;
-    }
-    ["anyOf", "oneOf"]
-        .iter()
-        .any(|keyword| match map.get(*keyword) {
-            Some(Value::Array(branches)) if !branches.is_empty() => branches
-                .iter()
-                .all(|branch| describes_object(root, branch, depth + 1)),
-            _ => false,
-        })
-}
+use crate::schema::walk::{self, Next};
 
 /// The node a same-document reference (`#`, `#/json/pointer`) points to.
 pub fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {

@@ -10,6 +10,7 @@ pub mod checks;
 pub mod examples;
 pub mod keywords;
 pub mod registry;
+pub mod root;
 pub mod skill;
 pub mod subset;
 pub mod validator;
@@ -39,8 +40,8 @@ pub struct TargetSchema {
 }
 
 impl TargetSchema {
-    /// A checked target: within the limits, no external reference, compiles, root describes an
-    /// object.
+    /// A checked target: within the limits, no external reference, compiles, a root some value
+    /// validates against.
     pub fn new(
         schema: Value,
         manual: Option<String>,
@@ -100,7 +101,7 @@ pub fn check(
     let warnings = keywords::check(schema, limits.refuse_unknown_formats)?;
     checks::reject_external_refs(schema)?;
     let compiled = CompiledSchema::compile(schema)?;
-    checks::check_object_root(schema)?;
+    root::classify(schema)?;
     Ok((compiled, warnings))
 }
 

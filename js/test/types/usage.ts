@@ -26,6 +26,12 @@ const feedback: string[] = outcome.trace.feedback;
 const calls: number = outcome.usage.llmCalls;
 void [feedback, calls];
 
+const seats = await structure.structure<number>({ prompt: 'The van has 9 seats.', schema: { type: 'integer' } });
+if (seats.status === 'ok') {
+  const count: number = seats.data;
+  void count;
+}
+
 const found = await structure.structure({ prompt: 'Ada ordered 2 pens. Alan ordered a lamp.', schema: {}, records: true });
 if (found.status === 'ok') {
   const records: Record<string, unknown>[] = found.data;
