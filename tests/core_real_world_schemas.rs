@@ -211,9 +211,9 @@ fn openapi_formats_are_checked() {
         "big": { "type": "integer", "format": "int64" },
         "avatar": { "type": "string", "format": "byte" }
     } });
-    let compiled = structure::schema::check(&schema, &Default::default())
+    let compiled = structure::schema::check(schema, &Default::default())
         .unwrap()
-        .0;
+        .1;
     assert!(compiled.is_valid(&json!({ "id": 7, "big": 9_000_000_000i64, "avatar": "aGVsbG8=" })));
     assert!(
         !compiled.is_valid(&json!({ "id": 2_147_483_648i64 })),

@@ -200,7 +200,7 @@ fn invalid_schemas_get_an_error_naming_the_problem() {
     let message = invalid_schema_message(
         json!({ "type": "object", "properties": { "a": { "$ref": "#/$defs/missing" } } }),
     );
-    assert!(message.contains("does not compile"), "{message}");
+    assert!(message.contains("points to nothing"), "{message}");
 }
 
 #[test]
@@ -410,4 +410,50 @@ fn the_meta_schema_accepts_the_simplified_subset_and_rejects_the_rest() {
     ] {
         assert!(!meta.compiled.is_valid(&bad), "{bad}");
     }
+}
+
+#[test]
+fn a_bare_pointer_reference_is_read_as_the_fragment_it_means() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "ipmi": { "type": "object", "properties": { "host": { "type": "string" } } },
+            "backup": { "$ref": "/properties/ipmi" }
+        }
+    });
+    let target = inline(schema).unwrap();
+    assert_eq!(
+        target.schema["properties"]["backup"]["$ref"],
+        "#/properties/ipmi"
+    );
+    assert!(
+        target.warnings.iter().any(|warning| warning.starts_with(
+            "/properties/backup/$ref: $ref \"/properties/ipmi\" is read as \"#/properties/ipmi\""
+        )),
+        "{:?}",
+        target.warnings
+    );
+    assert!(
+        !target
+            .compiled
+            .is_valid(&json!({ "backup": { "host": 5 } }))
+    );
+    // A bare pointer to nothing is no reference into the schema: refused as leaving it.
+    let message = invalid_schema_message(
+        json!({ "type": "object", "properties": { "a": { "$ref": "/nowhere" } } }),
+    );
+    assert!(message.contains("\"/nowhere\""), "{message}");
+}
+
+#[test]
+fn a_reference_to_nothing_names_itself_and_where_it_is() {
+    let message = invalid_schema_message(json!({
+        "type": "object",
+        "properties": { "a": { "$ref": "#/definitions/missing" } },
+        "definitions": { "present": { "type": "string" } }
+    }));
+    assert_eq!(
+        message,
+        "$ref \"#/definitions/missing\" at /properties/a/$ref points to nothing in the schema: no /definitions/missing in it"
+    );
 }

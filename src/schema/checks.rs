@@ -1,5 +1,6 @@
-//! Checks an inline schema passes before it is compiled: no external `$ref` (its keywords and
-//! formats: [`super::keywords`]; its root: [`super::root`]).
+//! Checks an inline schema passes before it is compiled: its references — none leaves the
+//! document, each points to something, a bare JSON pointer is read as the fragment it means —
+//! (its keywords and formats: [`super::keywords`]; its root: [`super::root`]).
 
 use serde_json::Value;
 
@@ -71,6 +72,88 @@ pub fn reject_external_refs(schema: &Value) -> Result<(), StructureError> {
         Some((location, reference)) => Err(StructureError::invalid_schema(format!(
             "external reference {reference:?} at {location} is not allowed: only same-document \
              references starting with \"#\" are; inline the referenced schema under $defs"
+        ))),
+    }
+}
+
+/// Where the schema's embedded resources (subschemas with an `$id` of their own) are: a `#…`
+/// reference inside one points into it, not into the document.
+fn embedded_resources(schema: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    walk::objects(schema, &mut |map, at| {
+        if !at.is_empty() && map.contains_key("$id") {
+            found.push(format!("{at}/"));
+        }
+        Next::Descend
+    });
+    found
+}
+
+/// Reads every `$ref` written as a bare JSON pointer into this document (`/properties/ipmi`) as
+/// the fragment it means (`#/properties/ipmi`), with a warning each: JSON Schema reads it as a
+/// relative URI against the document's address, where it points to nothing.
+pub fn read_bare_pointers(schema: &mut Value) -> Vec<String> {
+    if schema.get("$id").is_some() {
+        // With an address of its own, `/x` names another document (refused as external).
+        return Vec::new();
+    }
+    let embedded = embedded_resources(schema);
+    let mut bare = Vec::new();
+    walk::objects(schema, &mut |map, at| {
+        if let Some(Value::String(reference)) = map.get("$ref")
+            && reference.starts_with('/')
+            && !embedded
+                .iter()
+                .any(|resource| at.starts_with(resource.as_str()))
+            && resolve_local(schema, &format!("#{reference}")).is_some()
+        {
+            bare.push((format!("{at}/$ref"), reference.clone()));
+        }
+        Next::Descend
+    });
+    if bare.is_empty() {
+        return Vec::new();
+    }
+    walk::objects_mut(schema, &mut |map| {
+        if let Some(Value::String(reference)) = map.get_mut("$ref")
+            && bare.iter().any(|(_, written)| written == reference)
+        {
+            reference.insert(0, '#');
+        }
+    });
+    bare.into_iter()
+        .map(|(at, reference)| {
+            format!(
+                "{at}: $ref {reference:?} is read as \"#{reference}\" (a JSON pointer into the \
+                 schema is written after #)"
+            )
+        })
+        .collect()
+}
+
+/// Refuses a same-document `$ref` (`#/…`) that points to nothing, naming where it is and the
+/// reference as written, before the compiler says it in its own words.
+pub fn reject_dangling_refs(schema: &Value) -> Result<(), StructureError> {
+    let embedded = embedded_resources(schema);
+    let mut dangling = None;
+    walk::objects(schema, &mut |map, at| {
+        if let Some(Value::String(reference)) = map.get("$ref")
+            && reference.starts_with("#/")
+            && !embedded
+                .iter()
+                .any(|resource| at.starts_with(resource.as_str()))
+            && resolve_local(schema, reference).is_none()
+        {
+            dangling = Some((format!("{at}/$ref"), reference.clone()));
+            return Next::Stop;
+        }
+        Next::Descend
+    });
+    match dangling {
+        None => Ok(()),
+        Some((at, reference)) => Err(StructureError::invalid_schema(format!(
+            "$ref {reference:?} at {at} points to nothing in the schema: no {} in it",
+            percent_decode(&reference[1..])
         ))),
     }
 }

@@ -301,8 +301,8 @@ fn is_extension(keyword: &str) -> bool {
 }
 
 /// The known word `word` is a slip of: the same ignoring case, or within an edit distance that
-/// grows with the word (none for words of three letters, one up to five, two beyond), a swap
-/// of two neighbouring letters counting one.
+/// grows with the shorter of the two (none for three letters, one up to five, two beyond), a
+/// swap of two neighbouring letters counting one: `form` is a word of its own, not `format`.
 fn near_miss<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
     known
         .iter()
@@ -316,7 +316,7 @@ fn near_miss<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
             (distance, *candidate)
         })
         .filter(|(distance, candidate)| {
-            let allowed = match candidate.chars().count() {
+            let allowed = match candidate.chars().count().min(word.chars().count() + 1) {
                 0..=3 => 0,
                 4..=5 => 1,
                 _ => 2,
@@ -341,6 +341,18 @@ mod tests {
             Some("maxLength")
         );
         assert_eq!(near_miss("ref", VALIDATION_KEYWORDS), Some("$ref"));
+        assert_eq!(near_miss("patern", VALIDATION_KEYWORDS), Some("pattern"));
+        assert_eq!(near_miss("minimun", VALIDATION_KEYWORDS), Some("minimum"));
+        assert_eq!(
+            near_miss("propertys", VALIDATION_KEYWORDS),
+            Some("properties")
+        );
+        assert_eq!(
+            near_miss("form", VALIDATION_KEYWORDS),
+            None,
+            "two edits from format"
+        );
+        assert_eq!(near_miss("item", VALIDATION_KEYWORDS), Some("items"));
         for annotation in [
             "self",
             "name",
@@ -358,6 +370,18 @@ mod tests {
                 "{annotation}"
             );
         }
+    }
+
+    #[test]
+    fn a_property_named_or_annotated_form_is_no_slip_of_format() {
+        let schema = json!({"type": "object", "properties": {"form": {"type": "string", "form": "textarea"}}});
+        let warnings = check(&schema, false).unwrap();
+        assert_eq!(
+            warnings,
+            [
+                "/properties/form: \"form\" is not a JSON Schema keyword, kept as an annotation: it checks nothing"
+            ]
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl TargetSchema {
         origin: String,
         limits: &CallLimits,
     ) -> Result<Self, StructureError> {
-        let (compiled, warnings) = check(&schema, limits)?;
+        let (schema, compiled, warnings) = check(schema, limits)?;
         Ok(Self {
             schema,
             manual,
@@ -92,17 +92,20 @@ pub fn json_type(value: &Value) -> &'static str {
 }
 
 /// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing):
+/// the schema as it is read (a `$ref` written as a bare pointer read as the fragment it means),
 /// its compiled form and its warnings (see [`keywords`]).
 pub fn check(
-    schema: &Value,
+    mut schema: Value,
     limits: &CallLimits,
-) -> Result<(CompiledSchema, Vec<String>), StructureError> {
-    limits.check_schema(schema)?;
-    let warnings = keywords::check(schema, limits.refuse_unknown_formats)?;
-    checks::reject_external_refs(schema)?;
-    let compiled = CompiledSchema::compile(schema)?;
-    root::classify(schema)?;
-    Ok((compiled, warnings))
+) -> Result<(Value, CompiledSchema, Vec<String>), StructureError> {
+    limits.check_schema(&schema)?;
+    let mut warnings = keywords::check(&schema, limits.refuse_unknown_formats)?;
+    warnings.extend(checks::read_bare_pointers(&mut schema));
+    checks::reject_external_refs(&schema)?;
+    checks::reject_dangling_refs(&schema)?;
+    let compiled = CompiledSchema::compile(&schema)?;
+    root::classify(&schema)?;
+    Ok((schema, compiled, warnings))
 }
 
 /// Resolves every schema input but a description (that takes the builder and its LLM call).

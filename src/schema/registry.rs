@@ -239,8 +239,8 @@ impl<'a> Registry<'a> {
     }
 
     /// Registers a schema at this scope's own level (its project's, else its tenant's). The
-    /// schema must be usable as a target (it compiles, its root is an object, it has no external
-    /// reference), and an update of an existing name must follow the versioning rules.
+    /// schema must be usable as a target (it compiles, some value satisfies its root, it has no
+    /// external or dangling reference; it is stored as it is read), and an update of an existing name must follow the versioning rules.
     pub fn register(
         &self,
         registration: Registration,
@@ -254,7 +254,7 @@ impl<'a> Registry<'a> {
                 "the schema to register must be a JSON object",
             ));
         }
-        super::check(&registration.schema, limits)?;
+        let (schema, _, _) = super::check(registration.schema, limits)?;
         if let Some(manual) = &registration.manual {
             limits.check_manual(manual)?;
         }
@@ -268,7 +268,7 @@ impl<'a> Registry<'a> {
                 &registration.name,
                 &existing.schema,
                 Version::parse(&existing.version)?,
-                &registration.schema,
+                &schema,
                 version,
             )?;
             if !changed && existing.manual == manual {
@@ -278,7 +278,7 @@ impl<'a> Registry<'a> {
         let stored = Stored {
             name: registration.name.clone(),
             version: version.to_string(),
-            schema: registration.schema,
+            schema,
             manual,
         };
         store::write(self.store, &key, &stored)?;
