@@ -84,9 +84,9 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
         ),
         (
             "a misspelt keyword",
-            json!({ "prompt": "p", "schema": { "type": "object", "requird": ["a"] } }),
+            json!({ "prompt": "p", "schema": { "properties": { "a": {} }, "tpye": "object" } }),
             "invalid-schema",
-            "did you mean \"required\"",
+            "did you mean \"type\"",
         ),
         (
             "a misspelt format",
@@ -332,7 +332,7 @@ fn bad_registrations_and_settings_change_nothing() {
         ("an upper-case name", structure::register_schema(&scope, registration("Lead", object.clone(), None), &ports).map(drop), "invalid-request:schema"),
         ("a non-object schema", structure::register_schema(&scope, registration("x", json!("s"), None), &ports).map(drop), "invalid-request:schema"),
         ("a schema with an external $ref", structure::register_schema(&scope, registration("x", json!({ "type": "object", "properties": { "a": { "$ref": "https://example.com/s" } } }), None), &ports).map(drop), "invalid-schema"),
-        ("a misspelt keyword", structure::register_schema(&scope, registration("x", json!({ "type": "object", "propertys": {} }), None), &ports).map(drop), "invalid-schema"),
+        ("a misspelt keyword", structure::register_schema(&scope, registration("x", json!({ "properties": {}, "tpye": "object" }), None), &ports).map(drop), "invalid-schema"),
         ("a bad version", structure::register_schema(&scope, registration("x", object.clone(), Some("one")), &ports).map(drop), "invalid-request:version"),
         ("a breaking minor update", structure::register_schema(&scope, registration("lead", json!({ "type": "object", "properties": { "company": { "type": "integer" } } }), Some("1.1")), &ports).map(drop), "invalid-request:version"),
         ("deregistering a climbing name", structure::deregister_schema(&scope, "../../x", &ports).map(drop), "invalid-request:schema"),

@@ -156,31 +156,19 @@ fn annotations_from_the_wild_are_accepted_and_listed_as_warnings() {
 }
 
 #[test]
-fn near_misses_of_validation_keywords_and_formats_are_refused() {
+fn near_misses_of_short_keywords_and_of_formats_are_refused() {
     for (schema, says) in [
         (
-            json!({ "type": "object", "requierd": ["a"] }),
-            "did you mean \"required\"",
+            json!({ "properties": { "a": {} }, "tpye": "object" }),
+            "did you mean \"type\"",
         ),
         (
-            json!({ "type": "object", "propertys": {} }),
-            "did you mean \"properties\"",
+            json!({ "type": "object", "properties": { "l": { "type": "array", "itmes": { "type": "string" } } } }),
+            "did you mean \"items\"",
         ),
         (
-            json!({ "type": "object", "properties": { "n": { "type": "integer", "minimun": 1 } } }),
-            "did you mean \"minimum\"",
-        ),
-        (
-            json!({ "type": "object", "properties": { "s": { "type": "string", "maxLenght": 5 } } }),
-            "did you mean \"maxLength\"",
-        ),
-        (
-            json!({ "type": "object", "properties": { "s": { "type": "string", "patern": "^a" } } }),
-            "did you mean \"pattern\"",
-        ),
-        (
-            json!({ "type": "object", "Required": ["a"] }),
-            "did you mean \"required\"",
+            json!({ "type": "object", "properties": { "l": { "ref": "#/$defs/a" } }, "$defs": { "a": {} } }),
+            "did you mean \"$ref\"",
         ),
         (
             json!({ "type": "object", "properties": { "d": { "type": "string", "format": "date-tme" } } }),
@@ -193,6 +181,38 @@ fn near_misses_of_validation_keywords_and_formats_are_refused() {
     ] {
         let message = refusal(schema.clone(), &[]);
         assert!(message.contains(says), "{schema}: {message}");
+    }
+    // A near miss of a longer keyword is as often a word of the schema's own: an annotation,
+    // with a warning that names the keyword it resembles.
+    for (schema, says) in [
+        (
+            json!({ "type": "object", "requierd": ["a"] }),
+            "/: \"requierd\" is not a JSON Schema keyword, kept as an annotation: it checks nothing (did you mean \"required\"?)",
+        ),
+        (
+            json!({ "type": "object", "propertys": {} }),
+            "(did you mean \"properties\"?)",
+        ),
+        (
+            json!({ "type": "object", "properties": { "s": { "type": "string", "maxlength": 5 } } }),
+            "(did you mean \"maxLength\"?)",
+        ),
+        (
+            json!({ "type": "object", "properties": { "s": { "type": "string", "patern": "^a" } } }),
+            "(did you mean \"pattern\"?)",
+        ),
+        (
+            json!({ "type": "object", "properties": { "form": { "type": "string", "form": "textarea" } } }),
+            "it checks nothing",
+        ),
+    ] {
+        let warnings = structure::schema::check(schema.clone(), &Default::default())
+            .unwrap()
+            .2;
+        assert!(
+            warnings.iter().any(|warning| warning.contains(says)),
+            "{schema}: {warnings:?}"
+        );
     }
     let message = refusal(
         json!({ "type": "object", "properties": { "phone": { "type": "string", "format": "phone" } } }),

@@ -331,3 +331,28 @@ fn an_array_whose_items_refer_back_to_it_is_one_wrapped_value() {
     let sent = &bodies[0]["response_format"]["json_schema"]["schema"]["$defs"]["structure_target"];
     assert_eq!(sent["required"], json!(["value"]), "{sent}");
 }
+
+#[test]
+fn a_schema_over_openais_totals_is_sent_loosened_and_the_answer_read_back() {
+    // Thirteen levels of objects: OpenAI takes ten, the envelope is one of them.
+    let deep = (0..13).fold(
+        json!({ "type": "string", "minLength": 2 }),
+        |inner, _| json!({ "type": "object", "properties": { "a": inner }, "required": ["a"] }),
+    );
+    let value = (0..13).fold(json!("ok"), |inner, _| json!({ "a": inner }));
+    // The model answers the nine levels it was sent, the rest as the JSON text it was asked for.
+    let mut answer = value.clone();
+    let cut = answer.pointer_mut(&"/a".repeat(9)).unwrap();
+    *cut = json!(cut.to_string());
+    let (outcome, bodies) = run("ok", deep, false, vec![Reply::answer(answer)]);
+    assert_eq!(data(&outcome), value);
+    let transforms = &ok(&outcome).trace.schema_transforms;
+    assert!(
+        transforms
+            .iter()
+            .any(|transform| transform.contains("nested deeper than the provider takes")),
+        "{transforms:?}"
+    );
+    let sent = bodies[0]["response_format"]["json_schema"]["schema"].to_string();
+    assert!(sent.contains("JSON-encoded string"), "{sent}");
+}

@@ -430,3 +430,61 @@ async fn models_without_native_structured_output_fall_back_to_strict_tools() {
         ErrorKind::Configuration("structure_delivery".into())
     );
 }
+
+/// A call of an inline `schema` over `prompt`.
+fn inline(prompt: &str, schema: Value) -> Request {
+    Request {
+        prompt: prompt.into(),
+        schema: SchemaInput::Inline(schema.to_string()),
+        ..request(3)
+    }
+}
+
+#[tokio::test]
+async fn scalar_and_array_roots_run_on_every_providers_wire() {
+    for provider in PROVIDERS {
+        let label = provider.name;
+        let mock = MockLlm::start();
+        let client = client(&mock, provider, "native");
+
+        // A classification: the root enum travels wrapped, and comes back as the value itself.
+        mock.push(provider.wire.answer(Form::Text, json!({ "value": "spam" })));
+        let label_schema = json!({ "enum": ["spam", "ham"], "description": "the kind of mail" });
+        let outcome = client
+            .structure(
+                &Scope::default(),
+                &inline("Buy cheap watches now!", label_schema),
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.status, Status::Ok, "{label}: {:?}", outcome.errors);
+        assert_eq!(outcome.data.as_deref(), Some("\"spam\""), "{label}");
+        let sent = mock.requests()[0].body.clone();
+        assert!(
+            sent.contains("\"value\"") && sent.contains("\"ham\""),
+            "{label}: the wrapped enum is sent: {sent}"
+        );
+
+        // An array of objects: every record, checked whole.
+        let orders = json!({ "type": "array", "minItems": 1, "items": { "type": "object",
+            "properties": { "order": { "type": "string" } }, "required": ["order"] } });
+        mock.push(provider.wire.answer(
+            Form::Text,
+            json!({ "records": [{ "order": "ORD-1" }, { "order": "ORD-2" }] }),
+        ));
+        let outcome = client
+            .structure(
+                &Scope::default(),
+                &inline("Orders ORD-1 and ORD-2 shipped.", orders),
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.status, Status::Ok, "{label}: {:?}", outcome.errors);
+        assert_eq!(
+            serde_json::from_str::<Value>(outcome.data.as_deref().unwrap()).unwrap(),
+            json!([{ "order": "ORD-1" }, { "order": "ORD-2" }]),
+            "{label}"
+        );
+        assert_eq!(outcome.sources[1].pointer, "/1/order", "{label}");
+    }
+}

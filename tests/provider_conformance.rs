@@ -128,7 +128,31 @@ fn tricky_schemas() -> Vec<Value> {
                 "address": { "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] }
             }
         }),
+        wild_sized(),
+        json!({ "title": "label", "enum": ["spam", "ham", "unsure"] }),
     ]
+}
+
+/// A schema of the sizes found in the wild, over OpenAI's totals: 1,950 enum values in two
+/// enums, 13 levels of nesting; with a property that can never be there and untyped items.
+fn wild_sized() -> Value {
+    let values =
+        |prefix: &str| -> Vec<String> { (0..975).map(|n| format!("{prefix}-{n}")).collect() };
+    let deep = (0..12).fold(json!({ "type": "string" }), |inner, level| {
+        json!({ "type": "object", "properties": { format!("level{level}"): inner } })
+    });
+    json!({
+        "title": "wild-sized",
+        "type": "object",
+        "properties": {
+            "species": { "enum": values("species") },
+            "move": { "enum": values("move") },
+            "deep": deep,
+            "never": false,
+            "anything": { "type": "array", "items": true }
+        },
+        "required": ["species"]
+    })
 }
 
 fn all_schemas() -> Vec<Value> {

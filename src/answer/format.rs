@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value, json};
 
 use crate::lru::Recent;
+use crate::schema::subset::totals::{self, Totals};
 use crate::schema::subset::{Subset, to_subset};
 use crate::schema::walk::{self, Next};
 
@@ -155,7 +156,7 @@ impl AnswerFormat {
             |body| {
                 json!({
                     "type": "object",
-                    "properties": { ANSWER_KEY: { "anyOf": [body, need] } },
+                    "properties": { ANSWER_KEY: { "anyOf": [body, need.clone()] } },
                     "required": [ANSWER_KEY],
                     "additionalProperties": false,
                 })
@@ -178,7 +179,7 @@ impl AnswerFormat {
         target: &Value,
         subset: &Subset,
         answer: impl Fn(Value) -> Value,
-        wrap: impl FnOnce(Value) -> Value,
+        wrap: impl Fn(Value) -> Value,
     ) -> Self {
         let mut transforms = Vec::new();
         let Hoisted { mut body, mut defs } = hoist(target);
@@ -190,19 +191,32 @@ impl AnswerFormat {
                  deeper values travel as JSON-encoded strings"
             ));
         }
-        let mut source = answer(body.clone());
+        let lower = |body: &Value, defs: &Map<String, Value>, transforms: &mut Vec<String>| {
+            let body = to_subset(body, subset, "", transforms);
+            let mut schema = wrap(answer(body));
+            if !defs.is_empty() {
+                let defs = defs.iter().map(|(name, schema)| {
+                    let at = format!("/$defs/{name}");
+                    (name.clone(), to_subset(schema, subset, &at, transforms))
+                });
+                schema["$defs"] = Value::Object(defs.collect());
+            }
+            schema
+        };
+        let mut schema = lower(&body, &defs, &mut transforms);
+        if let Some(limits) = &subset.limits
+            && !Totals::of(&schema).within(limits)
+        {
+            transforms.clear();
+            let sent = |body: &Value, defs: &Map<String, Value>| lower(body, defs, &mut Vec::new());
+            totals::fit(&mut body, &mut defs, limits, sent, &mut transforms);
+            schema = lower(&body, &defs, &mut transforms);
+        }
+        let mut source = answer(body);
         if !defs.is_empty()
             && let Value::Object(map) = &mut source
         {
-            map.insert("$defs".into(), Value::Object(defs.clone()));
-        }
-        let body = to_subset(&body, subset, "", &mut transforms);
-        for (name, schema) in defs.iter_mut() {
-            *schema = to_subset(schema, subset, &format!("/$defs/{name}"), &mut transforms);
-        }
-        let mut schema = wrap(answer(body));
-        if !defs.is_empty() {
-            schema["$defs"] = Value::Object(defs);
+            map.insert("$defs".into(), Value::Object(defs));
         }
         Self {
             schema,

@@ -4,9 +4,10 @@
 //! JSON Schema ignores keywords it does not define, so schemas from the wild carry many —
 //! OpenAPI's `nullable` and `example`, Snowplow's `self`, `javaType`, `readonly`, notes. They
 //! are annotations: accepted, carried to the model, listed in the trace's warnings. Refused is
-//! only what would silently drop a constraint the author meant: a near miss of a validation
-//! keyword (`requierd`, `minimun`, `maxLenght`) whose real keyword is not there, or of a
-//! format (`date-tme`). Keys starting with `x-` or `_` are extensions, never refused or warned
+//! only what surely drops a constraint the author meant: a slip of a short validation keyword
+//! (`tpye`, `itmes`, `ref`: one edit from a keyword under six letters) whose real keyword is not
+//! there, or a near miss of a format (`date-tme`). A near miss of a longer keyword (`requierd`,
+//! `maxlength`) is an annotation whose warning names the keyword it resembles. Keys starting with `x-` or `_` are extensions, never refused or warned
 //! about. A format nobody defines is an annotation too, with a warning (refused when the
 //! operator sets `structure_unknown_formats=refuse`); OpenAPI's formats are understood.
 //!
@@ -18,8 +19,10 @@
 //!     "properties": {"id": {"type": "integer", "format": "int64"}, "n": {"type": "string", "format": "phone"}}});
 //! let warnings = keywords::check(&schema, false).unwrap();
 //! assert_eq!(warnings.len(), 2, "{warnings:?}");
-//! let typo = json!({"type": "object", "requierd": ["a"]});
-//! assert!(keywords::check(&typo, false).unwrap_err().message.contains("did you mean \"required\""));
+//! let typo = json!({"properties": {"a": {}}, "tpye": "object"});
+//! assert!(keywords::check(&typo, false).unwrap_err().message.contains("did you mean \"type\""));
+//! let near = json!({"type": "object", "requierd": ["a"]});
+//! assert!(keywords::check(&near, false).unwrap()[0].ends_with("(did you mean \"required\"?)"));
 //! ```
 
 use serde_json::Value;
@@ -202,9 +205,9 @@ pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>
             if KNOWN_KEYWORDS.contains(&keyword.as_str()) || is_extension(keyword) {
                 continue;
             }
-            if let Some(meant) =
-                near_miss(keyword, VALIDATION_KEYWORDS).filter(|meant| !map.contains_key(*meant))
-            {
+            let meant =
+                near_miss(keyword, VALIDATION_KEYWORDS).filter(|meant| !map.contains_key(*meant));
+            if let Some(meant) = meant.filter(|meant| is_slip(keyword, meant)) {
                 refused = Some(StructureError::invalid_schema(format!(
                     "unknown keyword \"{keyword}\" at {at}: JSON Schema would ignore it and check \
                      nothing; did you mean \"{meant}\"?"
@@ -215,7 +218,12 @@ pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>
                 .iter()
                 .find(|(foreign, _)| foreign == keyword)
                 .map_or_else(
-                    || "kept as an annotation: it checks nothing".to_owned(),
+                    || match meant {
+                        Some(meant) => format!(
+                            "kept as an annotation: it checks nothing (did you mean \"{meant}\"?)"
+                        ),
+                        None => "kept as an annotation: it checks nothing".to_owned(),
+                    },
                     |(_, meaning)| format!("kept as an annotation: {meaning}"),
                 );
             warnings.push(format!(
@@ -298,6 +306,13 @@ pub fn is_known_draft(uri: &str) -> bool {
 /// `x-…` and `_…`: extensions by convention.
 fn is_extension(keyword: &str) -> bool {
     keyword.starts_with("x-") || keyword.starts_with('_')
+}
+
+/// Whether `keyword` is surely a slip of the short keyword `meant` (`tpye`, `itmes`, `ref`): one
+/// edit from a keyword under six letters. A longer keyword's near miss (`requierd`,
+/// `maxlength`) is as often a word of the schema's own, and stays an annotation with a warning.
+fn is_slip(keyword: &str, meant: &str) -> bool {
+    meant.chars().count() < 6 && strsim::osa_distance(meant, keyword) == 1
 }
 
 /// The known word `word` is a slip of: the same ignoring case, or within an edit distance that

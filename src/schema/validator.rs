@@ -61,7 +61,9 @@ thread_local! {
 }
 
 /// Where a checked schema sits in the registry of [`CompiledSchema::compile_checked`].
-const CHECKED_URI: &str = "urn:structure:checked";
+/// An address with a path (`.invalid` names no host): a root `$id` written relative to it
+/// (`"id": "parameter_selection"`, `"$id": "/properties/a"`) resolves, where a URN base takes none.
+const CHECKED_URI: &str = "https://structure.invalid/checked.json";
 
 impl CompiledSchema {
     /// Compiles a schema nobody has checked yet: it is validated against its draft's

@@ -12,6 +12,10 @@ use structure::ports::{
     Clock, Config, HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
 };
 
+mod strict;
+#[allow(unused_imports)]
+pub use strict::strict_violations;
+
 /// A transport that answers with scripted replies and records every request. What a client
 /// asks a server about itself before the first call (its model list, ...) is answered as an
 /// OpenAI endpoint answers it — 404 — and recorded apart, in `probes`.
@@ -198,92 +202,6 @@ pub fn bundled_names() -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// Keywords OpenAI's strict mode accepts (tests/provider-api/SUBSETS.md).
-const STRICT_KEYWORDS: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "$ref",
-    "$defs",
-    "description",
-    "title",
-    "pattern",
-    "format",
-    "multipleOf",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minItems",
-    "maxItems",
-];
-
-/// Every way `schema` breaks OpenAI's strict rules: a root that is not an object, an object that
-/// is not closed or does not require every property, a keyword strict mode rejects, `$defs`
-/// below the root, a `$ref` with siblings.
-pub fn strict_violations(schema: &Value) -> Vec<String> {
-    let mut found = Vec::new();
-    if schema.get("type") != Some(&Value::String("object".into())) {
-        found.push("/: root is not type object".to_owned());
-    }
-    check_strict(schema, "", true, &mut found);
-    found
-}
-
-fn check_strict(node: &Value, at: &str, root: bool, found: &mut Vec<String>) {
-    let Value::Object(map) = node else {
-        found.push(format!("{at}: boolean schema"));
-        return;
-    };
-    for key in map.keys() {
-        if !STRICT_KEYWORDS.contains(&key.as_str()) {
-            found.push(format!("{at}: keyword {key} not accepted"));
-        }
-    }
-    if map.contains_key("$defs") && !root {
-        found.push(format!("{at}: $defs below the root"));
-    }
-    if map.contains_key("$ref") && map.len() > 1 {
-        found.push(format!("{at}: $ref with siblings"));
-    }
-    if let Some(Value::Object(properties)) = map.get("properties") {
-        if map.get("additionalProperties") != Some(&Value::Bool(false)) {
-            found.push(format!("{at}: object without additionalProperties false"));
-        }
-        let required: Vec<&str> = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|names| names.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        for (name, schema) in properties {
-            if !required.contains(&name.as_str()) {
-                found.push(format!("{at}/properties/{name}: not required"));
-            }
-            check_strict(schema, &format!("{at}/properties/{name}"), false, found);
-        }
-    } else if map.get("type") == Some(&Value::String("object".into())) {
-        found.push(format!("{at}: object without properties"));
-    }
-    if let Some(items) = map.get("items") {
-        check_strict(items, &format!("{at}/items"), false, found);
-    }
-    if let Some(Value::Array(branches)) = map.get("anyOf") {
-        for (index, branch) in branches.iter().enumerate() {
-            check_strict(branch, &format!("{at}/anyOf/{index}"), false, found);
-        }
-    }
-    if let Some(Value::Object(defs)) = map.get("$defs") {
-        for (name, schema) in defs {
-            check_strict(schema, &format!("{at}/$defs/{name}"), false, found);
-        }
-    }
 }
 
 /// Compiles a schema with the same validator the product uses (for conformance checks).

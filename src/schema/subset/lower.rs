@@ -128,7 +128,9 @@ impl Rewrite<'_> {
                         out.insert(keyword.clone(), Value::Object(properties.collect()));
                     }
                 }
-                "additionalProperties" | "items" if value.is_object() => {
+                "additionalProperties" | "items"
+                    if value.is_object() || (keyword == "items" && *value == Value::Bool(true)) =>
+                {
                     let location = format!("{at}/{keyword}");
                     out.insert(keyword.clone(), self.node(value, &location, depth + 1));
                 }
@@ -266,6 +268,20 @@ impl Rewrite<'_> {
         depth: usize,
     ) {
         let required = required_names(source);
+        // A property whose schema is `false` can never be there: a closed object leaves it out.
+        let properties: Map<String, Value> = properties
+            .iter()
+            .filter(|(name, schema)| {
+                let never = **schema == Value::Bool(false);
+                if never {
+                    let location = format!("{at}/properties/{}", escape(name));
+                    self.record(&location, "a property that can never be present, left out");
+                }
+                !never
+            })
+            .map(|(name, schema)| (name.clone(), schema.clone()))
+            .collect();
+        let properties = &properties;
         let mut closed = Map::new();
         for (name, schema) in properties {
             let location = format!("{at}/properties/{}", escape(name));

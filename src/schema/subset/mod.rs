@@ -15,6 +15,7 @@
 
 mod lower;
 mod restore;
+pub mod totals;
 
 use serde_json::{Map, Value};
 
@@ -70,6 +71,8 @@ pub struct Subset {
     pub type_arrays_as_any_of: bool,
     /// The provider takes recursive schemas; without it, recursion is unrolled a few levels.
     pub recursive_refs: bool,
+    /// What the provider counts over the whole schema; a schema over it is loosened.
+    pub limits: Option<totals::Limits>,
 }
 
 /// The schema as it is.
@@ -87,6 +90,7 @@ pub const FULL: Subset = Subset {
     const_as_enum: false,
     type_arrays_as_any_of: false,
     recursive_refs: true,
+    limits: None,
 };
 
 /// OpenAI's strict mode (tests/provider-api/SUBSETS.md).
@@ -103,6 +107,7 @@ pub const OPENAI_STRICT: Subset = Subset {
     encode_free_form: true,
     any_of_only: true,
     bare_refs: true,
+    limits: Some(totals::OPENAI_LIMITS),
     ..FULL
 };
 
