@@ -245,6 +245,35 @@ fn an_array_root_of_objects_is_records_mode_by_itself() {
 }
 
 #[test]
+fn a_draft_04_array_root_with_an_id_reads_its_records_through_the_definition() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "https://example.com/orders.json",
+        "type": "array",
+        "items": { "$ref": "#/definitions/order" },
+        "definitions": { "order": { "properties": { "order": { "type": "string" } }, "required": ["order"] } }
+    });
+    let two = json!({ "records": [{ "order": "ORD-1" }, { "order": "ORD-2" }] });
+    let (outcome, _) = run(ORDERS, schema, false, vec![Reply::answer(two.clone())]);
+    assert_eq!(data(&outcome), two["records"]);
+    // The same document as a wrapped root: its definitions stay where its id says they are.
+    let tags = json!({
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "https://example.com/tags.json",
+        "type": "array",
+        "items": { "$ref": "#/definitions/tag" },
+        "definitions": { "tag": { "type": "string" } }
+    });
+    let (outcome, _) = run(
+        "red, blue",
+        tags,
+        false,
+        vec![Reply::answer(json!({ "value": ["red", "blue"] }))],
+    );
+    assert_eq!(data(&outcome), json!(["red", "blue"]));
+}
+
+#[test]
 fn an_array_root_is_checked_whole() {
     let two = || Reply::answer(json!({ "records": [{ "order": "ORD-1" }, { "order": "ORD-2" }] }));
     let array = |extra: Value| {

@@ -74,6 +74,10 @@ fn every_root_some_value_satisfies_is_accepted() {
             Root::Wrapped,
         ),
         (
+            json!({ "type": "array", "items": { "properties": { "a": {} }, "required": ["a"] } }),
+            Root::Records,
+        ),
+        (
             json!({ "type": "array", "prefixItems": [{ "type": "object" }], "items": { "type": "object" } }),
             Root::Wrapped,
         ),

@@ -37,8 +37,13 @@ use crate::schema::walk::{self, too_deep};
 pub const WRAPPED_KEY: &str = "value";
 
 /// Keywords of a root that belong to the document, not to the value: they stay at the root of
-/// what the content stage works on.
-const DOCUMENT_KEYWORDS: [&str; 4] = ["$schema", "$id", "$defs", "definitions"];
+/// what the content stage works on (`id` is draft-04's `$id`).
+const DOCUMENT_KEYWORDS: [&str; 5] = ["$schema", "$id", "id", "$defs", "definitions"];
+
+/// Whether `value` under `keyword` at a root is the document's: `id` only as draft-04 writes it.
+fn is_document_keyword(keyword: &str, value: &Value) -> bool {
+    keyword != "id" || value.is_string()
+}
 
 /// How the content stage works on a root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +84,7 @@ pub fn classify(schema: &Value) -> Result<Root, StructureError> {
         && !map.contains_key("prefixItems")
         && map
             .get("items")
-            .is_some_and(|items| describes_object(schema, items, 0))
+            .is_some_and(|items| is_record_schema(schema, items))
         && item_schema(schema).is_some();
     // An array whose items refer back to the array (a tree) is one value, wrapped.
     Ok(if records {
@@ -234,6 +239,23 @@ fn can_be_object(root: &Value, node: &Value, depth: usize) -> bool {
     typed && constant && reference && all && any
 }
 
+/// Whether array items are records: they describe only objects, or they list properties and
+/// allow an object (`{"properties": …, "required": …}` without a `type`).
+fn is_record_schema(root: &Value, items: &Value) -> bool {
+    let mut record = items;
+    for _ in 0..walk::MAX_DEPTH {
+        match record.get("$ref") {
+            Some(Value::String(reference)) => match resolve_local(root, reference) {
+                Some(target) => record = target,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    describes_object(root, items, 0)
+        || (record.get("properties").is_some() && can_be_object(root, record, 0))
+}
+
 /// Whether `node` describes only objects: `"type": "object"`, or a composition (`$ref`,
 /// `anyOf`, `oneOf`, `allOf`) whose branches do.
 fn describes_object(root: &Value, node: &Value, depth: usize) -> bool {
@@ -319,7 +341,11 @@ fn wrapper(schema: &Value) -> Value {
     let mut outer = Map::new();
     if let Value::Object(map) = &mut inner {
         for keyword in DOCUMENT_KEYWORDS {
-            if let Some(value) = map.remove(keyword) {
+            if map
+                .get(keyword)
+                .is_some_and(|value| is_document_keyword(keyword, value))
+                && let Some(value) = map.remove(keyword)
+            {
                 outer.insert(keyword.to_owned(), value);
             }
         }
@@ -377,8 +403,26 @@ fn item_schema(schema: &Value) -> Option<Value> {
     let (false, Some(Value::Object(mut item))) = (outside, map.remove("items")) else {
         return None;
     };
+    // Items that are only a reference (pydantic's `list[Model]`) are the definition itself: in
+    // drafts before 2019-09 the definitions moved beside a `$ref` would not be read.
+    let whole = Value::Object(map.clone());
+    for _ in 0..walk::MAX_DEPTH {
+        let Some(Value::String(reference)) = item.get("$ref").filter(|_| item.len() == 1) else {
+            break;
+        };
+        match resolve_local(&whole, reference) {
+            Some(Value::Object(definition)) => item = definition.clone(),
+            _ => break,
+        }
+    }
+    if !item.contains_key("type") && item.contains_key("properties") {
+        item.insert("type".to_owned(), json!("object"));
+    }
     for keyword in DOCUMENT_KEYWORDS {
-        match (map.remove(keyword), item.get_mut(keyword)) {
+        let document = map
+            .remove(keyword)
+            .filter(|value| is_document_keyword(keyword, value));
+        match (document, item.get_mut(keyword)) {
             (Some(Value::Object(root_defs)), Some(Value::Object(own))) => {
                 for (name, definition) in root_defs {
                     own.entry(name).or_insert(definition);

@@ -143,8 +143,13 @@ fn judge(id: &str, schema: Value, tests: &Value, tally: &mut Tally) {
             _ => {}
         }
     }
-    let Ok((planned, plan)) = root::plan(target, false) else {
-        return;
+    let (planned, plan) = match root::plan(target, false) {
+        Ok(planned) => planned,
+        Err(error) => {
+            tally.accepted -= 1;
+            refuse(tally, "its root cannot be planned", id, &error.message);
+            return;
+        }
     };
     // The one object, and what a part of a long text is asked for; or the records.
     let shapes: &[Shape] = if plan.records() {
