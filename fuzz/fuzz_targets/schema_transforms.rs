@@ -16,7 +16,9 @@ fuzz_target!(|data: &[u8]| {
     if CallLimits::default().check_schema(&schema).is_err() {
         return;
     }
-    let _ = structure::schema::check(&schema, &CallLimits::default());
+    if let Ok((checked, ..)) = structure::schema::check(schema.clone(), &CallLimits::default()) {
+        let _ = structure::schema::root::classify(&checked);
+    }
     for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI, &GRAMMAR_WITHOUT_PATTERNS, &FULL] {
         let _ = to_subset(&schema, subset, "", &mut Vec::new());
         let format = AnswerFormat::build(&schema, subset, Shape::One);
