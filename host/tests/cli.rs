@@ -705,21 +705,21 @@ fn bad_input_on_the_command_line_is_a_usage_error_naming_what_is_wrong() {
             vec![
                 "run".into(),
                 "--schema".into(),
-                r#"{"type":"string"}"#.into(),
+                r##"{"$ref":"#"}"##.into(),
                 "p".into(),
             ],
             1,
-            "root",
+            "reference back to itself",
         ),
         (
             vec![
                 "run".into(),
                 "--schema".into(),
-                r#"{"type":"object","requird":["a"]}"#.into(),
+                r#"{"properties":{},"tpye":"object"}"#.into(),
                 "p".into(),
             ],
             1,
-            "required",
+            "did you mean \"type\"",
         ),
         (
             vec![

@@ -226,7 +226,7 @@ async fn every_route_and_every_error_code() {
         (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{ not json").await, 400, "invalid-request"),
         (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{\"prompt\": \"\xff\xfe\"}").await, 400, "invalid-request"),
         (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": "contact", "schemaMode": "named", "maxLoops": "3" }))).await, 400, "invalid-request"),
-        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": { "type": "string" } }))).await, 422, "invalid-schema"),
+        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": { "$ref": "#" } }))).await, 422, "invalid-schema"),
         (call(&served, "PUT", "/v1/schemas/Bad..Name", Some("admin-a"), Some(lead.clone())).await, 400, "invalid-request"),
         (call(&served, "PUT", "/v1/schemas/lead", Some("admin-a"), Some(json!({ "schema": "no" }))).await, 400, "invalid-request"),
     ];
