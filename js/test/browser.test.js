@@ -86,11 +86,11 @@ test('the demo page shows a typed error', async () => {
   assert.equal(await page.textContent('#status'), 'error: invalid-request');
   assert.match(await page.textContent('#output'), /not valid JSON/);
 
-  await page.fill('#schema-json', '{"type": "string"}');
+  await page.fill('#schema-json', '{"$ref": "#"}');
   await page.click('#run');
   await page.waitForSelector('body[data-runs="3"]');
   assert.equal(await page.textContent('#status'), 'error: invalid-schema', await page.textContent('#output'));
-  assert.match(await page.textContent('#output'), /object/);
+  assert.match(await page.textContent('#output'), /reference back to itself/);
   assert.equal((await mock.requests()).length, 2, 'no LLM call for a refused request');
 });
 
