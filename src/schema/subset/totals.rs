@@ -240,7 +240,11 @@ pub fn fit(
     while !sent.within(limits) && room > 0 {
         let whole = with_defs(body, defs);
         let mut cut_at = Vec::new();
-        *body = cut(body, room, &whole, &mut Vec::new(), "", &mut cut_at);
+        let mut inlining = Inlining {
+            refs: Vec::new(),
+            left: MAX_INLINED,
+        };
+        *body = cut(body, room, &whole, &mut inlining, "", &mut cut_at);
         drop_unreferred(body, defs);
         if !cut_at.is_empty() {
             transforms.push(format!(
@@ -327,13 +331,24 @@ fn move_enum(body: &mut Value, defs: &mut Map<String, Value>, at: &str) -> usize
     values.len()
 }
 
+/// How many references one cut may inline: a schema whose definitions refer to each other
+/// many times over would otherwise grow without bound; past it, a reference too deep is cut
+/// where it is.
+const MAX_INLINED: usize = 256;
+
+/// The references being inlined along the path, and how many more may be.
+struct Inlining {
+    refs: Vec<String>,
+    left: usize,
+}
+
 /// `node` with every object more than `room` levels of properties deep made an opaque value (a
 /// description of what it holds), references inlined where what they point to is too deep.
 fn cut(
     node: &Value,
     room: usize,
     whole: &Value,
-    path: &mut Vec<String>,
+    path: &mut Inlining,
     at: &str,
     cut_at: &mut Vec<String>,
 ) -> Value {
@@ -341,13 +356,22 @@ fn cut(
         return node.clone();
     };
     if let Some(Value::String(reference)) = map.get("$ref")
-        && !path.contains(reference)
+        && !path.refs.contains(reference)
         && let Some(target) = reference.strip_prefix('#').and_then(|to| whole.pointer(to))
         && nesting(whole, target) > room
     {
-        path.push(reference.clone());
+        if path.left == 0 {
+            cut_at.push(if at.is_empty() {
+                "/".to_owned()
+            } else {
+                at.to_owned()
+            });
+            return opaque(map);
+        }
+        path.left -= 1;
+        path.refs.push(reference.clone());
         let inlined = cut(target, room, whole, path, at, cut_at);
-        path.pop();
+        path.refs.pop();
         let mut siblings = map.clone();
         siblings.remove("$ref");
         if siblings.is_empty() {
@@ -534,6 +558,31 @@ mod tests {
                 .starts_with("A JSON value of this schema: {")
         );
         assert_eq!(transforms.len(), 1, "{transforms:?}");
+    }
+
+    #[test]
+    fn definitions_that_fan_out_are_inlined_a_bounded_number_of_times() {
+        // Each level refers to the next three times: inlining all of it is 3^12 copies.
+        let mut defs = Map::new();
+        for level in 0..12 {
+            let next = json!({ "$ref": format!("#/$defs/l{}", level + 1) });
+            defs.insert(
+                format!("l{level}"),
+                json!({ "type": "object", "properties": { "a": next, "b": next, "c": next } }),
+            );
+        }
+        defs.insert("l12".to_owned(), json!({ "type": "string" }));
+        let mut body = json!({ "$ref": "#/$defs/l0" });
+        let mut transforms = Vec::new();
+        fit(
+            &mut body,
+            &mut defs,
+            &OPENAI_LIMITS,
+            with_defs,
+            &mut transforms,
+        );
+        assert!(Totals::of(&with_defs(&body, &defs)).nesting <= 10);
+        assert!(body.to_string().len() < 2_000_000, "bounded");
     }
 
     #[test]
