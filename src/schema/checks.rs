@@ -76,13 +76,24 @@ pub fn reject_external_refs(schema: &Value) -> Result<(), StructureError> {
     }
 }
 
-/// Where the schema's embedded resources (subschemas with an `$id` of their own) are: a `#…`
-/// reference inside one points into it, not into the document.
-fn embedded_resources(schema: &Value) -> Vec<String> {
-    let mut found = Vec::new();
+/// Every `$ref` the document itself resolves — not those inside an embedded resource (a
+/// subschema with an `$id` of its own, where `#…` points into it) — with where it is written.
+fn document_refs(schema: &Value) -> Vec<(String, String)> {
+    let mut embedded = Vec::new();
     walk::objects(schema, &mut |map, at| {
         if !at.is_empty() && map.contains_key("$id") {
-            found.push(format!("{at}/"));
+            embedded.push(format!("{at}/"));
+        }
+        Next::Descend
+    });
+    let mut found = Vec::new();
+    walk::objects(schema, &mut |map, at| {
+        if let Some(Value::String(reference)) = map.get("$ref")
+            && !embedded
+                .iter()
+                .any(|resource| at.starts_with(resource.as_str()))
+        {
+            found.push((format!("{at}/$ref"), reference.clone()));
         }
         Next::Descend
     });
@@ -97,20 +108,12 @@ pub fn read_bare_pointers(schema: &mut Value) -> Vec<String> {
         // With an address of its own, `/x` names another document (refused as external).
         return Vec::new();
     }
-    let embedded = embedded_resources(schema);
-    let mut bare = Vec::new();
-    walk::objects(schema, &mut |map, at| {
-        if let Some(Value::String(reference)) = map.get("$ref")
-            && reference.starts_with('/')
-            && !embedded
-                .iter()
-                .any(|resource| at.starts_with(resource.as_str()))
-            && resolve_local(schema, &format!("#{reference}")).is_some()
-        {
-            bare.push((format!("{at}/$ref"), reference.clone()));
-        }
-        Next::Descend
-    });
+    let bare: Vec<(String, String)> = document_refs(schema)
+        .into_iter()
+        .filter(|(_, reference)| {
+            reference.starts_with('/') && resolve_local(schema, &format!("#{reference}")).is_some()
+        })
+        .collect();
     if bare.is_empty() {
         return Vec::new();
     }
@@ -134,20 +137,8 @@ pub fn read_bare_pointers(schema: &mut Value) -> Vec<String> {
 /// Refuses a same-document `$ref` (`#/…`) that points to nothing, naming where it is and the
 /// reference as written, before the compiler says it in its own words.
 pub fn reject_dangling_refs(schema: &Value) -> Result<(), StructureError> {
-    let embedded = embedded_resources(schema);
-    let mut dangling = None;
-    walk::objects(schema, &mut |map, at| {
-        if let Some(Value::String(reference)) = map.get("$ref")
-            && reference.starts_with("#/")
-            && !embedded
-                .iter()
-                .any(|resource| at.starts_with(resource.as_str()))
-            && resolve_local(schema, reference).is_none()
-        {
-            dangling = Some((format!("{at}/$ref"), reference.clone()));
-            return Next::Stop;
-        }
-        Next::Descend
+    let dangling = document_refs(schema).into_iter().find(|(_, reference)| {
+        reference.starts_with("#/") && resolve_local(schema, reference).is_none()
     });
     match dangling {
         None => Ok(()),

@@ -362,19 +362,21 @@ fn wrapper(schema: &Value) -> Value {
 fn rebase_refs(schema: &mut Value, prefix: &str) {
     walk::objects_mut(schema, &mut |map| {
         if let Some(Value::String(reference)) = map.get_mut("$ref")
-            && let Some(pointer) = reference.strip_prefix('#')
-            && !is_definition(pointer)
-            && (pointer.is_empty() || pointer.starts_with('/'))
+            && let Some(pointer) = into_value(reference).map(str::to_owned)
         {
             *reference = format!("#{prefix}{pointer}");
         }
     });
 }
 
-fn is_definition(pointer: &str) -> bool {
-    ["/$defs/", "/definitions/"]
+/// The JSON pointer of a same-document reference into the schema's value (`#`, `#/items/…`),
+/// none for one into its definitions (they stay at the root) or another document.
+fn into_value(reference: &str) -> Option<&str> {
+    let pointer = reference.strip_prefix('#')?;
+    let into_definitions = ["/$defs/", "/definitions/"]
         .iter()
-        .any(|prefix| pointer.starts_with(prefix))
+        .any(|prefix| pointer.starts_with(prefix));
+    (!into_definitions && (pointer.is_empty() || pointer.starts_with('/'))).then_some(pointer)
 }
 
 /// The record schema of an array root: its `items`, with the root's definitions beside it and
@@ -385,9 +387,7 @@ fn item_schema(schema: &Value) -> Option<Value> {
     let mut outside = false;
     walk::objects_mut(&mut root, &mut |map| {
         if let Some(Value::String(reference)) = map.get_mut("$ref")
-            && let Some(pointer) = reference.strip_prefix('#')
-            && !is_definition(pointer)
-            && (pointer.is_empty() || pointer.starts_with('/'))
+            && let Some(pointer) = into_value(reference).map(str::to_owned)
         {
             match pointer.strip_prefix("/items") {
                 Some(rest) if rest.is_empty() || rest.starts_with('/') => {
