@@ -48,6 +48,33 @@ fn an_unusable_sqlite_path_is_an_error_not_a_panic() {
     assert!(error.contains("cannot open the key-value store"), "{error}");
 }
 
+#[test]
+fn stores_opening_one_new_file_at_once_all_get_in() {
+    // As eight processes starting together on a fresh machine: each opens the file, switches
+    // it to WAL and creates the table, racing the others; none may answer "database is locked".
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        let start = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            for writer in 0..8 {
+                let (path, start) = (&path, &start);
+                scope.spawn(move || {
+                    let store = SqliteStore::new(path);
+                    start.wait();
+                    store
+                        .set(&format!("k{writer}"), b"v")
+                        .unwrap_or_else(|error| panic!("round {round}, writer {writer}: {error}"));
+                });
+            }
+        });
+        assert_eq!(
+            SqliteStore::new(&path).keys_after(None, 10).unwrap().len(),
+            8
+        );
+    }
+}
+
 /// The child half of the crash test: writes entries until killed, saying each one it committed.
 /// It runs only when the parent starts it (see below), never by itself.
 #[test]

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -82,19 +82,7 @@ fn open(path: &Path) -> Result<Connection, String> {
     connection
         .busy_timeout(BUSY_TIMEOUT)
         .map_err(|error| failed(&error))?;
-    let setup = connection
-        .pragma_update(None, "journal_mode", "WAL")
-        .and_then(|()| {
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS spin_key_value (
-                    store TEXT NOT NULL,
-                    key   TEXT NOT NULL,
-                    value BLOB NOT NULL,
-                    PRIMARY KEY (store, key)
-                )",
-                [],
-            )
-        });
+    let setup = while_busy(|| set_up(&connection));
     match setup {
         Ok(_) => Ok(connection),
         Err(rusqlite::Error::SqliteFailure(code, _))
@@ -106,6 +94,46 @@ fn open(path: &Path) -> Result<Connection, String> {
             ))
         }
         Err(error) => Err(failed(&error)),
+    }
+}
+
+/// WAL journaling (kept in the file, so only the first process switches it) and the table.
+fn set_up(connection: &Connection) -> rusqlite::Result<()> {
+    let journal: String = connection.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
+    if !journal.eq_ignore_ascii_case("wal") {
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS spin_key_value (
+            store TEXT NOT NULL,
+            key   TEXT NOT NULL,
+            value BLOB NOT NULL,
+            PRIMARY KEY (store, key)
+        )",
+        [],
+    )?;
+    Ok(())
+}
+
+/// Runs `step` again while another process holds a lock SQLite does not wait for itself:
+/// switching to WAL and a first schema change answer `database is locked` at once, whatever
+/// the busy timeout, when processes open a new file together.
+fn while_busy<T>(mut step: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match step() {
+            Err(rusqlite::Error::SqliteFailure(code, _))
+                if matches!(
+                    code.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            answer => return answer,
+        }
     }
 }
 
