@@ -14,7 +14,7 @@ use crate::schema::skill::SkillFiles;
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::settings::cascade::{self, Cascade};
-use crate::{content, document, provider, schema};
+use crate::{content, document, escalation, provider, schema};
 
 /// Builds, before the first call, what calls would otherwise build on their way: the
 /// meta-schema validators, the date patterns grounding reads with, the bundled schemas compiled,
@@ -134,31 +134,16 @@ fn structure_text(
         usage
     };
     let (target, root) = schema::root::plan(target, request.records)?;
-    let provider = provider::open(settings, &settings.model, ports).map_err(|error| {
-        let usage = add_building(error.usage);
-        error.with_usage(usage)
-    })?;
-    let window = provider.endpoint().window();
-    let limits = content::Limits {
-        max_loops: request.max_loops.unwrap_or(settings.max_loops),
+    let plan = escalation::Plan {
+        text,
+        target: &target,
+        settings,
         retry,
-        budget: settings.token_budget.map(|limit| content::Budget {
-            limit,
-            spent_before: spent_building.prompt_tokens + spent_building.completion_tokens,
-            max_output_tokens: settings.max_output_tokens,
-        }),
-        extractive: settings.extractive.for_profile(provider.profile_name()),
-        grounding: settings.grounding,
-        reference_time: settings.reference_time,
+        max_loops: request.max_loops.unwrap_or(settings.max_loops),
         records: root.records(),
-        chunk_bytes: settings.chunk_tokens(provider.profile_name()) as usize
-            * content::BYTES_PER_TOKEN as usize,
-        max_concurrent: settings.max_concurrent_calls as usize,
-        max_chunks: settings.limits.max_chunks,
+        spent_before: spent_building,
     };
-    let result = content::run(text, &target, limits, provider.as_ref(), ports);
-    remember_window(settings, provider.as_ref(), window, ports);
-    match result {
+    match escalation::run(&plan, ports) {
         Ok(outcome) => {
             let mut outcome = root.finish(outcome);
             outcome.usage = add_building(outcome.usage);
@@ -170,28 +155,6 @@ fn structure_text(
             Err(error.with_usage(usage))
         }
     }
-}
-
-/// Keeps what a refusal and the server's counts taught of the model's window during the call (it
-/// was `before`), so the next call is planned with it from the start. A store that cannot keep it costs the next call
-/// one refusal, nothing else.
-fn remember_window(
-    settings: &Settings,
-    provider: &dyn provider::Provider,
-    before: provider::window::Window,
-    ports: &Ports<'_>,
-) {
-    let window = provider.endpoint().window_for_next_call();
-    if window == before {
-        return;
-    }
-    let Ok(model) = provider::ModelRef::parse(&settings.model) else {
-        return;
-    };
-    // Only the kind of a server of local models is worth keeping: the others are the default.
-    let kind = provider::profile::Profile::named(provider.profile_name())
-        .filter(|kind| kind.schema_is_grammar());
-    let _ = provider::server::Server::remember(settings, &model, kind, window, ports);
 }
 
 /// The tool form: `arguments` as an LLM tool call carries them, the outcome as JSON.

@@ -54,6 +54,29 @@ pub enum ErrorKind {
     InvalidDocument { reason: String },
 }
 
+impl ErrorKind {
+    /// The kind as its JSON `kind` field writes it: `budget-exhausted`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ErrorKind::InvalidRequest { .. } => "invalid-request",
+            ErrorKind::SchemaNotFound { .. } => "schema-not-found",
+            ErrorKind::InvalidSchema => "invalid-schema",
+            ErrorKind::Configuration { .. } => "configuration",
+            ErrorKind::Provider { .. } => "provider",
+            ErrorKind::Transport => "transport",
+            ErrorKind::Refusal => "refusal",
+            ErrorKind::Blocked { .. } => "blocked",
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::InvalidResponse => "invalid-response",
+            ErrorKind::StructuredOutputFailed => "structured-output-failed",
+            ErrorKind::BudgetExhausted => "budget-exhausted",
+            ErrorKind::Storage => "storage",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::InvalidDocument { .. } => "invalid-document",
+        }
+    }
+}
+
 /// An error with a one-sentence message and the tokens already spent when it happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StructureError {
@@ -136,3 +159,40 @@ impl fmt::Display for StructureError {
 }
 
 impl std::error::Error for StructureError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_is_named_as_its_json_writes_it() {
+        let kinds = [
+            ErrorKind::InvalidRequest { field: "f".into() },
+            ErrorKind::SchemaNotFound {
+                name: "n".into(),
+                suggestions: Vec::new(),
+            },
+            ErrorKind::InvalidSchema,
+            ErrorKind::Configuration { key: "k".into() },
+            ErrorKind::Provider {
+                status: 500,
+                retryable: true,
+                code: None,
+            },
+            ErrorKind::Transport,
+            ErrorKind::Refusal,
+            ErrorKind::Blocked { reason: "r".into() },
+            ErrorKind::Truncated,
+            ErrorKind::InvalidResponse,
+            ErrorKind::StructuredOutputFailed,
+            ErrorKind::BudgetExhausted,
+            ErrorKind::Storage,
+            ErrorKind::Unsupported,
+            ErrorKind::InvalidDocument { reason: "r".into() },
+        ];
+        for kind in kinds {
+            let json = serde_json::to_value(&kind).unwrap();
+            assert_eq!(json["kind"], kind.name(), "{kind:?}");
+        }
+    }
+}

@@ -55,6 +55,19 @@ pub const MAX_CONCURRENT_CALLS: &str = "structure_max_concurrent_calls";
 pub const SCHEMA_BUILDER_MODEL: &str = "structure_schema_builder_model";
 /// The schema builder's confidence below which the call asks for more input (default 0.8).
 pub const CONFIDENCE_THRESHOLD: &str = "structure_confidence_threshold";
+/// Models to try next when a call's model does not get there (stale, truncated, refused, or its
+/// provider down after its retries): a comma-separated list of `provider/model`s or aliases,
+/// tried in order (default: none).
+pub const ESCALATE: &str = "structure_escalate";
+/// The least confidence a value of an `ok` answer may have (0–1; default: off): a required
+/// value below it makes the call `need-more-input`, an optional one is dropped.
+pub const MIN_CONFIDENCE: &str = "structure_min_confidence";
+/// `auto` (default): ask for token log-probabilities where the provider and model give them
+/// (each value's `confidence`); `off`: never ask.
+pub const LOGPROBS: &str = "structure_logprobs";
+/// Settings (by their names in the cascade, comma-separated) that only the host's
+/// configuration sets: a tenant, a project or a call setting one is refused.
+pub const HOST_ONLY_SETTINGS: &str = "structure_host_only_settings";
 /// Content-stage iterations when a call does not say (default 3).
 pub const MAX_LOOPS: &str = "structure_max_loops";
 /// Limits of one call (see [`crate::limits`]): prompt bytes (default 256 KiB).
@@ -126,6 +139,10 @@ pub const ALL: &[&str] = &[
     MAX_CONCURRENT_CALLS,
     SCHEMA_BUILDER_MODEL,
     CONFIDENCE_THRESHOLD,
+    ESCALATE,
+    MIN_CONFIDENCE,
+    LOGPROBS,
+    HOST_ONLY_SETTINGS,
     MAX_LOOPS,
     MAX_PROMPT_BYTES,
     MAX_DOCUMENT_BYTES,

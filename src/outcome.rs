@@ -151,6 +151,25 @@ pub struct Trace {
     /// A long text: the chunk (from 0) each value of `data` came from, by JSON pointer.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub chunk_of: BTreeMap<String, u32>,
+    /// Escalation (`structure_escalate`): each model tried, in order; the last one answered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
+    /// `structure_min_confidence`: the optional values dropped for a confidence below it, by
+    /// JSON pointer into the answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub low_confidence: Vec<String>,
+}
+
+/// One model's try at a call that escalates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Attempt {
+    /// `provider/model`.
+    pub model: String,
+    /// The status it came to (`ok`, `need-more-input`, `stale`), or the kind of its error
+    /// (`provider`, `transport`, `truncated`, ...).
+    pub outcome: String,
+    /// What it cost.
+    pub usage: Usage,
 }
 
 /// A model's context window as the trace shows it.
@@ -220,7 +239,7 @@ pub struct Span {
 }
 
 /// Where one leaf of `data` (a string, number or array item) comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
     /// JSON pointer to the value in `data`.
     pub pointer: String,
@@ -232,6 +251,11 @@ pub struct Source {
     /// The page of a PDF document the span is on (from 1); none in the prompt or a text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// How sure the model was of the value (0–1): the probability of the tokens it wrote the
+    /// value with (see [`crate::content::confidence`]); none where the provider gives no token
+    /// log-probabilities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
 }
 
 /// Records mode: a record the text holds without a value its schema requires. It is not

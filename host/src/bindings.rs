@@ -17,13 +17,13 @@ wasmtime::component::bindgen!({
         "wasi:http": wasmtime_wasi_http::p2::bindings::http,
     },
     require_store_data_send: true,
-    additional_derives: [PartialEq, Eq],
+    additional_derives: [PartialEq],
 });
 
 pub use exports::structure::tool::structuring::{
-    BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome, ProviderFailure,
-    Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput,
-    Scope, Skill, Source, SourceMatch, Span, Status, Trace, Usage,
+    Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome,
+    ProviderFailure, Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo,
+    SchemaInput, Scope, Skill, Source, SourceMatch, Span, Status, Trace, Usage,
 };
 
 impl Document {

@@ -41,6 +41,8 @@ impl Outcome {
     ///         context_window: None,
     ///         chunks: 0,
     ///         chunk_of: Vec::new(),
+    ///         attempts: Vec::new(),
+    ///         low_confidence: Vec::new(),
     ///     },
     /// };
     /// let json = outcome.to_json();
@@ -154,6 +156,14 @@ fn core_trace(trace: &Trace) -> structure::Trace {
         }),
         chunks: trace.chunks,
         chunk_of: trace.chunk_of.iter().cloned().collect(),
+        attempts: (trace.attempts.iter())
+            .map(|attempt| structure::outcome::Attempt {
+                model: attempt.model.clone(),
+                outcome: attempt.outcome.clone(),
+                usage: core_usage(&attempt.usage),
+            })
+            .collect(),
+        low_confidence: trace.low_confidence.clone(),
     }
 }
 
@@ -224,6 +234,7 @@ fn core_source(source: &Source) -> structure::outcome::Source {
             SourceMatch::Derived => Match::Derived,
         },
         page: source.page,
+        confidence: source.confidence,
     }
 }
 

@@ -50,9 +50,9 @@ mod state;
 mod store;
 
 pub use bindings::{
-    BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome, ProviderFailure,
-    Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo, SchemaInput,
-    Scope, Source, SourceMatch, Span, Status, Trace, Usage,
+    Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome,
+    ProviderFailure, Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo,
+    SchemaInput, Scope, Source, SourceMatch, Span, Status, Trace, Usage,
 };
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;

@@ -69,6 +69,8 @@ pub struct Call<'a> {
     pub limits: Limits,
     pub provider: &'a dyn Provider,
     pub ports: &'a Ports<'a>,
+    /// What an earlier model's last answer broke (escalation): told to this one from the start.
+    pub earlier_violations: &'a [String],
 }
 
 impl<'a> Call<'a> {
@@ -95,12 +97,14 @@ impl<'a> Call<'a> {
     }
 }
 
-/// Runs the content stage for `prompt` against `target`.
+/// Runs the content stage for `prompt` against `target`; `earlier_violations` are what an
+/// earlier model's last answer broke (escalation), told to this one from the start.
 pub fn run(
     prompt: &str,
     target: &TargetSchema,
     limits: Limits,
     provider: &dyn Provider,
+    earlier_violations: &[String],
     ports: &Ports<'_>,
 ) -> Result<Outcome, StructureError> {
     let call = Call {
@@ -108,6 +112,7 @@ pub fn run(
         limits,
         provider,
         ports,
+        earlier_violations,
     };
     let mut spent = Usage::default();
     let mut replans = 0;

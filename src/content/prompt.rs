@@ -12,18 +12,38 @@ use crate::time::rfc3339;
 pub fn conversation(call: Call<'_>, text: &str, shape: Shape) -> Conversation {
     let provider = call.provider;
     let shown_schema = provider.schema_in_prompt().then_some(&call.target.schema);
+    let mut system = system_prompt(
+        call.limits
+            .reference_time
+            .unwrap_or_else(|| call.ports.clock.now_unix_millis()),
+        provider.delivery(),
+        shape,
+        shown_schema,
+        call.target.manual.as_deref(),
+    );
+    system
+        .volatile
+        .push_str(&earlier_violations(call.earlier_violations));
     Conversation {
-        system: system_prompt(
-            call.limits
-                .reference_time
-                .unwrap_or_else(|| call.ports.clock.now_unix_millis()),
-            provider.delivery(),
-            shape,
-            shown_schema,
-            call.target.manual.as_deref(),
-        ),
+        system,
         turns: vec![Turn::User(text.to_owned())],
     }
+}
+
+/// What an earlier model's last answer broke, for the next model to avoid (escalation); empty
+/// when there was none.
+fn earlier_violations(violations: &[String]) -> String {
+    if violations.is_empty() {
+        return String::new();
+    }
+    let mut told =
+        "\nAn earlier answer to this text was rejected; avoid what it broke:\n".to_owned();
+    for violation in violations {
+        told.push_str("- ");
+        told.push_str(violation);
+        told.push('\n');
+    }
+    told
 }
 
 /// The system prompt of the call that chooses among the values the parts of a long text

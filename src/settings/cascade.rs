@@ -23,6 +23,8 @@ pub const OVERRIDABLE: &[(&str, &str)] = &[
         keys::REQUIRE_PROVIDER_STRICT_OUTPUT,
     ),
     ("maxLoops", keys::MAX_LOOPS),
+    ("escalate", keys::ESCALATE),
+    ("minConfidence", keys::MIN_CONFIDENCE),
     ("extractive", keys::EXTRACTIVE),
     ("grounding", keys::GROUNDING),
     ("referenceTime", keys::REFERENCE_TIME),
@@ -56,6 +58,17 @@ impl<'a> Cascade<'a> {
         overrides: &Map<String, Value>,
         field: &str,
     ) -> Result<Self, StructureError> {
+        let host_only = host_only(self.host)?;
+        if let Some(name) = overrides.keys().find(|name| host_only.contains(name)) {
+            return Err(StructureError::invalid_request(
+                field,
+                format!(
+                    "setting {name:?} is set by this deployment's operator only ({}): leave \
+                     it out",
+                    keys::HOST_ONLY_SETTINGS
+                ),
+            ));
+        }
         self.layers.push(layer(overrides, field)?);
         Ok(self)
     }
@@ -70,6 +83,38 @@ impl Config for Cascade<'_> {
         }
         self.host.get(key)
     }
+}
+
+/// The cascade names the host's `structure_host_only_settings` keeps to itself; a name that is
+/// not a setting is a configuration error (a typo would otherwise let callers set it).
+fn host_only(host: &dyn Config) -> Result<Vec<String>, StructureError> {
+    let key = keys::HOST_ONLY_SETTINGS;
+    let text = host
+        .get(key)
+        .map_err(|message| {
+            StructureError::configuration(key, format!("could not read setting {key}: {message}"))
+        })?
+        .unwrap_or_default();
+    let names: Vec<String> = (text.split(','))
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if let Some(unknown) = names
+        .iter()
+        .find(|name| !OVERRIDABLE.iter().any(|(known, _)| known == name))
+    {
+        let known: Vec<&str> = OVERRIDABLE.iter().map(|(name, _)| *name).collect();
+        return Err(StructureError::configuration(
+            key,
+            format!(
+                "setting {key} names {unknown:?}, which is not a setting a caller may set; \
+                 name some of {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(names)
 }
 
 /// Overrides by cascade name (`{"model": "anthropic/claude-haiku-4-5", "maxLoops": 5}`) as
@@ -159,6 +204,8 @@ pub fn describe(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureErro
             "confidenceThreshold": settings.confidence_threshold,
             "requireProviderStrictOutput": settings.require_provider_strict_output,
             "maxLoops": settings.max_loops,
+            "escalate": settings.escalate,
+            "minConfidence": settings.min_confidence,
             "extractive": settings.extractive.name(),
             "grounding": settings.grounding.name(),
             "referenceTime": settings.reference_time.map(crate::time::rfc3339),

@@ -142,6 +142,12 @@ pub struct Settings {
     /// The schema builder's `provider/model`, aliases resolved.
     pub schema_builder_model: String,
     pub confidence_threshold: f64,
+    /// The models tried next when the call's model does not get there, aliases resolved.
+    pub escalate: Vec<String>,
+    /// The least confidence a value of an `ok` answer may have; `None`: off.
+    pub min_confidence: Option<f64>,
+    /// Ask for token log-probabilities where the provider and model give them.
+    pub logprobs: bool,
     /// Content-stage iterations when the call does not say.
     pub max_loops: u8,
     pub provider_profile: Option<String>,
@@ -182,10 +188,14 @@ impl Settings {
             read.boolean(keys::REQUIRE_PROVIDER_STRICT_OUTPUT, true)?;
         let confidence_threshold = read.confidence_threshold()?;
         let max_loops = read.max_loops()?;
+        let model = read.model(keys::MODEL)?;
         Self {
-            model: read.model(keys::MODEL)?,
+            escalate: read.escalate(&model)?,
+            model,
             schema_builder_model: read.model(keys::SCHEMA_BUILDER_MODEL)?,
             confidence_threshold,
+            min_confidence: read.fraction(keys::MIN_CONFIDENCE)?,
+            logprobs: read.choice(keys::LOGPROBS, &["auto", "off"])? == "auto",
             max_loops,
             provider_profile: read.text(keys::PROVIDER_PROFILE)?,
             delivery,
@@ -458,19 +468,49 @@ impl Reader<'_> {
     }
 
     fn confidence_threshold(&self) -> Result<f64, StructureError> {
-        let Some(text) = self.text(keys::CONFIDENCE_THRESHOLD)? else {
-            return Ok(DEFAULT_CONFIDENCE_THRESHOLD);
+        Ok(self
+            .fraction(keys::CONFIDENCE_THRESHOLD)?
+            .unwrap_or(DEFAULT_CONFIDENCE_THRESHOLD))
+    }
+
+    /// A number from 0 to 1 under `key`, if set.
+    fn fraction(&self, key: &str) -> Result<Option<f64>, StructureError> {
+        let Some(text) = self.text(key)? else {
+            return Ok(None);
         };
         match text.parse::<f64>() {
-            Ok(value) if (0.0..=1.0).contains(&value) => Ok(value),
+            Ok(value) if (0.0..=1.0).contains(&value) => Ok(Some(value)),
             _ => Err(StructureError::configuration(
-                keys::CONFIDENCE_THRESHOLD,
-                format!(
-                    "setting {} must be a number from 0 to 1, not {text:?}",
-                    keys::CONFIDENCE_THRESHOLD
-                ),
+                key,
+                format!("setting {key} must be a number from 0 to 1, not {text:?}"),
             )),
         }
+    }
+
+    /// The models to escalate to, in order, each alias resolved; a model named twice or the
+    /// call's own model is tried once.
+    fn escalate(&self, model: &str) -> Result<Vec<String>, StructureError> {
+        let Some(text) = self.text(keys::ESCALATE)? else {
+            return Ok(Vec::new());
+        };
+        let mut models: Vec<String> = Vec::new();
+        for entry in text.split(',').map(str::trim) {
+            if entry.is_empty() {
+                return Err(StructureError::configuration(
+                    keys::ESCALATE,
+                    format!(
+                        "setting {} has an empty entry in {text:?}: write models or aliases \
+                         separated by commas, e.g. default:analyze,anthropic/claude-sonnet-4-5",
+                        keys::ESCALATE
+                    ),
+                ));
+            }
+            let resolved = self.resolve_model(entry.to_owned())?;
+            if resolved != model && !models.contains(&resolved) {
+                models.push(resolved);
+            }
+        }
+        Ok(models)
     }
 
     fn max_loops(&self) -> Result<u8, StructureError> {
@@ -541,6 +581,11 @@ impl Reader<'_> {
     /// `structure_model_<name>` (or the built-in default for `fast` and `analyze`).
     fn model(&self, key: &str) -> Result<String, StructureError> {
         let model = self.text(key)?.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        self.resolve_model(model)
+    }
+
+    /// `model` with a `default:<name>` alias replaced (see [`Reader::model`]).
+    fn resolve_model(&self, model: String) -> Result<String, StructureError> {
         let Some(alias) = model.strip_prefix("default:") else {
             return Ok(model);
         };

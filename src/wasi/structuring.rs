@@ -233,6 +233,14 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
             }),
             chunks: outcome.trace.chunks,
             chunk_of: outcome.trace.chunk_of.into_iter().collect(),
+            attempts: (outcome.trace.attempts.into_iter())
+                .map(|attempt| api::Attempt {
+                    model: attempt.model,
+                    outcome: attempt.outcome,
+                    usage: to_wit_usage(attempt.usage),
+                })
+                .collect(),
+            low_confidence: outcome.trace.low_confidence,
         },
     }
 }
@@ -274,6 +282,7 @@ fn to_wit_source(source: Source) -> api::Source {
             Match::Derived => api::SourceMatch::Derived,
         },
         page: source.page,
+        confidence: source.confidence,
     }
 }
 

@@ -79,6 +79,7 @@ mod tests {
             span: Some(span),
             matched: Match::Exact,
             page: None,
+            confidence: None,
         }]);
         let span = placed[0].span.as_ref().unwrap();
         let by_chars: String = text

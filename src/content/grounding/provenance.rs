@@ -226,12 +226,14 @@ impl<'t> Text<'t> {
                 span: Some(self.span(range)),
                 matched,
                 page: None,
+                confidence: None,
             },
             None => Source {
                 pointer: leaf.pointer,
                 span: None,
                 matched: Match::Derived,
                 page: None,
+                confidence: None,
             },
         }
     }

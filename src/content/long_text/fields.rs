@@ -297,6 +297,7 @@ mod tests {
             }),
             matched: Match::Exact,
             page: None,
+            confidence: None,
         }
     }
 
@@ -306,6 +307,7 @@ mod tests {
             span: None,
             matched: Match::Derived,
             page: None,
+            confidence: None,
         }
     }
 

@@ -86,6 +86,7 @@ mod tests {
             }),
             matched: Match::Exact,
             page: None,
+            confidence: None,
         };
         Found {
             record: json!({ "id": id }),

@@ -1,0 +1,170 @@
+//! Escalation (`structure_escalate`): when the call's model does not get there — its answer
+//! stays invalid (`stale`), is cut off, refused, blocked, or its provider stays down after the
+//! retries — the same request goes to the next model of the list, with the last violations fed
+//! in. The token budget and the call timeout cover every attempt; `usage` sums them, and
+//! `trace.attempts` says what each model came to. A `need-more-input` never escalates: the
+//! text lacks the value, and a stronger model cannot find it either.
+//!
+//! Every model of the list is configured before the first call (a missing key is an error
+//! then, not after the first model spent its tokens). When the last model fails too, the last
+//! `stale` outcome stands if there was one (nothing already paid for is lost), else the last
+//! error.
+
+use crate::content;
+use crate::error::{ErrorKind, StructureError};
+use crate::outcome::{Answer, Attempt, Outcome, Usage};
+use crate::ports::Ports;
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{self, Provider};
+use crate::schema::TargetSchema;
+use crate::settings::Settings;
+
+/// What every attempt of one call shares.
+pub struct Plan<'a> {
+    pub text: &'a str,
+    pub target: &'a TargetSchema,
+    pub settings: &'a Settings,
+    pub retry: RetryPolicy,
+    pub max_loops: u8,
+    pub records: bool,
+    /// Tokens spent before the content stage (the schema builder's).
+    pub spent_before: Usage,
+}
+
+/// Runs the content stage with the call's model, then with each model of `structure_escalate`
+/// while the one before did not get there.
+pub fn run(plan: &Plan<'_>, ports: &Ports<'_>) -> Result<Outcome, StructureError> {
+    let settings = plan.settings;
+    for model in &settings.escalate {
+        provider::connect(settings, model)?;
+    }
+    let models: Vec<&str> = std::iter::once(settings.model.as_str())
+        .chain(settings.escalate.iter().map(String::as_str))
+        .collect();
+    let escalating = models.len() > 1;
+    let mut attempts = Vec::new();
+    let mut spent = Usage::default();
+    let mut violations: Vec<String> = Vec::new();
+    let mut stale: Option<Outcome> = None;
+    for (index, model) in models.iter().enumerate() {
+        let last = index + 1 == models.len();
+        let result = attempt(plan, model, spent, &violations, ports);
+        let (outcome, usage) = match &result {
+            Ok(outcome) => (outcome.answer.status(), outcome.usage),
+            Err(error) => (error.kind.name(), error.usage),
+        };
+        spent.add(usage);
+        if escalating {
+            attempts.push(Attempt {
+                model: (*model).to_owned(),
+                outcome: outcome.to_owned(),
+                usage,
+            });
+        }
+        match result {
+            Ok(outcome) => match &outcome.answer {
+                Answer::Stale(errors) if !last => {
+                    violations.clone_from(errors);
+                    stale = Some(outcome);
+                }
+                _ => return Ok(with_attempts(outcome, attempts, spent)),
+            },
+            Err(error) if !last && escalates(&error.kind) => {}
+            Err(error) => {
+                return match stale {
+                    Some(outcome) => Ok(with_attempts(outcome, attempts, spent)),
+                    None => Err(error.with_usage(spent)),
+                };
+            }
+        }
+    }
+    unreachable!("the last model's attempt always returns")
+}
+
+/// Whether a call that ended in an error of `kind` goes to the next model: what another model
+/// may do better, never what the request or the deployment got wrong.
+pub fn escalates(kind: &ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Provider { .. }
+            | ErrorKind::Transport
+            | ErrorKind::Refusal
+            | ErrorKind::Blocked { .. }
+            | ErrorKind::Truncated
+            | ErrorKind::InvalidResponse
+            | ErrorKind::StructuredOutputFailed
+    )
+}
+
+/// `outcome` (the last attempt's) with every attempt and what they all cost.
+fn with_attempts(mut outcome: Outcome, attempts: Vec<Attempt>, usage: Usage) -> Outcome {
+    outcome.trace.attempts = attempts;
+    outcome.usage = usage;
+    outcome
+}
+
+/// One model's attempt: its provider opened, the content stage run with what the attempts
+/// before it spent counted against the budget, and `violations` (the last attempt's) fed in.
+fn attempt(
+    plan: &Plan<'_>,
+    model: &str,
+    spent: Usage,
+    violations: &[String],
+    ports: &Ports<'_>,
+) -> Result<Outcome, StructureError> {
+    let settings = plan.settings;
+    let provider = provider::open(settings, model, ports)?;
+    let window = provider.endpoint().window();
+    let mut before = plan.spent_before;
+    before.add(spent);
+    let limits = content::Limits {
+        max_loops: plan.max_loops,
+        retry: plan.retry,
+        budget: settings.token_budget.map(|limit| content::Budget {
+            limit,
+            spent_before: before.prompt_tokens + before.completion_tokens,
+            max_output_tokens: settings.max_output_tokens,
+        }),
+        extractive: settings.extractive.for_profile(provider.profile_name()),
+        grounding: settings.grounding,
+        reference_time: settings.reference_time,
+        records: plan.records,
+        chunk_bytes: settings.chunk_tokens(provider.profile_name()) as usize
+            * content::BYTES_PER_TOKEN as usize,
+        max_concurrent: settings.max_concurrent_calls as usize,
+        max_chunks: settings.limits.max_chunks,
+    };
+    let result = content::run(
+        plan.text,
+        plan.target,
+        limits,
+        provider.as_ref(),
+        violations,
+        ports,
+    );
+    remember_window(settings, model, provider.as_ref(), window, ports);
+    result
+}
+
+/// Keeps what a refusal and the server's counts taught of `model`'s window during the call (it
+/// was `before`), so the next call is planned with it from the start. A store that cannot keep
+/// it costs the next call one refusal, nothing else.
+fn remember_window(
+    settings: &Settings,
+    model: &str,
+    provider: &dyn Provider,
+    before: provider::window::Window,
+    ports: &Ports<'_>,
+) {
+    let window = provider.endpoint().window_for_next_call();
+    if window == before {
+        return;
+    }
+    let Ok(model) = provider::ModelRef::parse(model) else {
+        return;
+    };
+    // Only the kind of a server of local models is worth keeping: the others are the default.
+    let kind = provider::profile::Profile::named(provider.profile_name())
+        .filter(|kind| kind.schema_is_grammar());
+    let _ = provider::server::Server::remember(settings, &model, kind, window, ports);
+}
