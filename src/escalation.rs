@@ -133,6 +133,7 @@ fn attempt(
             * content::BYTES_PER_TOKEN as usize,
         max_concurrent: settings.max_concurrent_calls as usize,
         max_chunks: settings.limits.max_chunks,
+        min_confidence: settings.min_confidence,
     };
     let result = content::run(
         plan.text,

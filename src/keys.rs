@@ -62,8 +62,8 @@ pub const ESCALATE: &str = "structure_escalate";
 /// The least confidence a value of an `ok` answer may have (0–1; default: off): a required
 /// value below it makes the call `need-more-input`, an optional one is dropped.
 pub const MIN_CONFIDENCE: &str = "structure_min_confidence";
-/// `auto` (default): ask for token log-probabilities where the provider and model give them
-/// (each value's `confidence`); `off`: never ask.
+/// `auto` (default): ask for token log-probabilities where the provider and model are known to
+/// give them (each value's `confidence`); `on`: wherever the wire format has the field; `off`.
 pub const LOGPROBS: &str = "structure_logprobs";
 /// Settings (by their names in the cascade, comma-separated) that only the host's
 /// configuration sets: a tenant, a project or a call setting one is refused.

@@ -308,3 +308,62 @@ async fn a_failing_store_is_a_cache_miss_for_the_builder_and_an_error_for_the_re
     }
     assert_eq!(mock.pending(), 0);
 }
+
+/// An OpenAI answer of `value` whose tokens (one a character) each had probability `p`.
+fn answer_with_logprobs(value: &Value, p: f64) -> Reply {
+    let text = json!({ "answer": value }).to_string();
+    let tokens: Vec<Value> = (text.chars())
+        .map(|c| json!({ "token": c.to_string(), "logprob": p.ln() }))
+        .collect();
+    let body = json!({
+        "choices": [{
+            "message": { "role": "assistant", "content": text },
+            "finish_reason": "stop",
+            "logprobs": { "content": tokens }
+        }],
+        "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
+    });
+    Reply::raw(200, &body.to_string())
+}
+
+#[tokio::test]
+async fn a_model_that_stays_down_escalates_and_the_answer_carries_its_confidence() {
+    let mock = MockLlm::start();
+    let client = client(
+        &mock,
+        &[
+            ("structure_escalate", "openai/gpt-4.1"),
+            ("structure_logprobs", "on"),
+        ],
+    );
+    mock.push(Reply::error(503, "overloaded", "try later"));
+    mock.push(answer_with_logprobs(&valid(), 1.0));
+    let outcome = client
+        .structure(&Scope::default(), &request())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    let attempts: Vec<(&str, &str)> = (outcome.trace.attempts.iter())
+        .map(|attempt| (attempt.model.as_str(), attempt.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            ("openai/gpt-4.1-mini", "provider"),
+            ("openai/gpt-4.1", "ok")
+        ]
+    );
+    assert_eq!(outcome.usage.llm_calls, 2);
+    let requests = mock.requests();
+    assert_eq!(requests[1].json()["model"], "gpt-4.1");
+    assert_eq!(requests[1].json()["logprobs"], true);
+    assert!(!outcome.sources.is_empty());
+    assert!(
+        (outcome.sources.iter()).all(|source| source.confidence == Some(1.0)),
+        "{:?}",
+        outcome.sources
+    );
+    let json = outcome.to_json();
+    assert_eq!(json["trace"]["attempts"][1]["model"], "openai/gpt-4.1");
+    assert_eq!(json["sources"][0]["confidence"], 1.0);
+}

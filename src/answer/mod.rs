@@ -3,6 +3,7 @@
 
 pub mod format;
 pub mod lenient;
+pub mod spans;
 
 use serde_json::Value;
 

@@ -100,8 +100,12 @@ impl Caller<'_> {
         let mut next = first;
         loop {
             let request = next.take().unwrap_or_else(|| dialogue.request());
-            let completion = self.send(&request, usage, retries)?;
-            if let Some(settled) = dialogue.take(completion.delivered, judge, *usage)? {
+            let Completion {
+                delivered, tokens, ..
+            } = self.send(&request, usage, retries)?;
+            let answered = (!tokens.is_empty()).then(|| (delivered.text().to_owned(), tokens));
+            if let Some(settled) = dialogue.take(delivered, judge, *usage)? {
+                dialogue.answered = answered;
                 return Ok(settled);
             }
         }

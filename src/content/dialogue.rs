@@ -7,7 +7,7 @@ use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Reason, Trace, Usage};
 use crate::ports::HttpRequest;
-use crate::provider::{ANSWER_TOOL, Conversation, Delivered, Delivery, Provider, Turn};
+use crate::provider::{ANSWER_TOOL, Conversation, Delivered, Delivery, Provider, Token, Turn};
 use crate::schema::violation::Violation;
 
 use super::{MAX_TOOL_REMINDERS, reason};
@@ -41,6 +41,8 @@ pub(super) struct Dialogue<'a> {
     pub iterations: u32,
     reminders: u32,
     last_answer: Option<String>,
+    /// The accepted answer's text and its tokens, where the provider gave log-probabilities.
+    pub answered: Option<(String, Vec<Token>)>,
 }
 
 impl<'a> Dialogue<'a> {
@@ -59,6 +61,7 @@ impl<'a> Dialogue<'a> {
             iterations: 0,
             reminders: 0,
             last_answer: None,
+            answered: None,
         }
     }
 

@@ -12,6 +12,7 @@ mod ask;
 pub mod builder;
 mod check;
 pub mod chunked;
+pub mod confidence;
 mod dialogue;
 pub mod grounding;
 pub mod long_text;
@@ -38,7 +39,7 @@ pub const MAX_TOOL_REMINDERS: u32 = 2;
 const MAX_REPLANS: u32 = 2;
 
 /// How far one call may go besides `maxLoops`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub max_loops: u8,
     pub retry: RetryPolicy,
@@ -60,6 +61,8 @@ pub struct Limits {
     pub max_concurrent: usize,
     /// The most chunks a text may be read in (`structure_max_chunks`).
     pub max_chunks: usize,
+    /// The least confidence a value may have (`structure_min_confidence`; see [`confidence`]).
+    pub min_confidence: Option<f64>,
 }
 
 /// What the stages of one call share.
@@ -126,11 +129,11 @@ pub fn run(
         match read {
             Err(error)
                 if replans < MAX_REPLANS
-                    && refused_for_length(&error)
-                    && provider.endpoint().window() != window =>
+                    && ((refused_for_length(&error) && provider.endpoint().window() != window)
+                        || provider.endpoint().refused_logprobs(&error)) =>
             {
-                // The refusal taught the window: what was spent stays spent, and the call is
-                // planned again to fit.
+                // The refusal taught the window, or that the model gives no log-probabilities:
+                // what was spent stays spent, and the call is planned again.
                 spent.add(error.usage);
                 replans += 1;
             }

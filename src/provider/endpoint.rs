@@ -49,6 +49,9 @@ pub struct Endpoint {
     pub delivery: Delivery,
     /// The schema subset the provider takes in that mode.
     pub subset: &'static Subset,
+    /// Whether requests ask for the answer's token log-probabilities; a server that refuses
+    /// them turns this off ([`Endpoint::refused_logprobs`]).
+    logprobs: Cell<bool>,
 }
 
 impl Endpoint {
@@ -79,7 +82,37 @@ impl Endpoint {
             profile: "",
             delivery: Delivery::Prompt,
             subset: &FULL,
+            logprobs: Cell::new(false),
         }
+    }
+
+    /// Requests ask for the answer's token log-probabilities when `ask` (the provider knows the
+    /// model gives them, and `structure_logprobs` allows it).
+    pub fn asking_logprobs(self, ask: bool) -> Self {
+        self.logprobs.set(ask);
+        self
+    }
+
+    /// Whether the next request asks for log-probabilities: never for an answer delivered as
+    /// a tool call, whose arguments no provider gives them for.
+    pub fn asks_logprobs(&self) -> bool {
+        self.logprobs.get() && self.delivery != Delivery::Tool
+    }
+
+    /// Whether `error` is the server refusing log-probabilities for this model (a 400 that
+    /// names them): the requests built from now on do not ask, and the call is worth planning
+    /// again.
+    pub fn refused_logprobs(&self, error: &StructureError) -> bool {
+        let refused = self.asks_logprobs()
+            && matches!(
+                error.kind,
+                crate::error::ErrorKind::Provider { status: 400, .. }
+            )
+            && error.message.to_ascii_lowercase().contains("logprob");
+        if refused {
+            self.logprobs.set(false);
+        }
+        refused
     }
 
     /// Requests shaped for `profile`, the answer delivered in `delivery` mode, the schema in

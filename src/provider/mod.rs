@@ -105,10 +105,23 @@ impl Conversation {
 }
 
 /// A model's answer and what it cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
     pub delivered: Delivered,
     pub usage: Usage,
+    /// The tokens the answer's text was written with and their log-probabilities, where the
+    /// provider gave them (empty otherwise).
+    pub tokens: Vec<Token>,
+}
+
+/// One token of an answer and the natural log of the probability the model gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub text: String,
+    /// The token's bytes, where the provider gives them: a token that ends inside a
+    /// character has no text of its own.
+    pub bytes: Option<Vec<u8>>,
+    pub logprob: f64,
 }
 
 /// One provider (or provider profile), ready to be called.
@@ -146,12 +159,21 @@ pub trait Provider {
     fn read(&self, body: &Value) -> Result<Delivered, StructureError>;
     /// What a 2xx response's JSON `body` says the call cost.
     fn usage(&self, body: &Value) -> Usage;
+    /// The tokens of the answer's text in a 2xx response's JSON `body`, with their
+    /// log-probabilities, when it holds them.
+    fn tokens(&self, _body: &Value) -> Vec<Token> {
+        Vec::new()
+    }
     /// The completion in `response`, or the typed error it stands for (with the tokens it cost).
     fn completion(&self, response: &HttpResponse) -> Result<Completion, StructureError> {
         let body = self.endpoint().json_response(response)?;
         let usage = self.usage(&body);
         self.read(&body)
-            .map(|delivered| Completion { delivered, usage })
+            .map(|delivered| Completion {
+                delivered,
+                usage,
+                tokens: self.tokens(&body),
+            })
             .map_err(|error| error.with_usage(usage))
     }
     /// How long the provider asks to wait before trying `response`'s request again, when its

@@ -19,7 +19,7 @@ use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::profile::Profile;
 use crate::provider::server::Server;
 use crate::provider::window::Window;
-use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Token, Turn, retry, wire};
 use crate::settings::Settings;
 
 pub struct OpenAiChat {
@@ -56,8 +56,11 @@ impl OpenAiChat {
             (server.window).unwrap_or_else(|| Window::default_for(&model.provider, Some(profile)));
         let endpoint = openai_endpoint(&model, name, base_url, settings, window);
         let delivery = delivery::select_for(settings, profile.capabilities(), &endpoint.model)?;
+        let logprobs = (settings.logprobs).ask(profile.gives_logprobs(&endpoint.model_name));
         Ok(Self {
-            endpoint: endpoint.delivering(profile.name(), delivery, profile.subset(delivery)),
+            endpoint: endpoint
+                .delivering(profile.name(), delivery, profile.subset(delivery))
+                .asking_logprobs(logprobs),
             profile,
         })
     }
@@ -122,6 +125,9 @@ impl Provider for OpenAiChat {
                 body.insert("parallel_tool_calls".into(), json!(false));
             }
             Delivery::Prompt => {}
+        }
+        if self.endpoint.asks_logprobs() {
+            body.insert("logprobs".into(), json!(true));
         }
         if let Some(temperature) = self.profile.temperature() {
             body.insert("temperature".into(), json!(temperature));
@@ -188,6 +194,11 @@ impl Provider for OpenAiChat {
                 self.endpoint.server
             ))),
         }
+    }
+
+    fn tokens(&self, body: &Value) -> Vec<Token> {
+        let content = body.pointer("/choices/0/logprobs/content");
+        wire::tokens(content, "token", "logprob")
     }
 
     fn usage(&self, body: &Value) -> Usage {

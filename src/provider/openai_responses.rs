@@ -17,10 +17,10 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::openai_chat::{openai_endpoint, openai_retry_hint};
-use crate::provider::profile::Profile;
+use crate::provider::profile::{self, Profile};
 use crate::provider::server::Server;
 use crate::provider::window::Window;
-use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, wire};
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Token, Turn, wire};
 use crate::schema::subset::OPENAI_STRICT;
 use crate::settings::Settings;
 
@@ -56,8 +56,12 @@ impl OpenAiResponses {
         let mut endpoint = openai_endpoint(&model, name, base_url, settings, window);
         endpoint.max_output_tokens = endpoint.max_output_tokens.max(MIN_OUTPUT_TOKENS);
         let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
+        let known = kind.is_some() && !profile::openai_reasoning(&endpoint.model_name);
+        let logprobs = settings.logprobs.ask(known);
         Ok(Self {
-            endpoint: endpoint.delivering("openai-responses", delivery, &OPENAI_STRICT),
+            endpoint: endpoint
+                .delivering("openai-responses", delivery, &OPENAI_STRICT)
+                .asking_logprobs(logprobs),
         })
     }
 
@@ -144,6 +148,9 @@ impl Provider for OpenAiResponses {
             }
             Delivery::Prompt => {}
         }
+        if self.endpoint.asks_logprobs() {
+            body.insert("include".into(), json!(["message.output_text.logprobs"]));
+        }
         body.insert("store".into(), json!(false));
         self.endpoint
             .post_llm("/responses", body, &["max_output_tokens"], 0)
@@ -170,16 +177,7 @@ impl Provider for OpenAiResponses {
             let id = call.get("call_id").and_then(Value::as_str);
             return wire::tool_call(name, id, "call_0", arguments.map(str::to_owned));
         }
-        let messages: Vec<&Value> = output
-            .iter()
-            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
-            .collect();
-        let Some(message) = messages
-            .iter()
-            .rev()
-            .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
-            .or(messages.last())
-        else {
+        let Some(message) = final_message(output) else {
             return Err(StructureError::invalid_response(format!(
                 "{} answered without a message",
                 self.endpoint.server
@@ -205,6 +203,20 @@ impl Provider for OpenAiResponses {
         ))
     }
 
+    /// The log-probabilities of the final message's text, part after part.
+    fn tokens(&self, body: &Value) -> Vec<Token> {
+        let output = (body.get("output").and_then(Value::as_array))
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let parts = final_message(output)
+            .and_then(|message| message.get("content"))
+            .and_then(Value::as_array);
+        (parts.into_iter().flatten())
+            .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+            .flat_map(|part| wire::tokens(part.get("logprobs"), "token", "logprob"))
+            .collect()
+    }
+
     fn usage(&self, body: &Value) -> Usage {
         wire::usage(
             body,
@@ -213,4 +225,19 @@ impl Provider for OpenAiResponses {
             "/usage/input_tokens_details/cached_tokens",
         )
     }
+}
+
+/// The message of `output` that holds the answer: the one in the `final_answer` phase, else
+/// the last.
+fn final_message(output: &[Value]) -> Option<&Value> {
+    let messages: Vec<&Value> = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .collect();
+    messages
+        .iter()
+        .rev()
+        .find(|item| item.get("phase").and_then(Value::as_str) == Some("final_answer"))
+        .or(messages.last())
+        .copied()
 }

@@ -159,6 +159,17 @@ impl Profile {
         }
     }
 
+    /// Whether the server gives `model`'s token log-probabilities when asked (`logprobs`):
+    /// llama.cpp, vLLM and Ollama do; OpenAI does but for its reasoning models, which refuse
+    /// the field; of any other server nothing is known.
+    pub fn gives_logprobs(self, model: &str) -> bool {
+        match self {
+            Profile::OpenAi => !openai_reasoning(model),
+            Profile::Ollama | Profile::LlamaCpp | Profile::Vllm => true,
+            Profile::OpenAiCompatible => false,
+        }
+    }
+
     /// Local models extract best at temperature 0; OpenAI's reasoning models reject any
     /// temperature but the default, so none is sent there.
     pub fn temperature(self) -> Option<f64> {
@@ -167,6 +178,14 @@ impl Profile {
             Profile::OpenAi | Profile::OpenAiCompatible => None,
         }
     }
+}
+
+/// OpenAI's reasoning models (`o1`, `o3-mini`, `o4-mini`, `gpt-5`, ...), which refuse
+/// `logprobs`.
+pub fn openai_reasoning(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    let o_series = model.starts_with('o') && model[1..].starts_with(|c: char| c.is_ascii_digit());
+    o_series || model.starts_with("gpt-5")
 }
 
 fn names() -> String {

@@ -6,9 +6,9 @@ use serde_json::Value;
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::Usage;
 use crate::ports::HttpResponse;
-use crate::provider::Delivered;
 use crate::provider::delivery::ANSWER_TOOL;
 use crate::provider::window::Exceeded;
+use crate::provider::{Delivered, Token};
 
 /// Statuses worth retrying: rate limits, overload (Anthropic's 529), server errors.
 pub const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
@@ -207,4 +207,30 @@ pub fn json_len(value: &impl serde::Serialize) -> usize {
     // Writing JSON to a counter cannot fail.
     let _ = serde_json::to_writer(&mut count, value);
     count.0
+}
+
+/// The tokens listed in `list` (an array of objects holding each token's text under `text`
+/// and its log-probability under `logprob`), as the providers write them: OpenAI's
+/// `{"token", "logprob"}`, Gemini's `{"token", "logProbability"}`. Empty when `list` is not
+/// such an array, or an entry lacks either. An entry's `bytes` (OpenAI's, llama.cpp's) are kept.
+pub fn tokens(list: Option<&Value>, text: &str, logprob: &str) -> Vec<Token> {
+    let Some(entries) = list.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let read = entries
+        .iter()
+        .map(|entry| {
+            let bytes = (entry.get("bytes").and_then(Value::as_array)).and_then(|bytes| {
+                (bytes.iter())
+                    .map(|byte| byte.as_u64().and_then(|byte| u8::try_from(byte).ok()))
+                    .collect::<Option<Vec<u8>>>()
+            });
+            Some(Token {
+                text: entry.get(text)?.as_str()?.to_owned(),
+                bytes,
+                logprob: entry.get(logprob)?.as_f64()?,
+            })
+        })
+        .collect::<Option<Vec<Token>>>();
+    read.unwrap_or_default()
 }

@@ -40,6 +40,30 @@ pub const MIN_CONTEXT_TOKENS: u64 = 256;
 /// The most calls in flight a setting may ask for.
 pub const MAX_MAX_CONCURRENT_CALLS: u64 = 64;
 
+/// When a request asks for the tokens' log-probabilities (`structure_logprobs`), which give
+/// each value its confidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Logprobs {
+    /// Where the provider and model are known to give them: OpenAI's models but the reasoning
+    /// ones, llama.cpp, vLLM, Ollama.
+    Auto,
+    /// Wherever the wire format has the field (Gemini too, which refuses it for many models:
+    /// a refusal that names log-probabilities turns them off for the call).
+    On,
+    Off,
+}
+
+impl Logprobs {
+    /// Whether to ask a provider of which `known` says whether it gives them.
+    pub fn ask(self, known: bool) -> bool {
+        match self {
+            Logprobs::Auto => known,
+            Logprobs::On => true,
+            Logprobs::Off => false,
+        }
+    }
+}
+
 /// How the answer is delivered (spec 001).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryChoice {
@@ -146,8 +170,8 @@ pub struct Settings {
     pub escalate: Vec<String>,
     /// The least confidence a value of an `ok` answer may have; `None`: off.
     pub min_confidence: Option<f64>,
-    /// Ask for token log-probabilities where the provider and model give them.
-    pub logprobs: bool,
+    /// When to ask for token log-probabilities (`structure_logprobs`).
+    pub logprobs: Logprobs,
     /// Content-stage iterations when the call does not say.
     pub max_loops: u8,
     pub provider_profile: Option<String>,
@@ -195,7 +219,14 @@ impl Settings {
             schema_builder_model: read.model(keys::SCHEMA_BUILDER_MODEL)?,
             confidence_threshold,
             min_confidence: read.fraction(keys::MIN_CONFIDENCE)?,
-            logprobs: read.choice(keys::LOGPROBS, &["auto", "off"])? == "auto",
+            logprobs: match read
+                .choice(keys::LOGPROBS, &["auto", "on", "off"])?
+                .as_str()
+            {
+                "on" => Logprobs::On,
+                "off" => Logprobs::Off,
+                _ => Logprobs::Auto,
+            },
             max_loops,
             provider_profile: read.text(keys::PROVIDER_PROFILE)?,
             delivery,

@@ -23,7 +23,7 @@ use crate::provider::delivery::{
 use crate::provider::endpoint::{self, Endpoint};
 use crate::provider::server::Server;
 use crate::provider::window::Window;
-use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, retry, wire};
+use crate::provider::{Conversation, Delivered, ModelRef, Provider, Token, Turn, retry, wire};
 use crate::schema::subset::GEMINI;
 use crate::settings::Settings;
 
@@ -86,8 +86,12 @@ impl Gemini {
             endpoint.model_name = name.to_owned();
         }
         let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
+        // Gemini's API refuses log-probabilities for many models: asked only when set `on`.
+        let logprobs = settings.logprobs.ask(false);
         Ok(Self {
-            endpoint: endpoint.delivering("gemini", delivery, &GEMINI),
+            endpoint: endpoint
+                .delivering("gemini", delivery, &GEMINI)
+                .asking_logprobs(logprobs),
             openapi: settings.gemini_schema == "openapi",
         })
     }
@@ -185,6 +189,9 @@ impl Provider for Gemini {
             }
             Delivery::Prompt => {}
         }
+        if self.endpoint.asks_logprobs() {
+            generation.insert("responseLogprobs".into(), json!(true));
+        }
         body.insert("generationConfig".into(), Value::Object(generation));
         let path = format!("/models/{}:generateContent", self.endpoint.model_name);
         self.endpoint
@@ -246,6 +253,11 @@ impl Provider for Gemini {
                 .filter_map(|part| part.get("text").and_then(Value::as_str))
                 .collect(),
         ))
+    }
+
+    fn tokens(&self, body: &Value) -> Vec<Token> {
+        let chosen = body.pointer("/candidates/0/logprobsResult/chosenCandidates");
+        wire::tokens(chosen, "token", "logProbability")
     }
 
     /// Thoughts are billed as output; cached tokens are already inside the prompt count.

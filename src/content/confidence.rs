@@ -1,0 +1,405 @@
+//! How sure the model was of each value: the probability it gave the tokens it wrote the value
+//! with, read from the token log-probabilities the provider returned with the answer.
+//!
+//! A value's confidence is `exp(Σ logprob)` over every token that overlaps the value's text in
+//! the answer — for a string, its quotes included (the closing quote is the model deciding the
+//! value ends); for a number, `true`, `false` or `null`, its characters. That is the model's
+//! own probability of writing this value where it did, given what came before: a copied name
+//! the model is sure of scores near 1, a guessed date near the share of its doubt. Values the
+//! answer does not write as such (a value restored from an encoded field) get none.
+//!
+//! ```
+//! use structure::content::confidence::of_values;
+//! use structure::provider::Token;
+//!
+//! let token = |text: &str, probability: f64| Token {
+//!     text: text.to_owned(),
+//!     bytes: None,
+//!     logprob: probability.ln(),
+//! };
+//! let tokens = [token("{\"answer\": {\"name\": ", 1.0), token("\"Ada\"", 0.9), token("}}", 1.0)];
+//! let confidence = of_values(r#"{"answer": {"name": "Ada"}}"#, &tokens);
+//! assert!((confidence["/name"] - 0.9).abs() < 1e-9);
+//! ```
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use serde_json::Value;
+
+use crate::answer::format::ANSWER_KEY;
+use crate::answer::spans;
+use crate::keys;
+use crate::outcome::Source;
+use crate::provider::Token;
+use crate::schema::validator::CompiledSchema;
+use crate::schema::walk;
+
+/// The confidence of each value `text` (an answer, in or out of its `{"answer": …}` envelope)
+/// writes, by JSON pointer into the answer; empty when `tokens` do not spell `text` or `text`
+/// is not plain JSON.
+pub fn of_values(text: &str, tokens: &[Token]) -> BTreeMap<String, f64> {
+    let Some(offsets) = token_offsets(text, tokens) else {
+        return BTreeMap::new();
+    };
+    let Some(leaves) = spans::leaves(text) else {
+        return BTreeMap::new();
+    };
+    let envelope = format!("/{}", walk::escape(ANSWER_KEY));
+    let enveloped = leaves
+        .keys()
+        .all(|pointer| pointer.starts_with(&format!("{envelope}/")) || *pointer == envelope);
+    leaves
+        .into_iter()
+        .map(|(pointer, range)| {
+            let pointer = match enveloped {
+                true => pointer[envelope.len()..].to_owned(),
+                false => pointer,
+            };
+            (pointer, probability(&offsets, tokens, &range))
+        })
+        .collect()
+}
+
+/// Where each token starts and ends in `text` (bytes), or `None` when the tokens do not
+/// spell it (a provider that gave logprobs for other text, or none at all).
+fn token_offsets(text: &str, tokens: &[Token]) -> Option<Vec<Range<usize>>> {
+    if tokens.is_empty() {
+        return None;
+    }
+    let with_bytes = tokens.iter().all(|token| token.bytes.is_some());
+    let spelled: Vec<u8> = tokens
+        .iter()
+        .flat_map(|token| match (&token.bytes, with_bytes) {
+            (Some(bytes), true) => bytes.clone(),
+            _ => token.text.as_bytes().to_vec(),
+        })
+        .collect();
+    // The answer's text may be trimmed of what the model wrote around it.
+    let shift = find(&spelled, text.as_bytes())?;
+    let mut start = 0usize;
+    let offsets = tokens
+        .iter()
+        .map(|token| {
+            let len = match (&token.bytes, with_bytes) {
+                (Some(bytes), true) => bytes.len(),
+                _ => token.text.len(),
+            };
+            let range = start.saturating_sub(shift)..(start + len).saturating_sub(shift);
+            start += len;
+            range
+        })
+        .collect();
+    Some(offsets)
+}
+
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// The probability of the tokens overlapping `range`, rounded to four places.
+fn probability(offsets: &[Range<usize>], tokens: &[Token], range: &Range<usize>) -> f64 {
+    let logprob: f64 = offsets
+        .iter()
+        .zip(tokens)
+        .filter(|(at, _)| at.start < range.end && at.end > range.start)
+        .map(|(_, token)| token.logprob.min(0.0))
+        .sum();
+    (logprob.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0
+}
+
+/// Gives each of `sources` the confidence of its value.
+pub fn annotate(sources: &mut [Source], confidences: &BTreeMap<String, f64>) {
+    for source in sources {
+        source.confidence = confidences.get(&source.pointer).copied();
+    }
+}
+
+/// What `structure_min_confidence` makes of a valid answer.
+#[derive(Debug, PartialEq)]
+pub enum Held {
+    /// The answer without its optional values below the threshold (`dropped`, by pointer).
+    Kept { data: Value, dropped: Vec<String> },
+    /// A value the answer needs is below the threshold: what to tell the caller.
+    Unsure(String),
+}
+
+/// Holds `data` to `min`: each value whose confidence is below it is dropped when the answer
+/// stays valid against `schema` without it (it was optional), else the answer is unsure.
+pub fn hold_to(
+    data: Value,
+    confidences: &BTreeMap<String, f64>,
+    min: f64,
+    schema: &CompiledSchema,
+) -> Held {
+    let mut low: Vec<(&String, f64)> = confidences
+        .iter()
+        .filter(|(pointer, confidence)| **confidence < min && data.pointer(pointer).is_some())
+        .map(|(pointer, confidence)| (pointer, *confidence))
+        .collect();
+    // Last first: dropping an array's later item leaves its earlier ones where they are.
+    low.sort_by(|(a, _), (b, _)| by_segments(b, a));
+    let mut data = data;
+    let mut dropped = Vec::new();
+    let mut unsure = Vec::new();
+    for (pointer, confidence) in low {
+        let mut without = data.clone();
+        if remove(&mut without, pointer) && schema.is_valid(&without) {
+            data = without;
+            dropped.push(pointer.clone());
+        } else {
+            unsure.push(format!("{pointer} ({confidence})"));
+        }
+    }
+    if unsure.is_empty() {
+        return Held::Kept { data, dropped };
+    }
+    unsure.reverse();
+    Held::Unsure(format!(
+        "the model is not sure of {} (confidence below {min}, {}): check that the text states \
+         them",
+        unsure.join(", "),
+        keys::MIN_CONFIDENCE
+    ))
+}
+
+/// `sources` of an answer from which `dropped` (in the order [`hold_to`] dropped them) were
+/// taken: theirs gone, later items of the same arrays moved up.
+pub fn without_dropped(sources: Vec<Source>, dropped: &[String], before: &Value) -> Vec<Source> {
+    let mut sources = sources;
+    let mut data = before.clone();
+    for pointer in dropped {
+        let item = array_item(&data, pointer);
+        remove(&mut data, pointer);
+        sources.retain(|source| !within(&source.pointer, pointer));
+        if let Some((parent, index)) = item {
+            for source in &mut sources {
+                source.pointer = moved_up(&source.pointer, &parent, index);
+            }
+        }
+    }
+    sources
+}
+
+fn within(pointer: &str, ancestor: &str) -> bool {
+    pointer == ancestor || pointer.starts_with(&format!("{ancestor}/"))
+}
+
+/// The array and index `pointer` names in `data`, when it names an array's item.
+fn array_item(data: &Value, pointer: &str) -> Option<(String, usize)> {
+    let (parent, last) = pointer.rsplit_once('/')?;
+    data.pointer(parent)?.as_array()?;
+    Some((parent.to_owned(), last.parse().ok()?))
+}
+
+/// `pointer` after item `index` of the array at `parent` was removed.
+fn moved_up(pointer: &str, parent: &str, index: usize) -> String {
+    let Some(rest) = pointer.strip_prefix(&format!("{parent}/")) else {
+        return pointer.to_owned();
+    };
+    let (segment, tail) = rest
+        .split_once('/')
+        .map_or((rest, None), |(a, b)| (a, Some(b)));
+    match segment.parse::<usize>() {
+        Ok(at) if at > index => match tail {
+            Some(tail) => format!("{parent}/{}/{tail}", at - 1),
+            None => format!("{parent}/{}", at - 1),
+        },
+        _ => pointer.to_owned(),
+    }
+}
+
+/// Removes the value at `pointer` from `data` (a property, or an array's item).
+fn remove(data: &mut Value, pointer: &str) -> bool {
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return false;
+    };
+    let name = last.replace("~1", "/").replace("~0", "~");
+    match data.pointer_mut(parent) {
+        Some(Value::Object(object)) => object.remove(&name).is_some(),
+        Some(Value::Array(items)) => match name.parse::<usize>() {
+            Ok(index) if index < items.len() => {
+                items.remove(index);
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Pointers in document order: segment by segment, array indices as numbers.
+fn by_segments(a: &str, b: &str) -> Ordering {
+    let mut left = a.split('/');
+    let mut right = b.split('/');
+    loop {
+        match (left.next(), right.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => {
+                let order = match (x.parse::<usize>(), y.parse::<usize>()) {
+                    (Ok(x), Ok(y)) => x.cmp(&y),
+                    _ => x.cmp(y),
+                };
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(text: &str, probability: f64) -> Token {
+        Token {
+            text: text.to_owned(),
+            bytes: None,
+            logprob: probability.ln(),
+        }
+    }
+
+    #[test]
+    fn a_value_multiplies_the_probabilities_of_its_own_tokens() {
+        let tokens = [
+            token("{\"answer\":{\"name\":", 0.99),
+            token("\"A", 0.5),
+            token("da\"", 0.8),
+            token(",\"age\":", 0.99),
+            token("3", 0.9),
+            token("6", 0.5),
+            token(",\"tags\":[", 1.0),
+            token("\"x\"", 0.25),
+            token("]}}", 1.0),
+        ];
+        let text: String = tokens.iter().map(|token| token.text.as_str()).collect();
+        let confidence = of_values(&text, &tokens);
+        assert_eq!(confidence["/name"], 0.4, "0.5 × 0.8");
+        assert_eq!(confidence["/age"], 0.45, "0.9 × 0.5");
+        assert_eq!(confidence["/tags/0"], 0.25);
+        assert_eq!(confidence.len(), 3, "leaves only: {confidence:?}");
+    }
+
+    #[test]
+    fn tokens_that_end_inside_a_character_are_placed_by_their_bytes() {
+        let text = r#"{"city": "Zürich"}"#;
+        let ue = "ü".as_bytes();
+        let tokens = [
+            Token {
+                text: "{\"city\": \"Z".into(),
+                bytes: Some(b"{\"city\": \"Z".to_vec()),
+                logprob: 0.0,
+            },
+            Token {
+                text: "\u{FFFD}".into(),
+                bytes: Some(vec![ue[0]]),
+                logprob: 0.5f64.ln(),
+            },
+            Token {
+                text: "\u{FFFD}rich\"}".into(),
+                bytes: Some([&ue[1..], b"rich\"}"].concat()),
+                logprob: 0.0,
+            },
+        ];
+        assert_eq!(of_values(text, &tokens)["/city"], 0.5, "a bare answer");
+    }
+
+    #[test]
+    fn tokens_that_do_not_spell_the_answer_give_nothing() {
+        let tokens = [token("{\"name\": \"Bob\"}", 0.9)];
+        assert!(of_values(r#"{"name": "Ada"}"#, &tokens).is_empty());
+        assert!(of_values(r#"{"name": "Ada"}"#, &[]).is_empty());
+        let text = r#"{"name": "Ada",}"#;
+        assert!(of_values(text, &[token(text, 0.9)]).is_empty(), "near-JSON");
+    }
+
+    #[test]
+    fn text_around_the_answer_is_skipped() {
+        let tokens = [
+            token("Sure: ", 0.5),
+            token("{\"n\": ", 1.0),
+            token("7", 0.7),
+            token("}", 1.0),
+        ];
+        assert_eq!(of_values("{\"n\": 7}", &tokens)["/n"], 0.7);
+    }
+
+    fn schema() -> CompiledSchema {
+        CompiledSchema::compile(&serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string" },
+                "email": { "type": "string" },
+                "tags": { "type": "array", "items": { "type": "string" } }
+            },
+            "required": ["name"]
+        }))
+        .unwrap()
+    }
+
+    fn source(pointer: &str) -> Source {
+        Source {
+            pointer: pointer.to_owned(),
+            span: None,
+            matched: crate::outcome::Match::Derived,
+            page: None,
+            confidence: None,
+        }
+    }
+
+    #[test]
+    fn an_unsure_optional_value_is_dropped_and_an_unsure_required_one_asks() {
+        let data = serde_json::json!({"name": "Ada", "email": "a@x", "tags": ["a", "b", "c"]});
+        let confidences: BTreeMap<String, f64> = [
+            ("/name", 0.9),
+            ("/email", 0.3),
+            ("/tags/0", 0.2),
+            ("/tags/1", 0.95),
+            ("/tags/2", 0.1),
+        ]
+        .into_iter()
+        .map(|(pointer, confidence)| (pointer.to_owned(), confidence))
+        .collect();
+        let held = hold_to(data.clone(), &confidences, 0.5, &schema());
+        let Held::Kept {
+            data: kept,
+            dropped,
+        } = held
+        else {
+            panic!("{held:?}");
+        };
+        assert_eq!(kept, serde_json::json!({"name": "Ada", "tags": ["b"]}));
+        assert_eq!(dropped, ["/tags/2", "/tags/0", "/email"]);
+        let sources = ["/name", "/email", "/tags/0", "/tags/1", "/tags/2"].map(source);
+        let left = without_dropped(sources.to_vec(), &dropped, &data);
+        let pointers: Vec<&str> = left.iter().map(|source| source.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/name", "/tags/0"], "b moved up to /tags/0");
+
+        let held = hold_to(data, &confidences, 0.95, &schema());
+        assert_eq!(
+            held,
+            Held::Unsure(
+                "the model is not sure of /name (0.9) (confidence below 0.95, \
+                 structure_min_confidence): check that the text states them"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn pointers_sort_in_document_order_with_numeric_indices() {
+        let mut pointers = vec!["/a/10", "/a/9", "/a/9/x", "/b", "/a"];
+        pointers.sort_by(|a, b| by_segments(a, b));
+        assert_eq!(pointers, ["/a", "/a/9", "/a/9/x", "/a/10", "/b"]);
+    }
+}

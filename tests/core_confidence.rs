@@ -1,0 +1,313 @@
+//! Confidence: each source of `ok` data carries the probability of the tokens its value was
+//! written with, read from the log-probabilities each wire format returns (OpenAI Chat and
+//! Responses, the local servers, Gemini when asked); none from Anthropic; a server that
+//! refuses them is asked again without; `structure_min_confidence` drops an unsure optional
+//! value and asks for an unsure required one.
+
+mod support;
+
+use mock_llm::Reply;
+use serde_json::{Value, json};
+use structure::outcome::Source;
+use structure::provider::{Provider, connect};
+use structure::settings::Settings;
+use structure::{Answer, Outcome, SchemaInput, StructureRequest};
+
+use support::{MapConfig, ScriptedTransport, ports};
+
+const TEXT: &str = "Ada Lovelace, ada@example.org";
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string" },
+            "email": { "type": "string" }
+        },
+        "required": ["name"],
+        "additionalProperties": false
+    })
+}
+
+/// The answer's text, token by token, with each token's probability: the name at 0.9, the
+/// email at 0.4 (0.8 × 0.5 over two tokens), the rest sure.
+const TOKENS: &[(&str, f64)] = &[
+    ("{\"answer\": {\"name\": ", 1.0),
+    ("\"Ada Lovelace\"", 0.9),
+    (", \"email\": ", 1.0),
+    ("\"ada@", 0.8),
+    ("example.org\"", 0.5),
+    ("}}", 1.0),
+];
+
+fn answer_text() -> String {
+    TOKENS.iter().map(|(text, _)| *text).collect()
+}
+
+/// The tokens as OpenAI writes them (`token`, `logprob`, `bytes`), or under other names.
+fn token_list(text_key: &str, logprob_key: &str) -> Value {
+    TOKENS
+        .iter()
+        .map(|(text, probability)| {
+            json!({ text_key: text, logprob_key: probability.ln(), "bytes": text.as_bytes() })
+        })
+        .collect()
+}
+
+fn chat_body() -> String {
+    json!({
+        "choices": [{
+            "message": { "role": "assistant", "content": answer_text() },
+            "finish_reason": "stop",
+            "logprobs": { "content": token_list("token", "logprob") }
+        }],
+        "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
+    })
+    .to_string()
+}
+
+fn run(config: &[(&str, &str)], replies: Vec<Reply>) -> (Outcome, ScriptedTransport) {
+    let transport = ScriptedTransport::new(replies);
+    let config = MapConfig::with(config);
+    let request = StructureRequest::new(TEXT, SchemaInput::Inline(schema()), None).unwrap();
+    let outcome = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap();
+    (outcome, transport)
+}
+
+fn confidences(outcome: &Outcome) -> Vec<(String, Option<f64>)> {
+    (outcome.sources.iter())
+        .map(
+            |Source {
+                 pointer,
+                 confidence,
+                 ..
+             }| (pointer.clone(), *confidence),
+        )
+        .collect()
+}
+
+fn expected() -> Vec<(String, Option<f64>)> {
+    vec![("/name".into(), Some(0.9)), ("/email".into(), Some(0.4))]
+}
+
+const OPENAI: &[(&str, &str)] = &[
+    ("structure_model", "openai/gpt-4.1-mini"),
+    ("openai_api_key", "sk-test"),
+];
+
+#[test]
+fn openai_chat_is_asked_for_logprobs_and_each_value_gets_its_confidence() {
+    let (outcome, transport) = run(OPENAI, vec![Reply::raw(200, &chat_body())]);
+    assert_eq!(transport.body(0)["logprobs"], true);
+    assert!(matches!(outcome.answer, Answer::Ok(_)));
+    assert_eq!(confidences(&outcome), expected());
+    let json = outcome.to_json();
+    assert_eq!(json["sources"][0]["confidence"], 0.9);
+}
+
+#[test]
+fn reasoning_models_and_servers_not_known_to_give_logprobs_are_not_asked() {
+    let reasoning = [
+        ("structure_model", "openai/o3-mini"),
+        ("openai_api_key", "sk-test"),
+    ];
+    let (outcome, transport) = run(&reasoning, vec![Reply::raw(200, &chat_body())]);
+    assert!(transport.body(0).get("logprobs").is_none());
+    assert_eq!(
+        confidences(&outcome),
+        expected(),
+        "logprobs a server sends unasked are read all the same"
+    );
+    let (_, transport) = run(
+        &[
+            ("structure_model", "openai/some-model"),
+            ("openai_base_url", "http://127.0.0.1:9/v1"),
+        ],
+        vec![Reply::raw(200, &chat_body())],
+    );
+    assert!(
+        transport.body(0).get("logprobs").is_none(),
+        "an unknown server"
+    );
+    let off = [OPENAI, &[("structure_logprobs", "off")]].concat();
+    let (_, transport) = run(&off, vec![Reply::raw(200, &chat_body())]);
+    assert!(transport.body(0).get("logprobs").is_none(), "switched off");
+}
+
+#[test]
+fn the_local_servers_are_asked() {
+    for model in ["llamacpp/smollm2", "vllm/qwen", "ollama/llama3.2"] {
+        let config = [
+            ("structure_model", model),
+            ("openai_base_url", "http://127.0.0.1:9/v1"),
+        ];
+        let (outcome, transport) = run(&config, vec![Reply::raw(200, &chat_body())]);
+        assert_eq!(transport.body(0)["logprobs"], true, "{model}");
+        assert_eq!(confidences(&outcome), expected(), "{model}");
+    }
+}
+
+#[test]
+fn the_responses_api_gives_the_final_messages_logprobs() {
+    let body = json!({
+        "status": "completed",
+        "output": [{
+            "type": "message",
+            "role": "assistant",
+            "content": [{
+                "type": "output_text",
+                "text": answer_text(),
+                "annotations": [],
+                "logprobs": token_list("token", "logprob")
+            }]
+        }],
+        "usage": { "input_tokens": 100, "output_tokens": 20 }
+    });
+    let config = [OPENAI, &[("structure_openai_api", "responses")]].concat();
+    let (outcome, transport) = run(&config, vec![Reply::raw(200, &body.to_string())]);
+    assert_eq!(
+        transport.body(0)["include"],
+        json!(["message.output_text.logprobs"])
+    );
+    assert_eq!(confidences(&outcome), expected());
+}
+
+#[test]
+fn gemini_is_asked_only_when_set_on_and_gives_its_chosen_candidates() {
+    let body = json!({
+        "candidates": [{
+            "content": { "role": "model", "parts": [{ "text": answer_text() }] },
+            "finishReason": "STOP",
+            "logprobsResult": { "chosenCandidates": token_list("token", "logProbability") }
+        }],
+        "usageMetadata": { "promptTokenCount": 100, "candidatesTokenCount": 20 }
+    });
+    let gemini = [
+        ("structure_model", "google/gemini-2.5-flash"),
+        ("gemini_api_key", "g-test"),
+    ];
+    let (_, transport) = run(&gemini, vec![Reply::raw(200, &body.to_string())]);
+    assert!(
+        transport.body(0)["generationConfig"]
+            .get("responseLogprobs")
+            .is_none(),
+        "Gemini refuses them for many models: not asked by default"
+    );
+    let on = [&gemini[..], &[("structure_logprobs", "on")]].concat();
+    let (outcome, transport) = run(&on, vec![Reply::raw(200, &body.to_string())]);
+    assert_eq!(
+        transport.body(0)["generationConfig"]["responseLogprobs"],
+        true
+    );
+    assert_eq!(confidences(&outcome), expected());
+}
+
+#[test]
+fn anthropic_gives_none_and_its_sources_have_no_confidence() {
+    let body = json!({
+        "type": "message",
+        "role": "assistant",
+        "content": [{ "type": "text", "text": answer_text() }],
+        "stop_reason": "end_turn",
+        "usage": { "input_tokens": 100, "output_tokens": 20 }
+    });
+    let config = [
+        ("structure_model", "anthropic/claude-sonnet-4-5"),
+        ("anthropic_api_key", "sk-ant-test"),
+        ("structure_delivery", "native"),
+    ];
+    let (outcome, transport) = run(&config, vec![Reply::raw(200, &body.to_string())]);
+    assert!(!transport.body(0).to_string().contains("logprob"));
+    assert_eq!(
+        confidences(&outcome),
+        [("/name".to_owned(), None), ("/email".to_owned(), None)]
+    );
+    assert!(outcome.to_json()["sources"][0].get("confidence").is_none());
+}
+
+#[test]
+fn a_server_that_refuses_logprobs_is_asked_again_without() {
+    let config = [
+        ("structure_model", "openai/some-model"),
+        ("openai_base_url", "http://127.0.0.1:9/v1"),
+        ("structure_logprobs", "on"),
+    ];
+    let refusal = Reply::error(
+        400,
+        "invalid_request_error",
+        "logprobs is not supported for this model",
+    );
+    let (outcome, transport) = run(&config, vec![refusal, Reply::raw(200, &chat_body())]);
+    assert_eq!(transport.body(0)["logprobs"], true);
+    assert!(transport.body(1).get("logprobs").is_none());
+    assert!(matches!(outcome.answer, Answer::Ok(_)));
+    assert_eq!(outcome.usage.llm_calls, 2);
+}
+
+#[test]
+fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required_one() {
+    let config = [OPENAI, &[("structure_min_confidence", "0.5")]].concat();
+    let (outcome, _) = run(&config, vec![Reply::raw(200, &chat_body())]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace" }))
+    );
+    assert_eq!(outcome.trace.low_confidence, ["/email"]);
+    assert_eq!(confidences(&outcome), [("/name".to_owned(), Some(0.9))]);
+    assert_eq!(
+        outcome.to_json()["trace"]["lowConfidence"],
+        json!(["/email"])
+    );
+
+    let config = [OPENAI, &[("structure_min_confidence", "0.95")]].concat();
+    let (outcome, _) = run(&config, vec![Reply::raw(200, &chat_body())]);
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        need.contains("/name (0.9)") && need.contains("structure_min_confidence"),
+        "{need}"
+    );
+    assert!(outcome.sources.is_empty());
+
+    let mut settings = serde_json::Map::new();
+    settings.insert("minConfidence".into(), json!(1.5));
+    let request = StructureRequest::new(TEXT, SchemaInput::Inline(schema()), None)
+        .unwrap()
+        .with_settings(settings);
+    let transport = ScriptedTransport::new(Vec::new());
+    let config = MapConfig::with(OPENAI);
+    let error = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .message
+            .contains("structure_min_confidence must be a number from 0 to 1"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn a_recorded_openai_answer_spells_its_text_with_its_tokens() {
+    let recorded = support::provider_api("corpus/logprobsParam/chat-completions/response.json");
+    let settings = Settings::load(&MapConfig::with(OPENAI)).unwrap();
+    let provider: Box<dyn Provider> = connect(&settings, &settings.model).unwrap();
+    let tokens = provider.tokens(&recorded);
+    let spelled: String = tokens.iter().map(|token| token.text.as_str()).collect();
+    assert_eq!(spelled, recorded["choices"][0]["message"]["content"]);
+    assert!(
+        tokens
+            .iter()
+            .all(|token| token.logprob <= 0.0 && token.bytes.is_some())
+    );
+}
