@@ -614,7 +614,8 @@ fn settings_errors_say_what_to_set() {
                 failing: true,
                 ..MapConfig::default()
             },
-            "structure_delivery",
+            // The first setting read: which settings callers may set.
+            "structure_host_only_settings",
             "config store is down",
         ),
     ];
