@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::content::builder::{self, Built};
+use crate::content::builder::Built;
 use crate::error::StructureError;
 use crate::outcome::{Outcome, Usage};
 use crate::ports::Ports;
@@ -102,17 +102,8 @@ fn structure_text(
     let retry = provider::retry::RetryPolicy::from_settings(settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
-            let builder_provider = provider::open(settings, &settings.schema_builder_model, ports)?;
-            let built = builder::build(
-                description,
-                scope,
-                builder_provider.as_ref(),
-                ports,
-                settings,
-                retry,
-            )?;
-            match built {
-                Built::Finished(outcome) => return Ok(outcome),
+            match escalation::build(description, scope, settings, retry, ports)? {
+                Built::Finished(outcome) | Built::Unusable(outcome) => return Ok(outcome),
                 Built::Ready { target, trace } => (target, Some(trace)),
             }
         }

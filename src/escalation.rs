@@ -5,18 +5,23 @@
 //! `trace.attempts` says what each model came to. A `need-more-input` never escalates: the
 //! text lacks the value, and a stronger model cannot find it either.
 //!
+//! The schema builder (`text` mode) escalates the same way, from `structure_schema_builder_model`
+//! through the list, when it cannot build a usable schema or its provider fails.
+//!
 //! Every model of the list is configured before the first call (a missing key is an error
 //! then, not after the first model spent its tokens). When the last model fails too, the last
 //! `stale` outcome stands if there was one (nothing already paid for is lost), else the last
 //! error.
 
 use crate::content;
+use crate::content::builder::{self, Built};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Attempt, Outcome, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, Provider};
 use crate::schema::TargetSchema;
+use crate::scope::Scope;
 use crate::settings::Settings;
 
 /// What every attempt of one call shares.
@@ -79,6 +84,60 @@ pub fn run(plan: &Plan<'_>, ports: &Ports<'_>) -> Result<Outcome, StructureError
         }
     }
     unreachable!("the last model's attempt always returns")
+}
+
+/// Builds the schema `description` asks for with the schema builder's model, then with each
+/// model of `structure_escalate` while the one before built nothing usable or failed.
+pub fn build(
+    description: &str,
+    scope: &Scope,
+    settings: &Settings,
+    retry: RetryPolicy,
+    ports: &Ports<'_>,
+) -> Result<Built, StructureError> {
+    for model in &settings.escalate {
+        provider::connect(settings, model)?;
+    }
+    let models: Vec<&str> = std::iter::once(settings.schema_builder_model.as_str())
+        .chain(settings.escalate.iter().map(String::as_str))
+        .collect();
+    let mut spent = Usage::default();
+    for (index, model) in models.iter().enumerate() {
+        let last = index + 1 == models.len();
+        let spent_before = spent.prompt_tokens + spent.completion_tokens;
+        let built = provider::open(settings, model, ports).and_then(|provider| {
+            builder::build(
+                description,
+                scope,
+                provider.as_ref(),
+                ports,
+                settings,
+                retry,
+                spent_before,
+            )
+        });
+        match built {
+            Ok(Built::Unusable(outcome)) if !last => spent.add(outcome.usage),
+            Ok(Built::Ready { target, mut trace }) => {
+                trace.usage.add(spent);
+                return Ok(Built::Ready { target, trace });
+            }
+            Ok(Built::Finished(mut outcome) | Built::Unusable(mut outcome)) => {
+                outcome.usage.add(spent);
+                if let Some(trace) = &mut outcome.trace.schema_builder {
+                    trace.usage = outcome.usage;
+                }
+                return Ok(Built::Finished(outcome));
+            }
+            Err(error) if !last && escalates(&error.kind) => spent.add(error.usage),
+            Err(error) => {
+                let mut usage = spent;
+                usage.add(error.usage);
+                return Err(error.with_usage(usage));
+            }
+        }
+    }
+    unreachable!("the last model's build always returns")
 }
 
 /// Whether a call that ended in an error of `kind` goes to the next model: what another model

@@ -343,3 +343,131 @@ fn without_escalation_the_trace_lists_no_attempts() {
     assert!(outcome.trace.attempts.is_empty());
     assert!(outcome.to_json()["trace"].get("attempts").is_none());
 }
+
+/// The schema builder's answer for `schema`, as its strict form writes properties (key/value
+/// pairs), with `questions`.
+fn built(schema: &Value, questions: &[&str]) -> Reply {
+    let properties: Vec<Value> = (schema["properties"].as_object().unwrap().iter())
+        .map(|(key, value)| json!({ "key": key, "value": value }))
+        .collect();
+    let mut strict = schema.clone();
+    strict["properties"] = json!(properties);
+    Reply::text(
+        &json!({ "schema": strict, "confidence": 0.95, "clarifyingQuestions": questions })
+            .to_string(),
+    )
+}
+
+/// What SmolLM2-135M built for "a person's name and their age in years".
+fn senseless() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "type": { "type": "string" },
+            "additionalProperties": {
+                "type": "string", "minLength": 10, "maxLength": 5,
+                "enum": ["date-time"], "pattern": "[A-Z]{2}"
+            }
+        }
+    })
+}
+
+fn described(config: &MapConfig, replies: Vec<Reply>) -> (Outcome, ScriptedTransport) {
+    let transport = ScriptedTransport::new(replies);
+    let request = StructureRequest::new(
+        "Ada Lovelace is 36 years old.",
+        SchemaInput::Described("a person's name and their age in years".into()),
+        None,
+    )
+    .unwrap();
+    let outcome = structure::structure(
+        &request,
+        &structure::Scope::new("builder-sense", None).unwrap(),
+        &ports(&transport, config),
+    )
+    .unwrap();
+    (outcome, transport)
+}
+
+#[test]
+fn a_built_schema_that_makes_no_sense_is_fed_back_then_asks_the_builders_questions() {
+    let config = MapConfig::with(&[
+        ("structure_model", "openai/first"),
+        ("openai_base_url", "http://127.0.0.1:9/v1"),
+    ]);
+    let (outcome, transport) = described(
+        &config,
+        vec![
+            built(&senseless(), &[]),
+            built(&senseless(), &["Which fields should be extracted?"]),
+        ],
+    );
+    assert_eq!(
+        outcome.answer,
+        Answer::NeedMoreInput("Which fields should be extracted?".into()),
+        "never a silent ok with data shaped like a schema"
+    );
+    assert_eq!(transport.count(), 2, "fed back once, then given up");
+    let feedback = transport.body(1)["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for named in [
+        "\"additionalProperties\"",
+        "minLength 10 above maxLength 5",
+        "enum",
+    ] {
+        assert!(feedback.contains(named), "{named} in {feedback}");
+    }
+    assert!(
+        (outcome.trace.reasons.iter())
+            .all(|reason| reason.category == structure::outcome::Category::Schema)
+    );
+
+    let (outcome, _) = described(
+        &config,
+        vec![built(&senseless(), &[]), built(&senseless(), &[])],
+    );
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        need.starts_with("the schema built for this description makes no sense"),
+        "{need}"
+    );
+}
+
+#[test]
+fn the_schema_builder_escalates_like_the_content_stage() {
+    let sensible = json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string" },
+            "age": { "type": "integer", "minimum": 0 }
+        },
+        "required": ["name", "age"],
+        "additionalProperties": false
+    });
+    let (outcome, transport) = described(
+        &config(&[]),
+        vec![
+            built(&senseless(), &[]),
+            built(&senseless(), &[]),
+            built(&sensible, &[]),
+            Reply::answer(json!({ "name": "Ada Lovelace", "age": 36 })),
+        ],
+    );
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace", "age": 36 }))
+    );
+    // The builder's model (default:fast) twice, the first of the list, then the call's model.
+    assert_eq!(
+        models(&transport),
+        ["gpt-4.1-mini", "gpt-4.1-mini", "second", "first"]
+    );
+    let builder = outcome.trace.schema_builder.as_ref().unwrap();
+    assert_eq!(builder.model, "openai/second");
+    assert_eq!(builder.usage.llm_calls, 3, "every builder attempt counted");
+    assert_eq!(outcome.usage.llm_calls, 4);
+}

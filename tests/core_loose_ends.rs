@@ -352,6 +352,19 @@ fn layered_values() -> Vec<Layered> {
         ("maxLoops", ["2", "3", "4", "5"], |s| {
             s.max_loops.to_string()
         }),
+        (
+            "escalate",
+            [
+                "openai/e-host",
+                "openai/e-tenant",
+                "openai/e-project",
+                "openai/e-call",
+            ],
+            |s| s.escalate.join(","),
+        ),
+        ("minConfidence", ["0.1", "0.2", "0.3", "0.4"], |s| {
+            s.min_confidence.unwrap().to_string()
+        }),
         ("extractive", ["auto", "true", "false", "true"], |s| {
             s.extractive.name().to_owned()
         }),

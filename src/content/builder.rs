@@ -25,9 +25,9 @@ use crate::provider::retry::RetryPolicy;
 use crate::provider::{Conversation, Provider, SystemPrompt, Turn};
 use crate::schema::TargetSchema;
 use crate::schema::registry::META_SCHEMA;
-use crate::schema::subset;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::violation::{Category, Violation};
+use crate::schema::{sense, subset};
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store;
@@ -46,8 +46,12 @@ pub enum Built {
         target: TargetSchema,
         trace: BuilderTrace,
     },
-    /// The description is too ambiguous (need-more-input) or no valid schema came (stale).
+    /// The description is too ambiguous: need-more-input with the builder's questions.
     Finished(Outcome),
+    /// No usable schema came: need-more-input when the builder's schemas made no sense (its
+    /// questions, else what made none), stale when they were not even JSON Schema of the
+    /// subset. Another model may do better ([`crate::escalation`]).
+    Unusable(Outcome),
 }
 
 /// A cached schema.
@@ -156,6 +160,7 @@ fn system_prompt(now_unix_millis: u64) -> SystemPrompt {
 }
 
 /// Builds (or finds in the cache) the schema `description` asks for.
+/// `spent_before` is what earlier builder models spent of the token budget.
 pub fn build(
     description: &str,
     scope: &Scope,
@@ -163,8 +168,10 @@ pub fn build(
     ports: &Ports<'_>,
     settings: &Settings,
     retry_policy: RetryPolicy,
+    spent_before: u64,
 ) -> Result<Built, StructureError> {
     let mut run = Run {
+        spent_before,
         key: cache_key(scope, description, provider.model()),
         now: ports.clock.now_unix_millis(),
         provider,
@@ -185,6 +192,7 @@ pub fn build(
 
 /// One build: where its result is cached, and what it has cost.
 struct Run<'a> {
+    spent_before: u64,
     key: String,
     now: u64,
     provider: &'a dyn Provider,
@@ -245,13 +253,14 @@ impl Run<'_> {
             ..Trace::default()
         };
         let mut violations = Vec::new();
+        let mut questions = Vec::new();
         let caller = Caller {
             provider: self.provider,
             ports: self.ports,
             retry: retry_policy,
             budget: self.settings.token_budget.map(|limit| Budget {
                 limit,
-                spent_before: 0,
+                spent_before: self.spent_before,
                 max_output_tokens: self.settings.max_output_tokens,
             }),
         };
@@ -272,6 +281,7 @@ impl Run<'_> {
                         format.encoded,
                         &mut outer.repairs,
                     );
+                    questions = clarifying_questions(&answer);
                     match accept(&answer, &validator, &self.settings.limits) {
                         Ok(accepted) => return Ok(self.finish(accepted, &answer, outer)),
                         Err(violations) => violations,
@@ -290,30 +300,32 @@ impl Run<'_> {
             conversation.turns.push(Turn::Model(completion.delivered));
             conversation.turns.push(Turn::Feedback(feedback));
         }
-        let errors = violations
-            .iter()
-            .map(|violation| format!("schema builder: {violation}"))
-            .collect();
         outer.feedback.pop();
-        Ok(finished(Answer::Stale(errors), self.trace, outer))
+        let senseless = !violations.is_empty()
+            && (violations.iter()).all(|violation| violation.category == Category::Schema);
+        let answer = if senseless {
+            Answer::NeedMoreInput(match questions.is_empty() {
+                true => format!(
+                    "the schema built for this description makes no sense ({}): name the \
+                     fields to extract and what each holds",
+                    violations[0]
+                ),
+                false => questions.join(" "),
+            })
+        } else {
+            let errors = (violations.iter())
+                .map(|violation| format!("schema builder: {violation}"))
+                .collect();
+            Answer::Stale(errors)
+        };
+        Ok(Built::Unusable(ended(answer, self.trace, outer)))
     }
 
     /// The built `target`: ready (and cached) when the builder is sure enough and asks
     /// nothing, else a need-more-input.
     fn finish(mut self, target: TargetSchema, answer: &Value, outer: Trace) -> Built {
         let confidence = answer["confidence"].as_f64().unwrap_or(0.0);
-        let questions: Vec<String> = answer["clarifyingQuestions"]
-            .as_array()
-            .map(|questions| {
-                questions
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::trim)
-                    .filter(|question| !question.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let questions = clarifying_questions(answer);
         self.trace.schema = Some(target.schema.clone());
         if confidence < self.settings.confidence_threshold || !questions.is_empty() {
             let need = if questions.is_empty() {
@@ -372,6 +384,19 @@ fn sweep_expired(key_value: &dyn KeyValue, key: &str, now: u64) {
     }
 }
 
+/// The clarifying questions of a builder's `answer`, blank ones left out.
+fn clarifying_questions(answer: &Value) -> Vec<String> {
+    (answer["clarifyingQuestions"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .filter_map(Value::as_str)
+    .map(str::trim)
+    .filter(|question| !question.is_empty())
+    .map(str::to_owned)
+    .collect()
+}
+
 /// The need of a description the builder was only `confidence` sure of.
 fn ambiguous(confidence: f64) -> String {
     format!(
@@ -382,7 +407,12 @@ fn ambiguous(confidence: f64) -> String {
 
 /// A build that ends the call with `answer` and no content stage.
 fn finished(answer: Answer, trace: BuilderTrace, outer: Trace) -> Built {
-    Built::Finished(Outcome {
+    Built::Finished(ended(answer, trace, outer))
+}
+
+/// The outcome of a call the build ends with `answer`.
+fn ended(answer: Answer, trace: BuilderTrace, outer: Trace) -> Outcome {
+    Outcome {
         answer,
         sources: Vec::new(),
         incomplete: None,
@@ -394,7 +424,7 @@ fn finished(answer: Answer, trace: BuilderTrace, outer: Trace) -> Built {
             ..outer
         },
         text: None,
-    })
+    }
 }
 
 /// A builder answer that satisfies the answer schema (and so the meta-schema), and whose schema
@@ -407,6 +437,16 @@ fn accept(
     let violations = validator.violations(answer);
     if !violations.is_empty() {
         return Err(violations);
+    }
+    let nonsense: Vec<Violation> = sense::nonsense(&answer["schema"])
+        .into_iter()
+        .map(|violation| Violation {
+            pointer: format!("/schema{}", violation.pointer.trim_end_matches('/')),
+            ..violation
+        })
+        .collect();
+    if !nonsense.is_empty() {
+        return Err(nonsense);
     }
     TargetSchema::new(
         answer["schema"].clone(),
