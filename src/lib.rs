@@ -78,7 +78,7 @@
 //! | [`answer`] | reading answers: the envelope with the need path, lenient JSON | lru, schema |
 //! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows | answer, error, keys, outcome, ports, schema, settings, store, time |
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
-//! | [`escalation`] | the next model when one does not get there: the attempts of one call | content, error, outcome, ports, provider, schema, settings |
+//! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, outcome, ports, provider, schema, scope, settings |
 //! | [`tool_definition`] | the tool definition | schema |
 //! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, keys, ports, request, schema, scope, tool_definition |
