@@ -104,6 +104,7 @@ const OPENAI: &[(&str, &str)] = &[
 fn openai_chat_is_asked_for_logprobs_and_each_value_gets_its_confidence() {
     let (outcome, transport) = run(OPENAI, vec![Reply::raw(200, &chat_body())]);
     assert_eq!(transport.body(0)["logprobs"], true);
+    assert_eq!(transport.body(0)["top_logprobs"], 1);
     assert!(matches!(outcome.answer, Answer::Ok(_)));
     assert_eq!(confidences(&outcome), expected());
     let json = outcome.to_json();

@@ -213,6 +213,11 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
         detail = {k: result.get(k) for k in ("need", "errors", "iterations", "incomplete")}
         trace = result.get("trace") or {}
         detail.update(feedback=trace.get("feedback"), repairs=trace.get("repairs"))
+        # Each value's confidence, for the calibration report (eval/run --calibration).
+        detail["sources"] = [{"pointer": s["pointer"], "confidence": s.get("confidence")}
+                             for s in result.get("sources") or []]
+        if trace.get("lowConfidence"):
+            detail["lowConfidence"] = trace["lowConfidence"]
         if "chunks" in trace:
             detail["chunks"] = trace["chunks"]
     outcome = Outcome(

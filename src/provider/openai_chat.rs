@@ -127,7 +127,10 @@ impl Provider for OpenAiChat {
             Delivery::Prompt => {}
         }
         if self.endpoint.asks_logprobs() {
+            // One alternative a token: llama-cpp-python gives none without `top_logprobs`, and
+            // llama.cpp's server none when it is 0.
             body.insert("logprobs".into(), json!(true));
+            body.insert("top_logprobs".into(), json!(1));
         }
         if let Some(temperature) = self.profile.temperature() {
             body.insert("temperature".into(), json!(temperature));
