@@ -55,7 +55,7 @@ interface RequestCommon {
   schemaMode?: SchemaMode;
   /** Content-stage iterations, 1 to 10 (default 3). */
   maxLoops?: number;
-  /** Per-call setting overrides: `model`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, `chunkTokens`, `contextTokens`, ... */
+  /** Per-call setting overrides: `model`, `escalate`, `minConfidence`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, `chunkTokens`, `contextTokens`, ... */
   settings?: Record<string, unknown>;
   /**
    * Records mode: `schema` describes ONE record and `data` is the array of every record the
@@ -127,6 +127,10 @@ export interface Trace {
   chunks?: number;
   /** A long text read in parts: the chunk (from 0) each value of `data` came from, by JSON pointer. */
   chunkOf?: Record<string, number>;
+  /** Escalation (`escalate`): each model tried, in order; the last one answered. */
+  attempts?: { model: string; outcome: string; usage: Usage }[];
+  /** `minConfidence`: the optional values dropped for a confidence below it, by JSON pointer. */
+  lowConfidence?: string[];
 }
 
 interface OutcomeCommon {
@@ -157,11 +161,14 @@ export type Source =
       match: 'exact' | 'normalized';
       /** The page of a PDF document the span is on (from 1); absent in the prompt or a text. */
       page?: number;
+      /** How sure the model was of the value (0–1), where the provider gives token log-probabilities. */
+      confidence?: number;
     }
   | {
       pointer: string;
       /** No span of the prompt supports the value: the model worked it out. */
       match: 'derived';
+      confidence?: number;
     };
 
 /** Records mode: a record the text holds without a value its schema requires (not invented). */

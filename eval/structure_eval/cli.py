@@ -13,7 +13,7 @@ import tempfile
 import time
 from dataclasses import asdict
 
-from . import report, setup
+from . import calibration, report, setup
 from .cases import (DEFAULT_CASES, DEFAULT_SCHEMAS, EVAL, check_cases, load_cases, load_schema, schema_file,
                     schema_validator, violations)
 from .documents import DocumentScore, hits, score_document, summarise_documents
@@ -64,6 +64,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--report", nargs="+", type=pathlib.Path, metavar="RESULTS",
                    help="print the table of earlier results files and exit")
     p.add_argument("--check-cases", action="store_true", help="check the case set and exit")
+    p.add_argument("--calibration", nargs="+", type=pathlib.Path, metavar="RESULTS",
+                   help="print how calibrated structure's per-value confidence is in earlier results files, "
+                   "and what each structure_min_confidence would make of them, and exit")
     return p.parse_args(argv)
 
 
@@ -126,6 +129,15 @@ def main(argv: list[str]) -> int:
             run = json.loads(path.read_text())
             print(f"\n{path.name} ({run.get('label') or 'no label'}, {run['config']['model']})\n")
             print(report.table(run["systems"]))
+        return 0
+    if args.calibration:
+        for path in args.calibration:
+            run = json.loads(path.read_text())
+            cases = {c["id"]: c for c in load_cases(pathlib.Path(run["config"]["cases"]))}
+            names = sorted({c["schema"] for c in cases.values()})
+            schemas = {name: load_schema(name, args.schemas) for name in names}
+            print(f"\n{path.name} ({run.get('label') or 'no label'})\n")
+            print(calibration.report(run, cases, schemas))
         return 0
     local = args.base_url is None and not args.check_cases
     if not setup.in_venv():
