@@ -23,6 +23,8 @@ use support::{FixedClock, MapConfig};
 /// its words. Every model request's body is kept.
 struct ContractModel {
     kind: Server,
+    /// Each token's probability, in the answers' `logprobs` (none when `None`).
+    token_probability: Option<f64>,
     sent: RefCell<Vec<Value>>,
     probes: RefCell<Vec<String>>,
     refused: RefCell<usize>,
@@ -32,6 +34,7 @@ impl ContractModel {
     fn new(kind: Server) -> Self {
         Self {
             kind,
+            token_probability: None,
             sent: RefCell::default(),
             probes: RefCell::default(),
             refused: RefCell::default(),
@@ -73,7 +76,12 @@ impl Transport for ContractModel {
                     refusal
                 }
                 None => {
-                    fixed(&recorded.json()).unwrap_or_else(|| Reader::default().reply(&recorded))
+                    let reply = fixed(&recorded.json())
+                        .unwrap_or_else(|| Reader::default().reply(&recorded));
+                    match self.token_probability {
+                        Some(probability) => reply.with_token_probability(probability),
+                        None => reply,
+                    }
                 }
             }
         };
@@ -221,6 +229,51 @@ fn a_long_text_is_read_in_parts_and_merged_into_one_object() {
             "{bytes} bytes, {max_tokens} to answer"
         );
     }
+}
+
+#[test]
+fn values_read_in_parts_keep_the_confidence_their_part_gave_them() {
+    let text = planted_document(40_000, &Terms::default());
+    let mut model = ContractModel::new(Server::default());
+    model.token_probability = Some(0.9);
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    assert!(outcome.trace.chunks > 5);
+    let confidence = |pointer: &str| {
+        (outcome.sources.iter())
+            .find(|source| source.pointer == pointer)
+            .and_then(|source| source.confidence)
+    };
+    // A token a character: `"Delaware"` is ten tokens of 0.9, `24` two.
+    assert_eq!(confidence("/governing_law"), Some(0.3487));
+    assert_eq!(confidence("/term_months"), Some(0.81));
+
+    // Held to 0.5: the required date (0.28) is asked for; to 0.2, the two long party names
+    // (0.14, 0.15) are dropped and the short one (0.39) moves up.
+    let held = config_with(&config, &[("structure_min_confidence", "0.5")]);
+    let outcome = run(&text, &model, &held, &MemoryKeyValue::default()).unwrap();
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{:?}", outcome.answer);
+    };
+    assert!(need.contains("/effective_date"), "{need}");
+    let held = config_with(&config, &[("structure_min_confidence", "0.2")]);
+    let outcome = run(&text, &model, &held, &MemoryKeyValue::default()).unwrap();
+    assert_eq!(outcome.trace.low_confidence, ["/parties/2", "/parties/0"]);
+    assert_eq!(data(&outcome)["parties"], json!(["Zoë Kim"]));
+    assert_eq!(
+        outcome.trace.chunk_of.get("/parties/1"),
+        None,
+        "moved up to /parties/0"
+    );
+}
+
+fn config_with(base: &MapConfig, extra: &[(&str, &str)]) -> MapConfig {
+    let mut config = MapConfig::with(&[]);
+    config.values = base.values.clone();
+    for (key, value) in extra {
+        config.values.insert((*key).to_owned(), (*value).to_owned());
+    }
+    config
 }
 
 #[test]

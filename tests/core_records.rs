@@ -25,6 +25,8 @@ struct OrderReader {
     broken_marker: Option<&'static str>,
     /// The first request for a chunk holding this marker: a dropped connection.
     dropped_once: RefCell<Option<&'static str>>,
+    /// Each token's probability, in the answers' `logprobs` (none when `None`).
+    token_probability: Option<f64>,
 }
 
 impl Transport for OrderReader {
@@ -47,7 +49,10 @@ impl Transport for OrderReader {
             _ => json!({ "records": read_orders(text) }),
         };
         self.answered.borrow_mut().push(answer.clone());
-        let reply = Reply::answer(answer);
+        let reply = match self.token_probability {
+            Some(probability) => Reply::answer(answer).with_token_probability(probability),
+            None => Reply::answer(answer),
+        };
         Ok(HttpResponse {
             status: reply.status,
             headers: reply.headers,
@@ -216,6 +221,37 @@ fn one_whole_and_one_incomplete(schema: Value) -> (Outcome, OrderReader) {
     );
     assert_eq!(outcome.usage.llm_calls, 1);
     (outcome, reader)
+}
+
+#[test]
+fn each_records_values_carry_their_confidence_and_an_unsure_record_is_incomplete() {
+    let reader = OrderReader {
+        token_probability: Some(0.9),
+        ..OrderReader::default()
+    };
+    let outcome = run_records(TWO_ORDERS, &reader, &config(&[])).unwrap();
+    let confidence = |pointer: &str| {
+        (outcome.sources.iter())
+            .find(|source| source.pointer == pointer)
+            .and_then(|source| source.confidence)
+    };
+    // A token a character: `"ORD-0001"` is ten tokens of 0.9, `3` one.
+    assert_eq!(confidence("/0/order"), Some(0.3487));
+    assert_eq!(confidence("/0/quantity"), Some(0.9));
+    let incomplete = &outcome.incomplete.as_ref().unwrap()[0];
+    assert!(incomplete.sources.iter().all(|source| source.confidence.is_some()));
+
+    // `"Ada Lovelace"` (0.23) is below 0.3: the record is listed with what the model is unsure of.
+    let held = config(&[("structure_min_confidence", "0.3")]);
+    let outcome = run_records(TWO_ORDERS, &reader, &held).unwrap();
+    assert_eq!(outcome.answer, Answer::Ok(json!([])));
+    let incomplete = outcome.incomplete.as_ref().unwrap();
+    assert_eq!(incomplete.len(), 2);
+    assert!(
+        incomplete[1].need.contains("/customer (0.2288)"),
+        "{}",
+        incomplete[1].need
+    );
 }
 
 #[test]

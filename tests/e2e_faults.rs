@@ -309,23 +309,6 @@ async fn a_failing_store_is_a_cache_miss_for_the_builder_and_an_error_for_the_re
     assert_eq!(mock.pending(), 0);
 }
 
-/// An OpenAI answer of `value` whose tokens (one a character) each had probability `p`.
-fn answer_with_logprobs(value: &Value, p: f64) -> Reply {
-    let text = json!({ "answer": value }).to_string();
-    let tokens: Vec<Value> = (text.chars())
-        .map(|c| json!({ "token": c.to_string(), "logprob": p.ln() }))
-        .collect();
-    let body = json!({
-        "choices": [{
-            "message": { "role": "assistant", "content": text },
-            "finish_reason": "stop",
-            "logprobs": { "content": tokens }
-        }],
-        "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
-    });
-    Reply::raw(200, &body.to_string())
-}
-
 #[tokio::test]
 async fn a_model_that_stays_down_escalates_and_the_answer_carries_its_confidence() {
     let mock = MockLlm::start();
@@ -337,7 +320,7 @@ async fn a_model_that_stays_down_escalates_and_the_answer_carries_its_confidence
         ],
     );
     mock.push(Reply::error(503, "overloaded", "try later"));
-    mock.push(answer_with_logprobs(&valid(), 1.0));
+    mock.push(Reply::answer(valid()).with_token_probability(1.0));
     let outcome = client
         .structure(&Scope::default(), &request())
         .await

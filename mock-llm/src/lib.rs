@@ -193,6 +193,26 @@ impl Reply {
         self
     }
 
+    /// The same chat completion with `logprobs` as OpenAI gives them: its content one token a
+    /// character, each of `probability`.
+    pub fn with_token_probability(mut self, probability: f64) -> Reply {
+        if let Ok(mut body) = serde_json::from_str::<Value>(&self.body)
+            && let Some(content) = body
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+        {
+            let tokens: Vec<Value> = (content.chars())
+                .map(|c| {
+                    let text = c.to_string();
+                    json!({ "token": text, "logprob": probability.ln(), "bytes": text.as_bytes() })
+                })
+                .collect();
+            body["choices"][0]["logprobs"] = json!({ "content": tokens });
+            self.body = body.to_string();
+        }
+        self
+    }
+
     pub fn with_header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_owned(), value.to_owned()));
         self

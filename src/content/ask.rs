@@ -100,12 +100,8 @@ impl Caller<'_> {
         let mut next = first;
         loop {
             let request = next.take().unwrap_or_else(|| dialogue.request());
-            let Completion {
-                delivered, tokens, ..
-            } = self.send(&request, usage, retries)?;
-            let answered = (!tokens.is_empty()).then(|| (delivered.text().to_owned(), tokens));
-            if let Some(settled) = dialogue.take(delivered, judge, *usage)? {
-                dialogue.answered = answered;
+            let completion = self.send(&request, usage, retries)?;
+            if let Some(settled) = dialogue.take(completion, judge, *usage)? {
                 return Ok(settled);
             }
         }

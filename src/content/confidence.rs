@@ -31,7 +31,7 @@ use serde_json::Value;
 use crate::answer::format::ANSWER_KEY;
 use crate::answer::spans;
 use crate::keys;
-use crate::outcome::Source;
+use crate::outcome::{Answer, Outcome, Source};
 use crate::provider::Token;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::walk;
@@ -115,10 +115,57 @@ fn probability(offsets: &[Range<usize>], tokens: &[Token], range: &Range<usize>)
     (logprob.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0
 }
 
-/// Gives each of `sources` the confidence of its value.
-pub fn annotate(sources: &mut [Source], confidences: &BTreeMap<String, f64>) {
+/// Gives each of `sources` the confidence of its value, found under `at` in the answer (a
+/// record's sources under `/records/3`; `""` for the answer itself).
+pub fn annotate(sources: &mut [Source], confidences: &BTreeMap<String, f64>, at: &str) {
     for source in sources {
-        source.confidence = confidences.get(&source.pointer).copied();
+        source.confidence = confidences.get(&format!("{at}{}", source.pointer)).copied();
+    }
+}
+
+/// The confidence of each source that has one, by pointer.
+pub fn of_sources(sources: &[Source]) -> BTreeMap<String, f64> {
+    (sources.iter())
+        .filter_map(|source| Some((source.pointer.clone(), source.confidence?)))
+        .collect()
+}
+
+/// Holds an `ok` outcome to `min` ([`hold_to`]): its data without the optional values below
+/// it (their sources gone, `trace.lowConfidence` naming them), or `need-more-input` when one it
+/// needs is below it.
+pub fn hold(
+    outcome: &mut Outcome,
+    confidences: &BTreeMap<String, f64>,
+    min: f64,
+    schema: &CompiledSchema,
+) {
+    let Answer::Ok(data) = &outcome.answer else {
+        return;
+    };
+    match hold_to(data.clone(), confidences, min, schema) {
+        Held::Kept {
+            data: kept,
+            dropped,
+        } => {
+            let moves = Dropped::new(&dropped, data);
+            let sources = std::mem::take(&mut outcome.sources);
+            outcome.sources = (sources.into_iter())
+                .filter_map(|source| {
+                    let pointer = moves.moved(&source.pointer)?;
+                    Some(Source { pointer, ..source })
+                })
+                .collect();
+            let chunk_of = std::mem::take(&mut outcome.trace.chunk_of);
+            outcome.trace.chunk_of = (chunk_of.into_iter())
+                .filter_map(|(pointer, chunk)| Some((moves.moved(&pointer)?, chunk)))
+                .collect();
+            outcome.answer = Answer::Ok(kept);
+            outcome.trace.low_confidence = dropped;
+        }
+        Held::Unsure(need) => {
+            outcome.sources.clear();
+            outcome.answer = Answer::NeedMoreInput(need);
+        }
     }
 }
 
@@ -170,22 +217,49 @@ pub fn hold_to(
     ))
 }
 
-/// `sources` of an answer from which `dropped` (in the order [`hold_to`] dropped them) were
-/// taken: theirs gone, later items of the same arrays moved up.
-pub fn without_dropped(sources: Vec<Source>, dropped: &[String], before: &Value) -> Vec<Source> {
-    let mut sources = sources;
-    let mut data = before.clone();
-    for pointer in dropped {
-        let item = array_item(&data, pointer);
-        remove(&mut data, pointer);
-        sources.retain(|source| !within(&source.pointer, pointer));
-        if let Some((parent, index)) = item {
-            for source in &mut sources {
-                source.pointer = moved_up(&source.pointer, &parent, index);
+/// Where the values of an answer are once `dropped` (in the order [`hold_to`] dropped them)
+/// were taken from it (`before`): theirs are gone, later items of the same arrays moved up.
+pub struct Dropped {
+    /// Each pointer dropped, with the array and index it named, if an array's item.
+    steps: Vec<(String, Option<(String, usize)>)>,
+}
+
+impl Dropped {
+    pub fn new(dropped: &[String], before: &Value) -> Self {
+        let mut data = before.clone();
+        let steps = (dropped.iter())
+            .map(|pointer| {
+                let item = array_item(&data, pointer);
+                remove(&mut data, pointer);
+                (pointer.clone(), item)
+            })
+            .collect();
+        Self { steps }
+    }
+
+    /// `sources` where their values are now, those of dropped values gone.
+    pub fn sources(&self, sources: Vec<Source>) -> Vec<Source> {
+        (sources.into_iter())
+            .filter_map(|source| {
+                let pointer = self.moved(&source.pointer)?;
+                Some(Source { pointer, ..source })
+            })
+            .collect()
+    }
+
+    /// Where the value at `pointer` is now; `None` when it was dropped.
+    pub fn moved(&self, pointer: &str) -> Option<String> {
+        let mut pointer = pointer.to_owned();
+        for (dropped, item) in &self.steps {
+            if within(&pointer, dropped) {
+                return None;
+            }
+            if let Some((parent, index)) = item {
+                pointer = moved_up(&pointer, parent, *index);
             }
         }
+        Some(pointer)
     }
-    sources
 }
 
 fn within(pointer: &str, ancestor: &str) -> bool {
@@ -347,16 +421,6 @@ mod tests {
         .unwrap()
     }
 
-    fn source(pointer: &str) -> Source {
-        Source {
-            pointer: pointer.to_owned(),
-            span: None,
-            matched: crate::outcome::Match::Derived,
-            page: None,
-            confidence: None,
-        }
-    }
-
     #[test]
     fn an_unsure_optional_value_is_dropped_and_an_unsure_required_one_asks() {
         let data = serde_json::json!({"name": "Ada", "email": "a@x", "tags": ["a", "b", "c"]});
@@ -380,10 +444,22 @@ mod tests {
         };
         assert_eq!(kept, serde_json::json!({"name": "Ada", "tags": ["b"]}));
         assert_eq!(dropped, ["/tags/2", "/tags/0", "/email"]);
-        let sources = ["/name", "/email", "/tags/0", "/tags/1", "/tags/2"].map(source);
-        let left = without_dropped(sources.to_vec(), &dropped, &data);
-        let pointers: Vec<&str> = left.iter().map(|source| source.pointer.as_str()).collect();
-        assert_eq!(pointers, ["/name", "/tags/0"], "b moved up to /tags/0");
+        let moves = Dropped::new(&dropped, &data);
+        let pointers: Vec<Option<String>> = ["/name", "/email", "/tags/0", "/tags/1", "/tags/2"]
+            .iter()
+            .map(|pointer| moves.moved(pointer))
+            .collect();
+        assert_eq!(
+            pointers,
+            [
+                Some("/name".into()),
+                None,
+                None,
+                Some("/tags/0".into()),
+                None
+            ],
+            "b moved up to /tags/0"
+        );
 
         let held = hold_to(data, &confidences, 0.95, &schema());
         assert_eq!(

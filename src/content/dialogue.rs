@@ -7,7 +7,9 @@ use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Reason, Trace, Usage};
 use crate::ports::HttpRequest;
-use crate::provider::{ANSWER_TOOL, Conversation, Delivered, Delivery, Provider, Token, Turn};
+use crate::provider::{
+    ANSWER_TOOL, Completion, Conversation, Delivered, Delivery, Provider, Token, Turn,
+};
 use crate::schema::violation::Violation;
 
 use super::{MAX_TOOL_REMINDERS, reason};
@@ -74,10 +76,13 @@ impl<'a> Dialogue<'a> {
     /// it asks again. `usage` (what the call has spent) goes with an error.
     pub fn take<J: Judge>(
         &mut self,
-        delivered: Delivered,
+        completion: Completion,
         judge: &J,
         usage: Usage,
     ) -> Result<Option<Settled<J::Accepted>>, StructureError> {
+        let Completion {
+            delivered, tokens, ..
+        } = completion;
         if self.provider.delivery() == Delivery::Tool && matches!(delivered, Delivered::Text(_)) {
             self.reminders += 1;
             self.remind(delivered, usage)?;
@@ -86,7 +91,12 @@ impl<'a> Dialogue<'a> {
         self.iterations += 1;
         let violations = match judge.judge(delivered.text(), &self.format, &mut self.trace.repairs)
         {
-            Ok(accepted) => return Ok(Some(Settled::Accepted(accepted))),
+            Ok(accepted) => {
+                if !tokens.is_empty() {
+                    self.answered = Some((delivered.text().to_owned(), tokens));
+                }
+                return Ok(Some(Settled::Accepted(accepted)));
+            }
             Err(violations) => violations,
         };
         // At temperature 0 a model that repeats an invalid answer after the reason message

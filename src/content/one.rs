@@ -5,10 +5,8 @@
 
 use crate::answer::format::{AnswerFormat, Shape};
 use crate::answer::{Decoded, decode};
-use std::collections::BTreeMap;
-
 use crate::content::check::violations;
-use crate::content::confidence::{self, Held};
+use crate::content::confidence;
 use crate::content::dialogue::{Dialogue, Judge, Settled};
 use crate::content::grounding::{Grounded, ground, provenance};
 use crate::content::{Call, long_text, prompt, reason};
@@ -84,39 +82,12 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         && limits.grounding != Grounding::Off
     {
         outcome.sources = provenance::sources(data, &target.schema, text);
-        confidence::annotate(&mut outcome.sources, &confidences);
+        confidence::annotate(&mut outcome.sources, &confidences, "");
     }
     if let Some(min) = limits.min_confidence {
-        hold_to(&mut outcome, &confidences, min, target);
+        confidence::hold(&mut outcome, &confidences, min, &target.compiled);
     }
     Ok(outcome)
-}
-
-/// Holds an `ok` outcome to `structure_min_confidence` ([`confidence::hold_to`]).
-fn hold_to(
-    outcome: &mut Outcome,
-    confidences: &BTreeMap<String, f64>,
-    min: f64,
-    target: &TargetSchema,
-) {
-    let Answer::Ok(data) = &outcome.answer else {
-        return;
-    };
-    match confidence::hold_to(data.clone(), confidences, min, &target.compiled) {
-        Held::Kept {
-            data: kept,
-            dropped,
-        } => {
-            let sources = std::mem::take(&mut outcome.sources);
-            outcome.sources = confidence::without_dropped(sources, &dropped, data);
-            outcome.answer = Answer::Ok(kept);
-            outcome.trace.low_confidence = dropped;
-        }
-        Held::Unsure(need) => {
-            outcome.sources.clear();
-            outcome.answer = Answer::NeedMoreInput(need);
-        }
-    }
 }
 
 /// Judges the answer of a one-object conversation: the valid object or the need.

@@ -151,8 +151,7 @@ impl<J: Judge> Pump for Conversations<'_, '_, J> {
         {
             Ok(Answered::Completed(completion)) => {
                 let run = &mut self.runs[chunk];
-                run.dialogue
-                    .take(completion.delivered, &run.judge, self.usage)
+                run.dialogue.take(completion, &run.judge, self.usage)
             }
             Ok(Answered::RetryAfter(wait)) => {
                 let due = (self.caller.ports.clock.now_unix_millis())

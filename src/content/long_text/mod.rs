@@ -26,7 +26,7 @@ use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::one::finish;
-use crate::content::{Call, reason};
+use crate::content::{Call, confidence, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Reason, Source, Trace, Usage};
 use crate::schema::TargetSchema;
@@ -66,8 +66,12 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
             .into_iter()
             .filter(|(pointer, _)| data.pointer(pointer).is_some())
             .collect();
+        let confidences = confidence::of_sources(&sources);
         if call.limits.grounding != Grounding::Off {
             outcome.sources = sources;
+        }
+        if let Some(min) = call.limits.min_confidence {
+            confidence::hold(&mut outcome, &confidences, min, &call.target.compiled);
         }
     }
     Ok(outcome)
@@ -107,7 +111,10 @@ fn read_parts(
         match run.settled {
             Some(Settled::Accepted(data)) => {
                 let text = parts[chunk].text;
-                let sources = provenance::sources(&data, &target.schema, text);
+                let mut sources = provenance::sources(&data, &target.schema, text);
+                if let Some((answer, tokens)) = &run.dialogue.answered {
+                    confidence::annotate(&mut sources, &confidence::of_values(answer, tokens), "");
+                }
                 let unsupported = provenance::ungrounded(&data, &target.schema, text)
                     .into_iter()
                     .map(|(pointer, _)| pointer)

@@ -2,6 +2,8 @@
 //! [`crate::content::chunked::pump`]), each chunk's answer judged record by record, and the
 //! records of every chunk merged.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::anchor::anchored;
@@ -14,6 +16,7 @@ use crate::content::chunked::pump::{ChunkRun, converse};
 use crate::content::chunked::required::{need_of, without_required};
 use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs, stale_errors};
+use crate::content::confidence::{self, Dropped, Held};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::{Call, reason};
@@ -56,14 +59,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         &mut trace,
     )?;
     let iterations = runs.iter().map(|run| run.dialogue.iterations).sum();
-    let (answer, sources, incomplete) = gather(
-        runs,
-        text,
-        &parts,
-        &target.schema,
-        limits.grounding,
-        &mut trace,
-    );
+    let (answer, sources, incomplete) = gather(runs, text, &parts, call, &mut trace);
     Ok(Outcome {
         answer,
         sources,
@@ -82,17 +78,22 @@ fn gather(
     runs: Vec<ChunkRun<'_, Records<'_>>>,
     text: &str,
     parts: &[Chunk<'_>],
-    schema: &Value,
-    grounding: Grounding,
+    call: Call<'_>,
     trace: &mut Trace,
 ) -> (Answer, Vec<Source>, Option<Vec<Incomplete>>) {
+    let schema = &call.target.schema;
     let offsets = Offsets::of(text, parts);
     let mut found = Vec::with_capacity(runs.len());
     let mut stale = Vec::new();
     for ((run, chunk), offset) in runs.into_iter().zip(parts).zip(&offsets) {
         trace.absorb(run.dialogue.trace);
         match run.settled {
-            Some(Settled::Accepted(records)) => found.push((records, chunk.text, *offset)),
+            Some(Settled::Accepted(records)) => {
+                let confidences = (run.dialogue.answered.as_ref())
+                    .map(|(answer, tokens)| confidence::of_values(answer, tokens))
+                    .unwrap_or_default();
+                found.push((records, chunk.text, *offset, confidences));
+            }
             Some(Settled::Stale(violations)) => stale.push((*offset, violations)),
             // A chunk never asked: another one's answer already made the result stale.
             None => {}
@@ -106,9 +107,8 @@ fn gather(
         );
         return (Answer::Stale(errors), Vec::new(), None);
     }
-    let (valid, incomplete) = located(found, schema, grounding);
-    let (data, sources) = numbered(merge(valid));
-    let incomplete = merge(incomplete)
+    let (valid, incomplete) = located(found, schema, call.limits.grounding);
+    let mut incomplete: Vec<Incomplete> = merge(incomplete)
         .into_iter()
         .map(|found| Incomplete {
             need: need_of(&found.record, schema),
@@ -116,7 +116,51 @@ fn gather(
             sources: found.sources,
         })
         .collect();
+    let valid = match call.limits.min_confidence {
+        Some(min) => held(merge(valid), min, call, &mut incomplete, trace),
+        None => merge(valid),
+    };
+    let (data, sources) = numbered(valid);
     (Answer::Ok(Value::Array(data)), sources, Some(incomplete))
+}
+
+/// The records held to `min` (`structure_min_confidence`): a value below it dropped when its
+/// record stays valid without it (`trace.lowConfidence`), a record unsure of a value it needs
+/// listed with the incomplete ones, its need saying which.
+fn held(
+    records: Vec<Found>,
+    min: f64,
+    call: Call<'_>,
+    incomplete: &mut Vec<Incomplete>,
+    trace: &mut Trace,
+) -> Vec<Found> {
+    let mut kept = Vec::with_capacity(records.len());
+    for found in records {
+        let confidences = confidence::of_sources(&found.sources);
+        match confidence::hold_to(
+            found.record.clone(),
+            &confidences,
+            min,
+            &call.target.compiled,
+        ) {
+            Held::Kept { data, dropped } => {
+                let moves = Dropped::new(&dropped, &found.record);
+                let index = kept.len();
+                (trace.low_confidence).extend(dropped.iter().map(|at| format!("/{index}{at}")));
+                kept.push(Found {
+                    record: data,
+                    sources: moves.sources(found.sources),
+                    at: found.at,
+                });
+            }
+            Held::Unsure(need) => incomplete.push(Incomplete {
+                record: found.record,
+                need,
+                sources: found.sources,
+            }),
+        }
+    }
+    kept
 }
 
 /// Judges a chunk's answer record by record.
@@ -181,17 +225,21 @@ impl Judge for Records<'_> {
     }
 }
 
+/// A chunk's records, its text, where it starts, and the confidence of each value its answer
+/// wrote (by pointer into the answer: `/records/0/name`).
+type Chunked<'t> = (Vec<Judged>, &'t str, Offsets, BTreeMap<String, f64>);
+
 /// Each chunk's valid and incomplete records, with their sources placed in the whole text.
 fn located(
-    found: Vec<(Vec<Judged>, &str, Offsets)>,
+    found: Vec<Chunked<'_>>,
     schema: &Value,
     grounding: Grounding,
 ) -> (Vec<Vec<Found>>, Vec<Vec<Found>>) {
     let mut valid = Vec::with_capacity(found.len());
     let mut incomplete = Vec::with_capacity(found.len());
-    for (records, text, offsets) in found {
+    for (records, text, offsets, confidences) in found {
         let (mut complete, mut partial) = (Vec::new(), Vec::new());
-        for judged in records {
+        for (index, judged) in records.into_iter().enumerate() {
             let (record, list) = match judged {
                 Judged::Valid(record) => (record, &mut complete),
                 Judged::Incomplete(record) => (record, &mut partial),
@@ -199,7 +247,13 @@ fn located(
             let sources = if grounding == Grounding::Off {
                 Vec::new()
             } else {
-                offsets.place(anchored(provenance::sources(&record, schema, text), text))
+                let mut sources = anchored(provenance::sources(&record, schema, text), text);
+                confidence::annotate(
+                    &mut sources,
+                    &confidences,
+                    &format!("/{RECORDS_KEY}/{index}"),
+                );
+                offsets.place(sources)
             };
             list.push(Found {
                 record,
