@@ -3,7 +3,9 @@ Standard library only. Read from a results file (`eval/run --calibration RESULTS
 
 * A value: each source of an `ok` answer that carries a confidence. Correct on a complete case
   when it equals the expected value at its pointer (an array item: when the expected array holds
-  it); on an absent case only the value at the absent pointer is judged — wrong, it was invented.
+  it); on an absent case only the value at the absent pointer is judged — wrong, it was invented;
+  on a document case (Kleister-NDA) when the pair its key makes is one of the document's
+  (lenient, as documents.py scores), a value for a key the document lacks being wrong.
 * Reliability: the values by confidence decile, each with its share correct; the expected
   calibration error (ECE) is the mean gap between confidence and share correct, weighted by the
   values in each decile.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import documents
 from .scoring import (absent_pointer, escape_token, pointer_tokens, same, schema_at,
                       value_at)
 
@@ -26,8 +29,27 @@ def _parent(pointer: str) -> tuple[str, str]:
     return head, last
 
 
+def correct_in_document(case: dict, data: Any, pointer: str) -> bool | None:
+    """A document case's value, judged the benchmark's way (lenient pairs): the pair its key
+    makes is one of the document's, or the key is a decoy (any value is wrong)."""
+    key = (pointer_tokens(pointer) or [""])[0]
+    if key == "term":
+        value = {"term": data.get("term")} if isinstance(data, dict) else {}
+    elif key == "party":
+        value = {"party": [value_at(data, pointer)]}
+    else:
+        value = {key: value_at(data, pointer)}
+    made = documents.pairs(value)
+    if not made:
+        return None
+    wanted = documents.expected_pairs({key: case["expected"].get(key, [])})
+    return documents.hits(wanted, made, documents.lenient) == len(made)
+
+
 def correct(case: dict, schema: Any, data: Any, pointer: str) -> bool | None:
     """Whether the value at `pointer` of `data` is right for `case`; None when not judged."""
+    if case.get("document"):
+        return correct_in_document(case, data, pointer)
     if "absent" in case:
         return False if pointer == absent_pointer(case["absent"]) else None
     expected = case["expected"]

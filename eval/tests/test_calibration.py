@@ -55,5 +55,14 @@ class Calibration(unittest.TestCase):
                          [(0.0, None, 0), (1.0, 1.0, 1)])
 
 
+    def test_a_documents_values_are_judged_as_the_benchmark_pairs_them(self):
+        case = {"id": "d", "document": True, "schema": "nda", "prompt": "...",
+                "expected": {"party": ["Nike_Inc."], "term": ["2_years"]}}
+        data = {"party": ["NIKE, Inc.", "Acme"], "term": {"count": 2, "unit": "years"}, "jurisdiction": "Oregon"}
+        judged = [calibration.correct(case, {}, data, p)
+                  for p in ["/party/0", "/party/1", "/term/count", "/jurisdiction"]]
+        self.assertEqual(judged, [True, False, True, False])
+
+
 if __name__ == "__main__":
     unittest.main()
