@@ -349,4 +349,24 @@ async fn a_model_that_stays_down_escalates_and_the_answer_carries_its_confidence
     let json = outcome.to_json();
     assert_eq!(json["trace"]["attempts"][1]["model"], "openai/gpt-4.1");
     assert_eq!(json["sources"][0]["confidence"], 1.0);
+
+    // A first model whose answer stays invalid: the second is told what it broke.
+    let invalid = json!({ "userId": "mike", "action": "broke_build", "timestamp": "yesterday", "status": "failure" });
+    mock.push(Reply::answer(invalid.clone()));
+    mock.push(Reply::answer(invalid));
+    mock.push(Reply::answer(valid()));
+    let outcome = client
+        .structure(&Scope::default(), &request())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok);
+    let attempts: Vec<&str> = (outcome.trace.attempts.iter())
+        .map(|attempt| attempt.outcome.as_str())
+        .collect();
+    assert_eq!(attempts, ["stale", "ok"]);
+    let told = mock.requests().last().unwrap().json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(told.contains("/timestamp"), "{told}");
 }

@@ -53,6 +53,47 @@ fn action() -> Value {
 }
 
 #[test]
+fn a_call_escalates_from_the_command_line_and_prints_each_attempt_and_confidence() {
+    let mock = MockLlm::start();
+    mock.push(Reply::error(503, "overloaded", "try later"));
+    mock.push(Reply::answer(action()).with_token_probability(0.5));
+    let output = structure(
+        Some(&mock),
+        &[
+            "--set",
+            "structure_max_retries=0",
+            "--set",
+            "structure_logprobs=on",
+            "run",
+            "--with",
+            "escalate=openai/gpt-4.1",
+            "--schema",
+            "user-action-record",
+            "Mike broke the build at 2:30 pm",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = stdout_json(&output);
+    let attempts: Vec<(&str, &str)> = (result["trace"]["attempts"].as_array().unwrap().iter())
+        .map(|attempt| {
+            (
+                attempt["model"].as_str().unwrap(),
+                attempt["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            ("openai/gpt-4.1-mini", "provider"),
+            ("openai/gpt-4.1", "ok")
+        ]
+    );
+    assert_eq!(result["sources"][0]["confidence"], 0.5);
+}
+
+#[test]
 fn run_prints_the_result_and_exits_by_status() {
     let mock = MockLlm::start();
     mock.push(Reply::answer(action()));
