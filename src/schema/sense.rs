@@ -77,8 +77,8 @@ fn keyword_names(node: &Map<String, Value>, at: &str, found: &mut Vec<Violation>
 }
 
 fn crossed_bounds(node: &Map<String, Value>, at: &str, found: &mut Vec<Violation>) {
+    let bound = |keyword: &str| node.get(keyword).and_then(Value::as_f64);
     for (low, high) in BOUNDS {
-        let bound = |keyword: &str| node.get(keyword).and_then(Value::as_f64);
         if let (Some(min), Some(max)) = (bound(low), bound(high))
             && min > max
         {
@@ -86,6 +86,23 @@ fn crossed_bounds(node: &Map<String, Value>, at: &str, found: &mut Vec<Violation
                 at,
                 format!("has {low} {min} above {high} {max}: no value can meet both"),
             ));
+            return;
+        }
+    }
+    // An exclusive bound leaves nothing when it reaches the other bound.
+    for (low, high) in [
+        ("exclusiveMinimum", "maximum"),
+        ("minimum", "exclusiveMaximum"),
+        ("exclusiveMinimum", "exclusiveMaximum"),
+    ] {
+        if let (Some(min), Some(max)) = (bound(low), bound(high))
+            && min >= max
+        {
+            found.push(violation(
+                at,
+                format!("has {low} {min} at or above {high} {max}: no value can meet both"),
+            ));
+            return;
         }
     }
 }
@@ -178,6 +195,10 @@ mod tests {
             1
         );
         assert_eq!(
+            constraints(json!({ "type": "number", "exclusiveMinimum": 5, "maximum": 5 })),
+            ["/: has exclusiveMinimum 5 at or above maximum 5: no value can meet both"]
+        );
+        assert_eq!(
             constraints(json!({ "type": "integer", "enum": [1, 2.5, "x"] })).len(),
             2,
             "2.5 and \"x\" are no integers"
@@ -214,6 +235,7 @@ mod tests {
             }),
             json!({ "type": "object", "required": ["b"], "additionalProperties": true }),
             json!({ "type": "string", "enum": ["AB"], "pattern": "^[A-Z]{2}$" }),
+            json!({ "type": "integer", "minimum": 1, "maximum": 20, "exclusiveMinimum": 3, "exclusiveMaximum": 45 }),
         ] {
             assert_eq!(
                 constraints(schema.clone()),
