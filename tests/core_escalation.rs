@@ -327,19 +327,9 @@ fn a_caller_sets_escalation_unless_the_operator_keeps_it() {
 
 #[test]
 fn without_escalation_the_trace_lists_no_attempts() {
-    let config = MapConfig::local();
-    let transport = ScriptedTransport::new(vec![Reply::answer(
-        json!({ "title": "Printer broken", "priority": 5 }),
-    )]);
-    let request =
-        StructureRequest::new("Printer broken", SchemaInput::Inline(ticket_schema()), None)
-            .unwrap();
-    let outcome = structure::structure(
-        &request,
-        &structure::Scope::default(),
-        &ports(&transport, &config),
-    )
-    .unwrap();
+    let answer = Reply::answer(json!({ "title": "Printer broken", "priority": 5 }));
+    let (result, _) = run_with(vec![answer], &MapConfig::local(), Map::new(), false);
+    let outcome = result.unwrap();
     assert!(outcome.trace.attempts.is_empty());
     assert!(outcome.to_json()["trace"].get("attempts").is_none());
 }
