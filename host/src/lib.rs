@@ -54,6 +54,7 @@ pub use bindings::{
     ProviderFailure, Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo,
     SchemaInput, Scope, Source, SourceMatch, Span, Status, Trace, Usage,
 };
+pub mod batch;
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
 pub use preinit::write_ready_component;

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod cli;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 use structure_host::{
@@ -81,6 +83,30 @@ enum Command {
         return_text: bool,
         /// The text to structure; read from stdin when absent (and no --file is given).
         prompt: Option<String>,
+    },
+    /// Structure every line of INPUT (JSON Lines: {"id", "prompt" | "file", "schema"?, "settings"?, ...},
+    /// or plain text) into OUT, one result line an id; run again, it skips the ids OUT holds.
+    Batch {
+        /// The input file.
+        input: PathBuf,
+        /// The output file (JSON Lines, appended to).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The schema of every line that gives none (as `run --schema`).
+        #[arg(long)]
+        schema: Option<String>,
+        /// How to read --schema (as `run --schema-mode`).
+        #[arg(long, value_enum)]
+        schema_mode: Option<SchemaMode>,
+        /// Records mode for every line that does not say.
+        #[arg(long)]
+        records: bool,
+        /// Calls in flight at once.
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
+        /// A per-call setting override for every line, as name=value (a line's own settings win).
+        #[arg(long = "with", value_name = "NAME=VALUE")]
+        overrides: Vec<String>,
     },
     /// The schema registry: list (the default), show, register, register-skill, deregister.
     Schemas {
@@ -174,10 +200,12 @@ fn main() -> ExitCode {
     if let Command::Component { output } = &cli.command {
         return write_component(output);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // A batch's calls run on every core; one call needs one thread.
+    let mut builder = match cli.command {
+        Command::Batch { .. } => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(EXIT_ERROR, &format!("cannot start: {error}")),
     };
@@ -216,6 +244,28 @@ async fn run(cli: Cli) -> ExitCode {
                 }
                 Err(message) => fail(EXIT_USAGE, &message),
             }
+        }
+        Command::Batch {
+            input,
+            output,
+            schema,
+            schema_mode,
+            records,
+            jobs,
+            overrides,
+        } => {
+            let defaults = match batch_defaults(schema.as_deref(), schema_mode, records, &overrides)
+            {
+                Ok(defaults) => defaults,
+                Err(message) => return fail(EXIT_USAGE, &message),
+            };
+            let batch = structure_host::batch::Batch {
+                input,
+                output,
+                defaults,
+                jobs,
+            };
+            cli::batch::run(client, scope, batch).await
         }
         Command::Schemas { action, json } => {
             schemas(
@@ -548,6 +598,34 @@ fn request(
         document,
         return_text: false,
     })
+}
+
+/// What every line of a batch gets unless it says otherwise: the schema as tool arguments write
+/// it, records mode, the setting overrides.
+fn batch_defaults(
+    schema: Option<&str>,
+    mode: Option<SchemaMode>,
+    records: bool,
+    overrides: &[String],
+) -> Result<structure_host::batch::Defaults, String> {
+    let schema = match schema {
+        None => None,
+        Some(schema) => Some(match schema_input(schema, mode)? {
+            SchemaInput::Inline(text) => (json_text(&text)?, "json"),
+            SchemaInput::Examples(text) => (json_text(&text)?, "examples"),
+            SchemaInput::Named(name) => (Value::String(name), "named"),
+            SchemaInput::Described(text) => (Value::String(text), "text"),
+        }),
+    };
+    Ok(structure_host::batch::Defaults {
+        schema,
+        records,
+        settings: pairs_to_object(overrides)?,
+    })
+}
+
+fn json_text(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|error| format!("--schema is not valid JSON: {error}"))
 }
 
 /// Where `run` reads its text: the prompt argument, and a document.

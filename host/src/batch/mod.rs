@@ -1,0 +1,136 @@
+//! Batches: many texts from one command (`structure batch`), one process and one compiled
+//! component for all, `jobs` calls in flight, each result a line of the output file as soon as
+//! its call ends. The same command run again skips what is written ([`output`]); a stop (Ctrl-C)
+//! lets the calls in flight finish and write their lines.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::sync::atomic::AtomicBool;
+//! use structure_host::batch::{Batch, Defaults};
+//! use structure_host::{Scope, Settings, Structure};
+//!
+//! # async fn example() -> Result<(), String> {
+//! let client = Arc::new(Structure::builder().settings(Settings::from_env()).build().map_err(|e| e.to_string())?);
+//! let batch = Batch {
+//!     input: "emails.jsonl".into(),
+//!     output: "results.jsonl".into(),
+//!     defaults: Defaults { schema: Some(("contact".into(), "named")), ..Defaults::default() },
+//!     jobs: 16,
+//! };
+//! let summary = batch.run(client, Scope::default(), Arc::new(AtomicBool::new(false)), &mut |_| {}).await?;
+//! println!("{} written, {} left", summary.written, summary.left);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod input;
+pub mod output;
+mod tally;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::task::JoinSet;
+
+use crate::bindings::Scope;
+use crate::client::{CallError, Structure};
+pub use input::{Defaults, Item};
+use output::Output;
+pub use tally::Tally;
+
+/// One batch: where its lines come from and go, what they default to, how many calls at once.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// The input file (JSON Lines, or plain text lines).
+    pub input: PathBuf,
+    /// The output file, appended to.
+    pub output: PathBuf,
+    /// What a line that leaves them out gets.
+    pub defaults: Defaults,
+    /// Calls in flight at once (at least 1).
+    pub jobs: usize,
+}
+
+/// What one item came to.
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// The item's id.
+    pub id: String,
+    /// The outcome, or `{"error": …}`, as the tool form returns them.
+    pub result: Value,
+    /// How long its call took.
+    pub seconds: f64,
+}
+
+impl Batch {
+    /// Runs every item of the input not yet in the output, `jobs` at a time, writing each line
+    /// as its call ends and telling `progress` after each. Once `stop` is set no item starts;
+    /// those in flight finish. Duplicate ids are refused before any call.
+    pub async fn run(
+        &self,
+        client: Arc<Structure>,
+        scope: Scope,
+        stop: Arc<AtomicBool>,
+        progress: &mut dyn FnMut(&Tally),
+    ) -> Result<Tally, String> {
+        let text = std::fs::read_to_string(&self.input)
+            .map_err(|error| format!("cannot read {}: {error}", self.input.display()))?;
+        let ids = input::ids(&text).map_err(|twice| {
+            format!(
+                "{} gives these ids more than once: {}; every line needs an id of its own \
+                 (nothing was sent)",
+                self.input.display(),
+                twice.join(", ")
+            )
+        })?;
+        let (mut output, done) = Output::open(&self.output)?;
+        let mut tally = Tally::new(
+            ids.len(),
+            ids.iter().filter(|id| done.contains(*id)).count(),
+        );
+        let folder = self.input.parent().unwrap_or(Path::new("."));
+        let mut items =
+            input::items(&text, folder, &self.defaults).filter(|item| !done.contains(&item.id));
+        let mut running = JoinSet::new();
+        loop {
+            while running.len() < self.jobs.max(1) && !stop.load(Ordering::SeqCst) {
+                let Some(item) = items.next() else { break };
+                running.spawn(call(client.clone(), scope.clone(), item));
+            }
+            let Some(finished) = running.join_next().await else {
+                break;
+            };
+            let done = finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
+            output.write(&done.id, done.result.clone())?;
+            tally.add(&done);
+            progress(&tally);
+        }
+        Ok(tally)
+    }
+}
+
+/// Runs `item` (an item whose line gave no arguments comes back as its error at once).
+async fn call(client: Arc<Structure>, scope: Scope, item: Item) -> Done {
+    let started = Instant::now();
+    let result = match item.arguments {
+        Err(message) => json!({ "error": {
+            "kind": "invalid-request", "field": "line", "message": message,
+            "usage": { "llmCalls": 0, "promptTokens": 0, "completionTokens": 0, "cachedPromptTokens": 0 },
+        } }),
+        Ok(arguments) => match client.call_tool(&scope, &arguments).await {
+            Ok(outcome) => outcome,
+            Err(CallError::Structure(error)) => error.to_json(),
+            Err(CallError::Host(error)) => {
+                json!({ "error": { "kind": "host", "message": format!("the structure component could not run: {error:#}") } })
+            }
+        },
+    };
+    Done {
+        id: item.id,
+        result,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}

@@ -1,0 +1,3 @@
+//! The `structure` command's subcommands that have files of their own.
+
+pub mod batch;
