@@ -1,0 +1,150 @@
+//! `structure-batch`: what one `structure batch` process costs against a process per text
+//! (`xargs -P N structure run`), for the same texts against the same mock model (a fixed
+//! latency per answer): CPU time (user + system of the processes, from `getrusage`), wall time
+//! and peak memory of the batch process, and whether every text got its line.
+//!
+//! ```text
+//! cargo run --release -p structure-bench --bin structure-batch -- \
+//!     [--items 1000] [--jobs 16] [--latency-ms 200] [--cli target/release/structure]
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mock_llm::{MockLlm, Reply};
+use serde_json::json;
+
+/// What a batch costs (see the crate docs and BENCHMARKS.md).
+#[derive(clap::Parser)]
+struct Args {
+    /// Texts to structure.
+    #[arg(long, default_value_t = 1_000)]
+    items: usize,
+    /// Calls (or processes) at once.
+    #[arg(long, default_value_t = 16)]
+    jobs: usize,
+    /// The mock model's time per answer.
+    #[arg(long, default_value_t = 200)]
+    latency_ms: u64,
+    /// The `structure` command measured.
+    #[arg(long, default_value = "target/release/structure")]
+    cli: PathBuf,
+}
+
+const SCHEMA: &str =
+    r#"{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}"#;
+
+/// CPU seconds the finished children of this process have used so far.
+fn children_cpu() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only the struct it is given.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The largest resident set of the finished children, in MiB (Linux reports KiB).
+fn children_peak_mib() -> f64 {
+    // SAFETY: getrusage writes only the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn command(cli: &Path, mock: &MockLlm) -> Command {
+    let mut command = Command::new(cli);
+    command
+        .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .args(["--store", "memory"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = <Args as clap::Parser>::parse();
+    let mock = MockLlm::start();
+    let latency = Duration::from_millis(args.latency_ms);
+    mock.always(Some(
+        Reply::answer(json!({ "name": "Ada" })).with_delay(latency),
+    ));
+    let dir = std::env::temp_dir().join(format!("structure-batch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let input = dir.join("in.jsonl");
+    let mut file = std::fs::File::create(&input)?;
+    for n in 0..args.items {
+        writeln!(file, "Ada Lovelace wrote note number {n}.")?;
+    }
+    drop(file);
+
+    let (cpu, started) = (children_cpu(), Instant::now());
+    let status = command(&args.cli, &mock)
+        .args([
+            "batch",
+            "--schema",
+            SCHEMA,
+            "--jobs",
+            &args.jobs.to_string(),
+        ])
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join("out.jsonl"))
+        .status()?;
+    let batch = (children_cpu() - cpu, started.elapsed().as_secs_f64());
+    let peak = children_peak_mib();
+    let lines = std::fs::read_to_string(dir.join("out.jsonl"))?
+        .lines()
+        .count();
+    anyhow::ensure!(
+        status.success() && lines == args.items,
+        "the batch wrote {lines} lines"
+    );
+
+    // A process per text, `jobs` at a time, as `xargs -P` runs them.
+    let (cpu, started) = (children_cpu(), Instant::now());
+    let mut running = Vec::new();
+    for n in 0..args.items {
+        if running.len() == args.jobs {
+            let child: std::process::Child = running.remove(0);
+            let output = child.wait_with_output()?;
+            anyhow::ensure!(output.status.success(), "a run failed");
+        }
+        running.push(
+            command(&args.cli, &mock)
+                .args(["run", "--schema", SCHEMA])
+                .arg(format!("Ada Lovelace wrote note number {n}."))
+                .spawn()?,
+        );
+    }
+    for child in running {
+        anyhow::ensure!(child.wait_with_output()?.status.success(), "a run failed");
+    }
+    let processes = (children_cpu() - cpu, started.elapsed().as_secs_f64());
+    std::fs::remove_dir_all(&dir)?;
+
+    println!(
+        "{} texts, {} at once, the mock answering after {} ms",
+        args.items, args.jobs, args.latency_ms
+    );
+    println!("| | CPU s | CPU ms/item | wall s |");
+    println!("|---|---|---|---|");
+    let row = |name: &str, (cpu, wall): (f64, f64)| {
+        println!(
+            "| {name} | {cpu:.1} | {:.1} | {wall:.1} |",
+            cpu * 1000.0 / args.items as f64
+        )
+    };
+    row("structure batch", batch);
+    row("a process per text", processes);
+    println!(
+        "CPU ratio {:.2}, wall ratio {:.2}; batch peak memory {peak:.0} MiB (the largest child)",
+        batch.0 / processes.0,
+        batch.1 / processes.1
+    );
+    Ok(())
+}
