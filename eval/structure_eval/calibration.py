@@ -10,8 +10,9 @@ Standard library only. Read from a results file (`eval/run --calibration RESULTS
   calibration error (ECE) is the mean gap between confidence and share correct, weighted by the
   values in each decile.
 * Threshold: what `structure_min_confidence = t` makes of each answer, as the product does it: a
-  value below t whose property its object requires makes the case `need-more-input`; any other
-  value below t is dropped. Recall, precision and exact answers are then counted as the scorer
+  value below t that the answer needs (its property required, and so each object holding it)
+  makes the case `need-more-input`; any other value below t is dropped, with the optional
+  object that requires it if it is required there. Recall, precision and exact answers are then counted as the scorer
   counts them (scoring.py).
 """
 
@@ -94,7 +95,7 @@ def reliability(judged: list[tuple[float, bool]]) -> tuple[list[tuple[str, int, 
     return rows, (gap / len(judged) if judged else None)
 
 
-def _required(schema: Any, pointer: str) -> bool:
+def _required_here(schema: Any, pointer: str) -> bool:
     """Whether the object holding `pointer`'s property requires it (an array item: no)."""
     parent, last = _parent(pointer)
     holder = schema_at(schema, parent) if parent else schema
@@ -102,12 +103,33 @@ def _required(schema: Any, pointer: str) -> bool:
     return isinstance(required, list) and any(escape_token(name) == last for name in required)
 
 
+def _droppable(schema: Any, pointer: str) -> str | None:
+    """The nearest of `pointer` and the objects holding it that the answer may lack (an unsure
+    `count` goes with the optional `term` that requires it), as the product finds it; None when
+    every one is required."""
+    at = pointer
+    while at:
+        if not _required_here(schema, at):
+            return at
+        at = _parent(at)[0]
+    return None
+
+
+def _required(schema: Any, pointer: str) -> bool:
+    return _droppable(schema, pointer) is None
+
+
 def _drop(data: Any, pointer: str) -> None:
     parts = pointer_tokens(pointer)
     node = data
+    if not parts:
+        return
     for part in parts[:-1]:
-        node = node[int(part)] if isinstance(node, list) else node.get(part)
-        if node is None:
+        if isinstance(node, list):
+            node = node[int(part)] if part.isdigit() and int(part) < len(node) else None
+        elif isinstance(node, dict):
+            node = node.get(part)
+        if node is None or not isinstance(node, (list, dict)):
             return
     last = parts[-1]
     if isinstance(node, list) and last.isdigit() and int(last) < len(node):
@@ -129,7 +151,7 @@ def held(case: dict, schema: Any, outcome: dict, threshold: float) -> tuple[str,
     # Last first, so that dropping an array's later item leaves its earlier ones in place.
     for pointer in sorted(low, key=lambda p: [int(t) if t.isdigit() else -1 for t in pointer_tokens(p)],
                           reverse=True):
-        _drop(data, pointer)
+        _drop(data, _droppable(schema, pointer))
     return "ok", data
 
 
@@ -169,10 +191,13 @@ def report(run: dict, cases: dict[str, dict], schemas: dict[str, Any], system: s
              "", "| confidence | values | mean confidence | correct |", "|---|---|---|---|"]
     lines += [f"| {band} | {n} | {mean:.2f} | {share:.2f} |" for band, n, mean, share in rows]
     lines += ["", f"expected calibration error: {ece:.3f}" if ece is not None else "no values", "",
-              "| min confidence | exact | need recall | need precision | abstentions |", "|---|---|---|---|---|"]
+              "| min confidence | exact | need recall | need precision | abstentions | judged values at or above it: right / wrong |",
+              "|---|---|---|---|---|---|"]
     for row in sweep(cases, schemas, entries, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]):
         recall = "–" if row["need_recall"] is None else f"{row['need_recall']:.2f}"
         precision = "–" if row["need_precision"] is None else f"{row['need_precision']:.2f}"
         name = "off" if row["threshold"] == 0 else f"{row['threshold']:.1f}"
-        lines.append(f"| {name} | {row['exact']}/{row['complete']} | {recall} | {precision} | {row['abstentions']} |")
+        kept = [ok for confidence, ok in judged if confidence >= row["threshold"]]
+        lines.append(f"| {name} | {row['exact']}/{row['complete']} | {recall} | {precision} | {row['abstentions']} "
+                     f"| {sum(kept)} / {len(kept) - sum(kept)} |")
     return "\n".join(lines)

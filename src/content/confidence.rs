@@ -119,6 +119,21 @@ fn probability(offsets: &[Range<usize>], tokens: &[Token], range: &Range<usize>)
     (mean.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0
 }
 
+/// The nearest of `pointer` and the objects and arrays holding it whose removal leaves `data`
+/// valid against `schema` (an unsure `count` goes with the optional `term` that requires it),
+/// and `data` without it; `None` when the answer needs every one of them.
+fn droppable(data: &Value, pointer: &str, schema: &CompiledSchema) -> Option<(String, Value)> {
+    let mut at = pointer;
+    while !at.is_empty() {
+        let mut without = data.clone();
+        if remove(&mut without, at) && schema.is_valid(&without) {
+            return Some((at.to_owned(), without));
+        }
+        at = at.rsplit_once('/').map_or("", |(parent, _)| parent);
+    }
+    None
+}
+
 /// Gives each of `sources` the confidence of its value, found under `at` in the answer (a
 /// record's sources under `/records/3`; `""` for the answer itself).
 pub fn annotate(sources: &mut [Source], confidences: &BTreeMap<String, f64>, at: &str) {
@@ -201,12 +216,15 @@ pub fn hold_to(
     let mut dropped = Vec::new();
     let mut unsure = Vec::new();
     for (pointer, confidence) in low {
-        let mut without = data.clone();
-        if remove(&mut without, pointer) && schema.is_valid(&without) {
-            data = without;
-            dropped.push(pointer.clone());
-        } else {
-            unsure.push(format!("{pointer} ({confidence})"));
+        if data.pointer(pointer).is_none() {
+            continue; // gone with an optional object that held it
+        }
+        match droppable(&data, pointer, schema) {
+            Some((at, without)) => {
+                data = without;
+                dropped.push(at);
+            }
+            None => unsure.push(format!("{pointer} ({confidence})")),
         }
     }
     if unsure.is_empty() {
@@ -477,6 +495,35 @@ mod tests {
                  structure_min_confidence): check that the text states them"
                     .to_owned()
             )
+        );
+    }
+
+    #[test]
+    fn an_unsure_value_an_optional_object_requires_goes_with_the_object() {
+        let schema = CompiledSchema::compile(&serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string" },
+                "term": {
+                    "type": "object",
+                    "properties": { "count": { "type": "integer" }, "unit": { "type": "string" } },
+                    "required": ["count", "unit"]
+                }
+            },
+            "required": ["name"]
+        }))
+        .unwrap();
+        let data = serde_json::json!({"name": "Ada", "term": {"count": 2, "unit": "years"}});
+        let confidences: BTreeMap<String, f64> = [("/term/count", 0.2), ("/term/unit", 0.3)]
+            .into_iter()
+            .map(|(pointer, confidence)| (pointer.to_owned(), confidence))
+            .collect();
+        assert_eq!(
+            hold_to(data, &confidences, 0.5, &schema),
+            Held::Kept {
+                data: serde_json::json!({"name": "Ada"}),
+                dropped: vec!["/term".to_owned()]
+            }
         );
     }
 
