@@ -17,7 +17,10 @@
 //!     defaults: Defaults { schema: Some(("contact".into(), "named")), ..Defaults::default() },
 //!     jobs: 16,
 //! };
-//! let summary = batch.run(client, Scope::default(), Arc::new(AtomicBool::new(false)), &mut |_| {}).await?;
+//! let stop = Arc::new(AtomicBool::new(false));
+//! let summary = batch
+//!     .run(client, Scope::default(), stop, &mut |done, _| println!("{}: {}", done.id, done.result["status"]))
+//!     .await?;
 //! println!("{} written, {} left", summary.written, summary.left);
 //! # Ok(())
 //! # }
@@ -67,14 +70,15 @@ pub struct Done {
 
 impl Batch {
     /// Runs every item of the input not yet in the output, `jobs` at a time, writing each line
-    /// as its call ends and telling `progress` after each. Once `stop` is set no item starts;
+    /// as its call ends and handing it to `progress` with the tally so far (results stream out
+    /// as they come, in the order the calls end). Once `stop` is set no item starts;
     /// those in flight finish. Duplicate ids are refused before any call.
     pub async fn run(
         &self,
         client: Arc<Structure>,
         scope: Scope,
         stop: Arc<AtomicBool>,
-        progress: &mut dyn FnMut(&Tally),
+        progress: &mut dyn FnMut(&Done, &Tally),
     ) -> Result<Tally, String> {
         let text = std::fs::read_to_string(&self.input)
             .map_err(|error| format!("cannot read {}: {error}", self.input.display()))?;
@@ -106,7 +110,7 @@ impl Batch {
             let done = finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
             output.write(&done.id, done.result.clone())?;
             tally.add(&done);
-            progress(&tally);
+            progress(&done, &tally);
         }
         Ok(tally)
     }

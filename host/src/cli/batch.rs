@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use structure_host::batch::{Batch, Tally};
+use structure_host::batch::{Batch, Done, Tally};
 use structure_host::{Scope, Structure};
 
 /// The exit status of a batch stopped before every item had its line.
@@ -34,7 +34,7 @@ pub async fn run(client: Structure, scope: Scope, batch: Batch) -> ExitCode {
         bar
     });
     let mut said = Instant::now();
-    let mut progress = |tally: &Tally| {
+    let mut progress = |_: &Done, tally: &Tally| {
         let done = (tally.skipped + tally.written) as u64;
         match &bar {
             Some(bar) => {
