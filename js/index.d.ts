@@ -279,6 +279,17 @@ export interface Settings {
  * The component, ready to call: every method returns a Promise. In browsers one instance runs
  * the calls one at a time; in Node, worker threads run them off the event loop.
  */
+/** One item of `structureEach`: a request and the id its result comes back with. */
+export type BatchItem = StructureRequest & { id: string | number };
+
+/** What one item came to: its outcome, or its error (a StructureError's fields). */
+export type BatchResult =
+  | { id: string | number; outcome: Outcome | RecordsOutcome }
+  | {
+      id: string | number;
+      error: { kind: ErrorKind | 'host'; detail?: StructureError['detail']; message: string; usage?: Usage };
+    };
+
 export interface Structure {
   readonly scope: Readonly<Scope>;
   /** The same instance seen from another tenant or project. */
@@ -287,6 +298,14 @@ export interface Structure {
   structure<Data = Record<string, unknown>>(
     request: StructureRequest & { records?: false },
   ): Promise<Outcome<Data>>;
+  /**
+   * Each item structured, `jobs` calls at a time (default 4), yielded as its call ends: many texts
+   * from one loop, the items read as slots free.
+   */
+  structureEach(
+    items: Iterable<BatchItem> | AsyncIterable<BatchItem>,
+    options?: { jobs?: number },
+  ): AsyncGenerator<BatchResult, void, undefined>;
   /** The tool definition (name, description, parameters, returns) to register with an agent framework. */
   toolDefinition(): Promise<Record<string, unknown>>;
   listSchemas(): Promise<SchemaInfo[]>;

@@ -10,6 +10,7 @@ import {
   StructureError,
   checkKeyValue,
   checkScope,
+  structureEach,
   structureError,
   synchronous,
   toolArguments,
@@ -63,6 +64,11 @@ class NodeStructure {
   async structure(request) {
     // A Blob does not cross to the worker: the document goes as base64 arguments.
     return this.#pool.call('structure', [await toolArguments(request)], this.#scope);
+  }
+
+  /** Each of `items` structured, `jobs` at a time, as each call ends (see `structureEach`). */
+  structureEach(items, options) {
+    return structureEach(this, items, options);
   }
 
   toolDefinition() {

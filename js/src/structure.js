@@ -50,6 +50,54 @@ function base64(bytes) {
 }
 
 /** A StructureError from its parts, as they cross between threads. */
+/**
+ * Structures each of `items` (an iterable or async iterable of tool-call arguments, each with
+ * an `id`), `jobs` calls at a time, yielding `{ id, outcome }` or `{ id, error }` (the
+ * StructureError's kind, message, usage, ...) as each call ends. Items are read as slots free,
+ * so a long iterable is never held whole.
+ */
+export async function* structureEach(client, items, { jobs = 4 } = {}) {
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    throw new TypeError('jobs must be a positive integer');
+  }
+  const iterator = (items[Symbol.asyncIterator] ?? items[Symbol.iterator]).call(items);
+  const running = new Map();
+  let next = 0;
+  let exhausted = false;
+  const start = async () => {
+    const step = await iterator.next();
+    if (step.done) {
+      exhausted = true;
+      return;
+    }
+    const key = next++;
+    const { id, ...request } = step.value ?? {};
+    const call = client
+      .structure(request)
+      .then((outcome) => ({ id, outcome }))
+      .catch((error) => ({ id, error: error instanceof StructureError ? plainError(error) : { kind: 'host', message: String(error?.message ?? error) } }))
+      .then((done) => ({ key, done }));
+    running.set(key, call);
+  };
+  while (true) {
+    while (!exhausted && running.size < jobs) {
+      await start();
+    }
+    if (running.size === 0) {
+      return;
+    }
+    const { key, done } = await Promise.race(running.values());
+    running.delete(key);
+    yield done;
+  }
+}
+
+/** A StructureError as the tool form's error object. */
+function plainError(error) {
+  const { kind, detail, message, usage } = error;
+  return detail === undefined ? { kind, message, usage } : { kind, detail, message, usage };
+}
+
 export function structureError({ kind, detail, message, usage }) {
   return new StructureError({ kind: { tag: kind, val: detail }, message, usage });
 }
@@ -109,6 +157,11 @@ class Structure {
     const args = await toolArguments(request);
     // In the browser build this export returns a Promise (JSPI); in Node, the JSON itself.
     return this.#call(async (api, scope) => JSON.parse(await api.callTool(scope, JSON.stringify(args))));
+  }
+
+  /** Each of `items` structured, `jobs` at a time, as each call ends (see `structureEach`). */
+  structureEach(items, options) {
+    return structureEach(this, items, options);
   }
 
   toolDefinition() {

@@ -341,3 +341,34 @@ test('calls made together run one at a time, in order', async () => {
   ]);
   assert.deepEqual(outcomes.map((outcome) => outcome.data.age), [1, 2]);
 });
+
+test('structureEach: many requests, a few calls at a time, each result as its call ends', async () => {
+  await mock.reply(answer(ada));
+  await mock.reply(answer(ada));
+  const items = [
+    { id: 'a', prompt, schema: 'contact', schemaMode: 'named' },
+    { id: 2, prompt, schema: 'no-such-schema', schemaMode: 'named' },
+    { id: 'c', prompt, schema: 'contact', schemaMode: 'named' },
+  ];
+  async function* lazily() {
+    yield* items;
+  }
+  const results = [];
+  for await (const result of structure.structureEach(lazily(), { jobs: 2 })) {
+    results.push(result);
+  }
+  const byId = Object.fromEntries(results.map((result) => [result.id, result]));
+  assert.equal(results.length, 3);
+  assert.deepEqual(byId.a.outcome.data, ada);
+  assert.equal(byId.c.outcome.status, 'ok');
+  assert.equal(byId[2].error.kind, 'schema-not-found');
+  assert.equal((await mock.requests()).length, 2);
+  await assert.rejects(
+    async () => {
+      for await (const _ of structure.structureEach(items, { jobs: 0 })) {
+        // never reached
+      }
+    },
+    { name: 'TypeError' },
+  );
+});

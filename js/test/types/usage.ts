@@ -41,6 +41,13 @@ if (found.status === 'ok') {
 // @ts-expect-error: a records outcome never asks for more input
 if (found.status === 'need-more-input') void found;
 
+for await (const result of structure.structureEach([{ id: 1, prompt: 'Ada', schema: 'contact', schemaMode: 'named' }], { jobs: 8 })) {
+  if ('outcome' in result) console.log(result.id, result.outcome.status);
+  else console.log(result.id, result.error.kind);
+}
+// @ts-expect-error: every item needs an id
+structure.structureEach([{ prompt: 'Ada', schema: 'contact' }]);
+
 try {
   await structure.withScope({ tenant: 'acme', project: 'crm' }).getSchema('lead');
 } catch (error) {
