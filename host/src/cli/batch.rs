@@ -58,7 +58,7 @@ pub async fn run(client: Structure, scope: Scope, batch: Batch) -> ExitCode {
     match result {
         Ok(tally) if tally.left > 0 => {
             eprintln!("{}", tally.summary());
-            crate::fail(
+            crate::cli::output::fail(
                 EXIT_STOPPED,
                 &format!(
                     "stopped with {} items left: run the same command again to go on",
@@ -68,8 +68,8 @@ pub async fn run(client: Structure, scope: Scope, batch: Batch) -> ExitCode {
         }
         Ok(tally) => {
             eprintln!("{}", tally.summary());
-            ExitCode::from(crate::EXIT_OK)
+            ExitCode::from(crate::cli::output::EXIT_OK)
         }
-        Err(message) => crate::fail(crate::EXIT_ERROR, &message),
+        Err(message) => crate::cli::output::fail(crate::cli::output::EXIT_ERROR, &message),
     }
 }

@@ -1,3 +1,9 @@
-//! The `structure` command's subcommands that have files of their own.
+//! The `structure` command, a file a concern: its arguments, what it prints and exits with,
+//! and each command that is more than a call.
 
+pub mod arguments;
 pub mod batch;
+pub mod output;
+pub mod run;
+pub mod schemas;
+pub mod serve;
