@@ -35,6 +35,7 @@
 
 #![deny(missing_docs)]
 
+mod artifact;
 // Generated from `wit/structure.wit`, whose doc comments document the types re-exported below.
 #[allow(missing_docs)]
 mod bindings;
@@ -57,7 +58,7 @@ pub use bindings::{
 pub mod batch;
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
-pub use preinit::write_ready_component;
+pub use runtime::write_ready_component;
 pub use runtime::{Runtime, default_cache_dir};
 pub use serve::ServeOptions;
 pub use store::{

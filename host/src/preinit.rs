@@ -19,30 +19,6 @@ use wasmtime_wizer::Wizer;
 
 use crate::state::HostState;
 
-/// Writes the embedded component, pre-initialised, to `output` (atomically: a half-written file is
-/// never left where a build would pick it up), unless `output` already holds one pre-initialised
-/// from the same component (pre-initialising twice gives different bytes: the hash keys the
-/// initialiser draws differ, and builds that see a new file redo their work). The size written,
-/// or `None` when `output` was up to date.
-///
-/// ```no_run
-/// # fn example() -> anyhow::Result<()> {
-/// structure_host::write_ready_component(std::path::Path::new("structure.ready.wasm"))?;
-/// # Ok(())
-/// # }
-/// ```
-pub fn write_ready_component(output: &std::path::Path) -> anyhow::Result<Option<usize>> {
-    let embedded = crate::runtime::COMPONENT;
-    if let Ok(existing) = std::fs::read(output)
-        && marked_source(&existing).ok().flatten() == Some(source_digest(embedded))
-    {
-        return Ok(None);
-    }
-    let ready = crate::Runtime::component_bytes(embedded)?;
-    crate::runtime::write_atomically(output, &ready)?;
-    Ok(Some(ready.len()))
-}
-
 /// The initialiser's export name (wasmtime-wizer's default).
 pub(crate) const INIT_EXPORT: &str = "wizer-initialize";
 
@@ -108,7 +84,7 @@ fn marked(mut snapshot: Vec<u8>, source: &[u8]) -> Vec<u8> {
 /// The SHA-256 of `wasm`, in hex.
 pub(crate) fn source_digest(wasm: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    crate::runtime::hex(&Sha256::digest(wasm))
+    crate::artifact::hex(&Sha256::digest(wasm))
 }
 
 /// `wasm` pre-initialised: instantiated with `linker` (the initialiser reaches no import that
@@ -144,54 +120,6 @@ pub(crate) fn preinitialise(linker: &Linker<HostState>, wasm: &[u8]) -> anyhow::
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_component_written_is_the_embedded_one_pre_initialised_and_written_once() {
-        let embedded = crate::runtime::COMPONENT;
-        assert!(is_initialisable(embedded).unwrap());
-        assert_eq!(marked_source(embedded).unwrap(), None);
-
-        let folder = std::env::temp_dir().join(format!("structure-preinit-{}", std::process::id()));
-        std::fs::create_dir_all(&folder).unwrap();
-        let output = folder.join("structure.ready.wasm");
-        let size = write_ready_component(&output).unwrap().expect("written");
-        let ready = std::fs::read(&output).unwrap();
-        assert_eq!(ready.len(), size);
-        assert!(!is_initialisable(&ready).unwrap());
-        assert_eq!(
-            marked_source(&ready).unwrap(),
-            Some(source_digest(embedded))
-        );
-        // It asks its host for exactly what the built one does (what Spin provides).
-        assert_eq!(imports(&ready), imports(embedded));
-        assert_eq!(write_ready_component(&output).unwrap(), None, "up to date");
-        // A pre-initialised component is taken as it is.
-        assert_eq!(crate::Runtime::component_bytes(&ready).unwrap(), ready);
-        std::fs::remove_dir_all(&folder).unwrap();
-    }
-
-    /// The component's own imports, by name.
-    fn imports(wasm: &[u8]) -> Vec<String> {
-        use wasmparser::{Parser, Payload};
-        let mut names = Vec::new();
-        let mut depth = 0usize;
-        for payload in Parser::new(0).parse_all(wasm) {
-            match payload.unwrap() {
-                Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
-                Payload::End(_) => depth = depth.saturating_sub(1),
-                Payload::ComponentImportSection(imports) if depth == 0 => {
-                    names.extend(
-                        imports
-                            .into_iter()
-                            .map(|import| import.unwrap().name.name.to_owned()),
-                    );
-                }
-                _ => {}
-            }
-        }
-        assert!(!names.is_empty());
-        names
-    }
 
     #[test]
     fn a_module_or_garbage_is_no_initialisable_component() {

@@ -14,13 +14,11 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
+use crate::artifact::{COMPONENT, hex, write_atomically};
 use crate::bindings::{StructurePre, wasi};
 use crate::egress::ConnectionPool;
 use crate::preinit;
 use crate::state::HostState;
-
-/// The component this host was built with.
-pub(crate) const COMPONENT: &[u8] = include_bytes!(env!("STRUCTURE_COMPONENT_WASM"));
 
 /// An engine with the component compiled and linked, ready to instantiate.
 pub struct Runtime {
@@ -97,6 +95,31 @@ impl Runtime {
         let engine = Engine::new(&engine_config(false))?;
         ready(&linker(&engine)?, wasm)
     }
+}
+
+/// Writes the embedded component, pre-initialised, to `output` (atomically: a half-written file is
+/// never left where a build would pick it up), unless `output` already holds one pre-initialised
+/// from the same component (pre-initialising twice gives different bytes: the hash keys the
+/// initialiser draws differ, and builds that see a new file redo their work). The size written,
+/// or `None` when `output` was up to date.
+///
+/// ```no_run
+/// # fn example() -> anyhow::Result<()> {
+/// structure_host::write_ready_component(std::path::Path::new("structure.ready.wasm"))?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn write_ready_component(output: &std::path::Path) -> anyhow::Result<Option<usize>> {
+    let embedded = COMPONENT;
+    if let Ok(existing) = std::fs::read(output)
+        && preinit::marked_source(&existing).ok().flatten()
+            == Some(preinit::source_digest(embedded))
+    {
+        return Ok(None);
+    }
+    let ready = Runtime::component_bytes(embedded)?;
+    write_atomically(output, &ready)?;
+    Ok(Some(ready.len()))
 }
 
 /// Every import the component has, over this host's state.
@@ -196,18 +219,55 @@ fn compile(engine: &Engine, wasm: &[u8]) -> anyhow::Result<Component> {
         .context("compiling the component")
 }
 
-/// `bytes` in lowercase hex.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Writes `bytes` to `path` through a temporary file renamed over it, so a reader never sees a
-/// half-written file; the folder is created when missing.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder)?;
+    #[test]
+    fn the_component_written_is_the_embedded_one_pre_initialised_and_written_once() {
+        let embedded = COMPONENT;
+        assert!(preinit::is_initialisable(embedded).unwrap());
+        assert_eq!(preinit::marked_source(embedded).unwrap(), None);
+
+        let folder = std::env::temp_dir().join(format!("structure-preinit-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let output = folder.join("structure.ready.wasm");
+        let size = write_ready_component(&output).unwrap().expect("written");
+        let ready = std::fs::read(&output).unwrap();
+        assert_eq!(ready.len(), size);
+        assert!(!preinit::is_initialisable(&ready).unwrap());
+        assert_eq!(
+            preinit::marked_source(&ready).unwrap(),
+            Some(preinit::source_digest(embedded))
+        );
+        // It asks its host for exactly what the built one does (what Spin provides).
+        assert_eq!(imports(&ready), imports(embedded));
+        assert_eq!(write_ready_component(&output).unwrap(), None, "up to date");
+        // A pre-initialised component is taken as it is.
+        assert_eq!(Runtime::component_bytes(&ready).unwrap(), ready);
+        std::fs::remove_dir_all(&folder).unwrap();
     }
-    let temporary = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&temporary, bytes)?;
-    std::fs::rename(&temporary, path)
+
+    /// The component's own imports, by name.
+    fn imports(wasm: &[u8]) -> Vec<String> {
+        use wasmparser::{Parser, Payload};
+        let mut names = Vec::new();
+        let mut depth = 0usize;
+        for payload in Parser::new(0).parse_all(wasm) {
+            match payload.unwrap() {
+                Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+                Payload::End(_) => depth = depth.saturating_sub(1),
+                Payload::ComponentImportSection(imports) if depth == 0 => {
+                    names.extend(
+                        imports
+                            .into_iter()
+                            .map(|import| import.unwrap().name.name.to_owned()),
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert!(!names.is_empty());
+        names
+    }
 }
