@@ -10,7 +10,7 @@ wasmtime::component::bindgen!({
     },
     exports: { default: async },
     with: {
-        "wasi:keyvalue/store.bucket": crate::key_value::Bucket,
+        "wasi:keyvalue/store.bucket": crate::store::Bucket,
         // The WASI interfaces the world pulls in come from wasmtime's own crates.
         "wasi:io": wasmtime_wasi::p2::bindings::io,
         "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,

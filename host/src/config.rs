@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use structure::keys;
 
+use wasmtime::component::HasData;
+
 use crate::bindings::wasi::config::store as wit;
-use crate::state::HostState;
 
 /// Config values by key.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -105,14 +106,24 @@ impl Settings {
     }
 }
 
-impl wit::Host for HostState {
+/// What `wasi:config/store` acts on: the settings, read only.
+pub(crate) struct ConfigView<'a>(pub(crate) &'a Settings);
+
+/// The interface's [`HasData`]: its host functions see a [`ConfigView`].
+pub(crate) struct WasiConfig;
+
+impl HasData for WasiConfig {
+    type Data<'a> = ConfigView<'a>;
+}
+
+impl wit::Host for ConfigView<'_> {
     fn get(&mut self, key: String) -> wasmtime::Result<Result<Option<String>, wit::Error>> {
-        Ok(Ok(self.settings.get(&key).map(str::to_owned)))
+        Ok(Ok(self.0.get(&key).map(str::to_owned)))
     }
 
     fn get_all(&mut self) -> wasmtime::Result<Result<Vec<(String, String)>, wit::Error>> {
         Ok(Ok(self
-            .settings
+            .0
             .values()
             .map(|(key, value)| (key.to_owned(), value.to_owned()))
             .collect()))

@@ -5,21 +5,31 @@ use std::sync::Arc;
 
 use wasmtime::component::Resource;
 
+use wasmtime::component::{HasData, ResourceTable};
+
 use crate::bindings::wasi::keyvalue::store::{self as wit, KeyResponse};
-use crate::state::HostState;
-use crate::store::KeyValueStore;
+use crate::store::{Bucket, KeyValueStore};
 
 /// The name of the one store the host offers.
 const STORE_NAME: &str = "default";
 /// Keys per `list-keys` page.
 const PAGE_SIZE: usize = 1000;
 
-/// The component's handle on the store.
-pub struct Bucket {
-    store: Arc<dyn KeyValueStore>,
+/// What the interface acts on: the backend, and the table the component's handles live in (as
+/// wasmtime's `wasi-keyvalue` does with `WasiKeyValue<'a>`).
+pub(crate) struct KeyValueView<'a> {
+    pub(crate) store: &'a Arc<dyn KeyValueStore>,
+    pub(crate) table: &'a mut ResourceTable,
 }
 
-impl wit::Host for HostState {
+/// The interface's [`HasData`]: its host functions see a [`KeyValueView`].
+pub(crate) struct WasiKeyValue;
+
+impl HasData for WasiKeyValue {
+    type Data<'a> = KeyValueView<'a>;
+}
+
+impl wit::Host for KeyValueView<'_> {
     async fn open(
         &mut self,
         identifier: String,
@@ -28,13 +38,13 @@ impl wit::Host for HostState {
             return Ok(Err(wit::Error::NoSuchStore));
         }
         let bucket = Bucket {
-            store: self.key_value.clone(),
+            store: self.store.clone(),
         };
         Ok(Ok(self.table.push(bucket)?))
     }
 }
 
-impl wit::HostBucket for HostState {
+impl wit::HostBucket for KeyValueView<'_> {
     async fn get(
         &mut self,
         bucket: Resource<Bucket>,
@@ -95,7 +105,7 @@ impl wit::HostBucket for HostState {
     }
 }
 
-impl HostState {
+impl KeyValueView<'_> {
     fn store_of(&self, bucket: &Resource<Bucket>) -> wasmtime::Result<Arc<dyn KeyValueStore>> {
         Ok(self.table.get(bucket)?.store.clone())
     }
@@ -122,7 +132,6 @@ async fn off_the_workers<T: Send + 'static>(
 mod tests {
     use super::*;
     use crate::bindings::wasi::keyvalue::store::{Error, Host, HostBucket};
-    use crate::config::Settings;
     use crate::store::MemoryStore;
     use std::sync::{Mutex, mpsc};
     use std::time::{Duration, Instant};
@@ -130,58 +139,62 @@ mod tests {
     #[tokio::test]
     async fn the_component_sees_one_store_named_default_with_paged_keys() {
         let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
-        let mut state = HostState::new(Arc::new(Settings::new()), backend.clone(), Arc::default());
+        let mut table = ResourceTable::new();
+        let mut view = KeyValueView {
+            store: &backend,
+            table: &mut table,
+        };
         assert!(matches!(
-            Host::open(&mut state, "other".into()).await.unwrap(),
+            Host::open(&mut view, "other".into()).await.unwrap(),
             Err(Error::NoSuchStore)
         ));
-        let bucket = Host::open(&mut state, "default".into())
+        let bucket = Host::open(&mut view, "default".into())
             .await
             .unwrap()
             .unwrap();
         let handle = || wasmtime::component::Resource::<Bucket>::new_borrow(bucket.rep());
         for index in 0..1500 {
-            HostBucket::set(&mut state, handle(), format!("key-{index:04}"), vec![1])
+            HostBucket::set(&mut view, handle(), format!("key-{index:04}"), vec![1])
                 .await
                 .unwrap()
                 .unwrap();
         }
         assert_eq!(
-            HostBucket::get(&mut state, handle(), "key-0001".into())
+            HostBucket::get(&mut view, handle(), "key-0001".into())
                 .await
                 .unwrap()
                 .unwrap(),
             Some(vec![1])
         );
         assert!(
-            HostBucket::exists(&mut state, handle(), "key-1499".into())
+            HostBucket::exists(&mut view, handle(), "key-1499".into())
                 .await
                 .unwrap()
                 .unwrap()
         );
         assert!(
-            !HostBucket::exists(&mut state, handle(), "key-1500".into())
+            !HostBucket::exists(&mut view, handle(), "key-1500".into())
                 .await
                 .unwrap()
                 .unwrap()
         );
-        let first = HostBucket::list_keys(&mut state, handle(), None)
+        let first = HostBucket::list_keys(&mut view, handle(), None)
             .await
             .unwrap()
             .unwrap();
         assert_eq!(first.keys.len(), 1000);
-        let second = HostBucket::list_keys(&mut state, handle(), first.cursor.clone())
+        let second = HostBucket::list_keys(&mut view, handle(), first.cursor.clone())
             .await
             .unwrap()
             .unwrap();
         assert_eq!((second.keys.len(), second.cursor), (500, None));
         assert_eq!(second.keys[0], "key-1000");
-        HostBucket::delete(&mut state, handle(), "key-0000".into())
+        HostBucket::delete(&mut view, handle(), "key-0000".into())
             .await
             .unwrap()
             .unwrap();
         assert_eq!(backend.get("key-0000").unwrap(), None);
-        HostBucket::drop(&mut state, bucket).await.unwrap();
+        HostBucket::drop(&mut view, bucket).await.unwrap();
     }
 
     /// A store whose `get` waits, up to five seconds, for a release.
@@ -212,14 +225,18 @@ mod tests {
     async fn a_waiting_store_call_leaves_the_runtime_to_other_tasks() {
         let (release, received) = mpsc::channel();
         let backend: Arc<dyn KeyValueStore> = Arc::new(Gate(Mutex::new(received)));
-        let mut state = HostState::new(Arc::new(Settings::new()), backend, Arc::default());
-        let bucket = Host::open(&mut state, "default".into())
+        let mut table = ResourceTable::new();
+        let mut view = KeyValueView {
+            store: &backend,
+            table: &mut table,
+        };
+        let bucket = Host::open(&mut view, "default".into())
             .await
             .unwrap()
             .unwrap();
         let releaser = tokio::spawn(async move { release.send(()).unwrap() });
         let started = Instant::now();
-        let answer = HostBucket::get(&mut state, bucket, "key".into())
+        let answer = HostBucket::get(&mut view, bucket, "key".into())
             .await
             .unwrap();
         assert_eq!(answer, Ok(None));

@@ -32,6 +32,29 @@
 //!
 //! The component is built from this workspace and embedded at compile time (see `build.rs`);
 //! its compiled form is cached on disk ([`default_cache_dir`]).
+//!
+//! ## Module map
+//!
+//! One line a module, lowest first: what it is, and what it may use. Every import points up
+//! this table (`host/tests/layering.rs` checks it, as `tests/layering.rs` does the core's); the
+//! `structure` command (`main.rs`, `cli/`) sits on top and uses the public API.
+//!
+//! | module | what it is | may use |
+//! |---|---|---|
+//! | `artifact` | the component as built, digests in hex, files written whole | — |
+//! | `store` | the key-value backends: memory, SQLite, Redis, and the component's bucket | — |
+//! | `bindings` | the WIT bindings (generated) | store |
+//! | `config` | the settings, and `wasi:config` over them | bindings |
+//! | `egress` | outgoing HTTP: allowed endpoints, pooled connections | config |
+//! | `key_value` | `wasi:keyvalue` over a backend | bindings, store |
+//! | `state` | the data of one instance: what its imports act on | config, egress, key_value, store |
+//! | `json` | results as JSON, through the core's serialisers | bindings |
+//! | `preinit` | pre-initialising the component | artifact, state |
+//! | `runtime` | the engine, the compiled and linked component | artifact, bindings, config, egress, key_value, preinit, state |
+//! | `serve` | the HTTP service: API, metrics, access log, traces | config, egress, state, store |
+//! | `client` | the embedder's API: [`Structure`] | bindings, config, runtime, serve, state, store |
+//! | [`batch`] | many texts from one process | bindings, client |
+//! | `cli` | the `structure` command's parts (the binary's own) | — |
 
 #![deny(missing_docs)]
 

@@ -10,13 +10,15 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::artifact::{COMPONENT, hex, write_atomically};
 use crate::bindings::{StructurePre, wasi};
+use crate::config::WasiConfig;
 use crate::egress::ConnectionPool;
+use crate::key_value::WasiKeyValue;
 use crate::preinit;
 use crate::state::HostState;
 
@@ -127,8 +129,8 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     let mut linker: Linker<HostState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    wasi::keyvalue::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
-    wasi::config::store::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    wasi::keyvalue::store::add_to_linker::<_, WasiKeyValue>(&mut linker, HostState::key_value)?;
+    wasi::config::store::add_to_linker::<_, WasiConfig>(&mut linker, HostState::config)?;
     Ok(linker)
 }
 

@@ -7,8 +7,9 @@ use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::config::Settings;
+use crate::config::{ConfigView, Settings};
 use crate::egress::{ConnectionPool, Egress};
+use crate::key_value::KeyValueView;
 use crate::store::KeyValueStore;
 
 /// What one store's instance acts on: WASI, outgoing HTTP, the settings and the key-value store.
@@ -72,6 +73,21 @@ impl HostState {
     pub(crate) fn recording_calls(mut self, calls: crate::egress::Calls) -> Self {
         self.egress = self.egress.recording(calls);
         self
+    }
+}
+
+impl HostState {
+    /// What `wasi:keyvalue/store` acts on.
+    pub(crate) fn key_value(&mut self) -> KeyValueView<'_> {
+        KeyValueView {
+            store: &self.key_value,
+            table: &mut self.table,
+        }
+    }
+
+    /// What `wasi:config/store` acts on.
+    pub(crate) fn config(&mut self) -> ConfigView<'_> {
+        ConfigView(&self.settings)
     }
 }
 

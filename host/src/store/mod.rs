@@ -26,6 +26,12 @@ pub use memory::MemoryStore;
 pub use redis::RedisStore;
 pub use sqlite::SqliteStore;
 
+/// The component's handle on the store (its `wasi:keyvalue` bucket): the backend it reads
+/// and writes.
+pub struct Bucket {
+    pub(crate) store: Arc<dyn KeyValueStore>,
+}
+
 /// A key-value backend. Errors are messages; the component sees them as `error::other`.
 ///
 /// ```
