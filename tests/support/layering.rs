@@ -152,10 +152,10 @@ pub fn imports_point_down_the_module_map(src: &Path) {
         .map(|row| (row.module.as_str(), &row.may_use))
         .collect();
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut wrong = Vec::new();
     for file in &files {
-        let module = module_of(&src, file);
+        let module = module_of(src, file);
         let Some(top) = module.first() else { continue };
         // The crate roots: the library's, and a command's (whose modules are its own).
         if top == "lib" || top == "main" {
@@ -190,12 +190,12 @@ pub fn imports_point_down_the_module_map(src: &Path) {
 /// The files and folders inside each module of `src` import each other without a cycle.
 pub fn files_import_without_a_cycle(src: &Path) {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     // Edges between sibling files or folders: `a/b.rs` using `crate::a::c` (or `super::c`) is
     // b → c. A module's own `mod.rs` is the hub that declares them, so it is left out.
     let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
     for file in &files {
-        let module = module_of(&src, file);
+        let module = module_of(src, file);
         if file
             .file_name()
             .is_some_and(|name| name == "mod.rs" || name == "lib.rs" || name == "main.rs")
