@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 
 use crate::answer::format::AnswerFormat;
 use crate::answer::lenient;
+use crate::content::ask::{Budget, Caller};
 use crate::content::reason;
-use crate::content::{Budget, Caller};
 use crate::error::StructureError;
 use crate::limits::CallLimits;
 use crate::outcome::{Answer, BuilderTrace, Outcome, Reason, Trace, Usage};

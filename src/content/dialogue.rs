@@ -12,7 +12,8 @@ use crate::provider::{
 };
 use crate::schema::violation::Violation;
 
-use super::{MAX_TOOL_REMINDERS, reason};
+use super::call::MAX_TOOL_REMINDERS;
+use super::reason;
 
 /// Reads one answer: what it stands for, or the violations to feed back.
 pub(super) trait Judge {

@@ -5,11 +5,12 @@
 
 use crate::answer::format::{AnswerFormat, Shape};
 use crate::answer::{Decoded, decode};
+use crate::content::call::Call;
 use crate::content::check::violations;
 use crate::content::confidence;
 use crate::content::dialogue::{Dialogue, Judge, Settled};
 use crate::content::grounding::{Grounded, ground, provenance};
-use crate::content::{Call, long_text, prompt, reason};
+use crate::content::{long_text, prompt, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Trace, Usage};
 use crate::schema::TargetSchema;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::answer::format::{ANSWER_KEY, NEED_KEY, RECORDS_KEY, Shape};
-use crate::content::Call;
+use crate::content::call::Call;
 use crate::provider::{ANSWER_TOOL, Conversation, Delivery, SystemPrompt, Turn};
 use crate::time::rfc3339;
 

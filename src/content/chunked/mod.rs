@@ -12,9 +12,10 @@ pub(super) mod split;
 use serde_json::Value;
 
 use crate::answer::format::{AnswerFormat, Shape};
+use crate::content::call::{Call, Limits};
 use crate::content::dialogue::{Dialogue, Judge};
 use crate::content::grounding::{Grounded, ground};
-use crate::content::{Call, Limits, prompt};
+use crate::content::prompt;
 use crate::error::StructureError;
 use crate::keys;
 use crate::outcome::Trace;

@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::content::ask::{Answered, Caller};
 use crate::content::dialogue::{Dialogue, Judge, Settled};
-use crate::content::{Answered, Caller};
 use crate::error::StructureError;
 use crate::outcome::{Trace, Usage};
 use crate::ports::{HttpRequest, HttpResponse, Next, Pump, TransportError};

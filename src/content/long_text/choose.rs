@@ -7,10 +7,11 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{Candidate, Merged};
 use crate::answer::format::{ANSWER_KEY, Shape};
+use crate::content::call::Call;
 use crate::content::chunked::required::missing;
 use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::one::One;
-use crate::content::{Call, prompt};
+use crate::content::prompt;
 use crate::error::StructureError;
 use crate::outcome::{Answer, Source, Trace, Usage};
 use crate::ports::HttpRequest;

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::answer::format::{AnswerFormat, Shape};
 use crate::answer::{Decoded, decode};
+use crate::content::call::Call;
 use crate::content::check::{partial, violations};
 use crate::content::chunked::offsets::Offsets;
 use crate::content::chunked::pump::converse;
@@ -26,7 +27,7 @@ use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::one::finish;
-use crate::content::{Call, confidence, reason};
+use crate::content::{confidence, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Reason, Source, Trace, Usage};
 use crate::schema::TargetSchema;

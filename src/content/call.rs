@@ -1,0 +1,75 @@
+//! What the stages of one call share: the call itself (target, limits, provider, ports) and the
+//! limits it runs within.
+
+use crate::content::ask::{Budget, Caller};
+use crate::outcome::Trace;
+use crate::ports::Ports;
+use crate::provider::Provider;
+use crate::provider::retry::RetryPolicy;
+use crate::schema::TargetSchema;
+use crate::settings::Grounding;
+
+/// Plain-text answers tolerated in tool mode before giving up (spec 001).
+pub const MAX_TOOL_REMINDERS: u32 = 2;
+
+/// How far one call may go besides `maxLoops`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub max_loops: u8,
+    pub retry: RetryPolicy,
+    /// Tokens (prompt + completion) the whole request may spend.
+    pub budget: Option<Budget>,
+    /// Ground plain strings and numbers in the text too (see [`grounding`]).
+    pub extractive: bool,
+    /// Whether values are located in the text, and whether they must be.
+    pub grounding: Grounding,
+    /// The instant relative dates are resolved against (milliseconds since the epoch); `None`:
+    /// the clock's now.
+    pub reference_time: Option<u64>,
+    /// Records mode: every record the text holds, the text read in chunks.
+    pub records: bool,
+    /// The most bytes of text one call of a text read in chunks is sent
+    /// (`structure_chunk_tokens`; less when the model's window holds less).
+    pub chunk_bytes: usize,
+    /// Calls in flight at once when a text is read in chunks (`structure_max_concurrent_calls`).
+    pub max_concurrent: usize,
+    /// The most chunks a text may be read in (`structure_max_chunks`).
+    pub max_chunks: usize,
+    /// The least confidence a value may have (`structure_min_confidence`; see [`confidence`]).
+    pub min_confidence: Option<f64>,
+}
+
+/// What the stages of one call share.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    pub target: &'a TargetSchema,
+    pub limits: Limits,
+    pub provider: &'a dyn Provider,
+    pub ports: &'a Ports<'a>,
+    /// What an earlier model's last answer broke (escalation): told to this one from the start.
+    pub earlier_violations: &'a [String],
+}
+
+impl<'a> Call<'a> {
+    /// What this call's LLM requests share: the provider, the ports, the retry policy, the budget.
+    pub(crate) fn caller(&self) -> Caller<'a> {
+        Caller {
+            provider: self.provider,
+            ports: self.ports,
+            retry: self.limits.retry,
+            budget: self.limits.budget,
+        }
+    }
+
+    /// The trace every path starts from: the model, how it is called, the schema's warnings.
+    pub(crate) fn trace(&self) -> Trace {
+        Trace {
+            model: self.provider.model().to_owned(),
+            provider_profile: self.provider.profile_name().to_owned(),
+            delivery: self.provider.delivery().to_string(),
+            warnings: self.target.warnings.clone(),
+            context_window: Some(self.provider.endpoint().window().traced()),
+            ..Trace::default()
+        }
+    }
+}
