@@ -13,7 +13,7 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use crate::http_api::auth::Caller;
-use crate::http_api::{ApiRequest, ApiResponse};
+use crate::http_api::exchange::{ApiRequest, ApiResponse};
 use crate::ports::Ports;
 use crate::request::StructureRequest;
 use crate::schema::registry::Registry;
