@@ -9,9 +9,6 @@ use crate::provider::retry::RetryPolicy;
 use crate::schema::TargetSchema;
 use crate::settings::Grounding;
 
-/// Plain-text answers tolerated in tool mode before giving up (spec 001).
-pub const MAX_TOOL_REMINDERS: u32 = 2;
-
 /// How far one call may go besides `maxLoops`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {

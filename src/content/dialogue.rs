@@ -12,8 +12,10 @@ use crate::provider::{
 };
 use crate::schema::violation::Violation;
 
-use super::call::MAX_TOOL_REMINDERS;
 use super::reason;
+
+/// Plain-text answers tolerated in tool mode before giving up (spec 001).
+pub const MAX_TOOL_REMINDERS: u32 = 2;
 
 /// Reads one answer: what it stands for, or the violations to feed back.
 pub(super) trait Judge {

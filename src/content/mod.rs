@@ -29,8 +29,9 @@ use crate::provider::Provider;
 use crate::provider::wire::CONTEXT_LENGTH_EXCEEDED;
 use crate::schema::TargetSchema;
 pub use ask::{Answered, BYTES_PER_TOKEN, Budget, Caller};
-pub use call::{Call, Limits, MAX_TOOL_REMINDERS};
+pub use call::{Call, Limits};
 pub use chunked::Chunking;
+pub use dialogue::MAX_TOOL_REMINDERS;
 
 /// How often one call is planned again after a refusal taught the model's window.
 const MAX_REPLANS: u32 = 2;

@@ -101,4 +101,3 @@ pub fn status_of(kind: &ErrorKind) -> u16 {
         ErrorKind::Configuration { .. } | ErrorKind::Storage => 500,
     }
 }
-

@@ -5,43 +5,11 @@
 use serde_json::Value;
 
 use crate::error::StructureError;
-use crate::schema::walk::{self, Next};
-
-/// The node a same-document reference (`#`, `#/json/pointer`) points to.
-pub fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    root.pointer(&percent_decode(pointer))
-}
-
-/// JSON pointers inside URI fragments may percent-encode characters (`%25`, `%22`, ...).
-fn percent_decode(text: &str) -> String {
-    if !text.contains('%') {
-        return text.to_owned();
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(high), Some(low)) = (hex_digit(bytes[i + 1]), hex_digit(bytes[i + 2]))
-        {
-            out.push(high << 4 | low);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex_digit(byte: u8) -> Option<u8> {
-    (byte as char).to_digit(16).map(|digit| digit as u8)
-}
+use crate::limits::CallLimits;
+use crate::schema::target::TargetSchema;
+use crate::schema::validator::CompiledSchema;
+use crate::schema::walk::{self, Next, percent_decode, resolve_local};
+use crate::schema::{keywords, root};
 
 /// Rejects any `$ref` / `$dynamicRef` that leaves the document (http, https, file, another
 /// document), before any compile or LLM call. Only same-document references starting with `#`,
@@ -146,5 +114,42 @@ pub fn reject_dangling_refs(schema: &Value) -> Result<(), StructureError> {
             "$ref {reference:?} at {at} points to nothing in the schema: no {} in it",
             percent_decode(&reference[1..])
         ))),
+    }
+}
+
+/// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing):
+/// the schema as it is read (a `$ref` written as a bare pointer read as the fragment it means),
+/// its compiled form and its warnings (see [`keywords`]).
+pub fn check(
+    mut schema: Value,
+    limits: &CallLimits,
+) -> Result<(Value, CompiledSchema, Vec<String>), StructureError> {
+    limits.check_schema(&schema)?;
+    let mut warnings = keywords::check(&schema, limits.refuse_unknown_formats)?;
+    warnings.extend(read_bare_pointers(&mut schema));
+    reject_external_refs(&schema)?;
+    reject_dangling_refs(&schema)?;
+    let compiled = CompiledSchema::compile(&schema)?;
+    root::classify(&schema)?;
+    Ok((schema, compiled, warnings))
+}
+
+impl TargetSchema {
+    /// A checked target: within the limits, no external reference, compiles, a root some value
+    /// validates against.
+    pub fn new(
+        schema: Value,
+        manual: Option<String>,
+        origin: String,
+        limits: &CallLimits,
+    ) -> Result<Self, StructureError> {
+        let (schema, compiled, warnings) = check(schema, limits)?;
+        Ok(Self {
+            schema,
+            manual,
+            origin,
+            compiled,
+            warnings,
+        })
     }
 }

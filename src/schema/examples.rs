@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::schema::json_type;
+use crate::schema::walk::json_type;
 
 /// Formats tried on string values, most specific first.
 const FORMATS: [&str; 5] = ["date-time", "date", "uuid", "email", "uri"];

@@ -14,100 +14,19 @@ pub mod root;
 pub mod sense;
 pub mod skill;
 pub mod subset;
+pub mod target;
 pub mod validator;
 pub mod versioning;
 pub mod violation;
 pub mod walk;
 
-use serde_json::Value;
-
 use crate::error::StructureError;
 use crate::limits::CallLimits;
 use crate::request::SchemaInput;
+pub use checks::check;
 use registry::Registry;
-use validator::CompiledSchema;
-
-/// The schema the content stage must satisfy, with what the model should know about it.
-pub struct TargetSchema {
-    /// The schema exactly as given: local validation always uses this one.
-    pub schema: Value,
-    /// Domain knowledge for the model that the schema cannot express.
-    pub manual: Option<String>,
-    /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>`, `inferred`.
-    pub origin: String,
-    pub compiled: CompiledSchema,
-    /// What the schema holds that checks nothing: annotations, formats no one checks.
-    pub warnings: Vec<String>,
-}
-
-impl TargetSchema {
-    /// A checked target: within the limits, no external reference, compiles, a root some value
-    /// validates against.
-    pub fn new(
-        schema: Value,
-        manual: Option<String>,
-        origin: String,
-        limits: &CallLimits,
-    ) -> Result<Self, StructureError> {
-        let (schema, compiled, warnings) = check(schema, limits)?;
-        Ok(Self {
-            schema,
-            manual,
-            origin,
-            compiled,
-            warnings,
-        })
-    }
-
-    /// A target that passed [`check`] before it was stored (a bundled or registered schema, a
-    /// built schema from the cache): compiled without the meta-schema check.
-    pub fn stored(
-        schema: Value,
-        manual: Option<String>,
-        origin: String,
-    ) -> Result<Self, StructureError> {
-        let compiled = CompiledSchema::compile_checked(&schema)?;
-        // It passed the check when it was stored: only its warnings are wanted again.
-        let warnings = keywords::check(&schema, false).unwrap_or_default();
-        Ok(Self {
-            schema,
-            manual,
-            origin,
-            compiled,
-            warnings,
-        })
-    }
-}
-
-/// The JSON Schema type of `value` (`integer` for a whole number).
-pub fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Checks that `schema` can be a target (before any LLM call, so a bad schema costs nothing):
-/// the schema as it is read (a `$ref` written as a bare pointer read as the fragment it means),
-/// its compiled form and its warnings (see [`keywords`]).
-pub fn check(
-    mut schema: Value,
-    limits: &CallLimits,
-) -> Result<(Value, CompiledSchema, Vec<String>), StructureError> {
-    limits.check_schema(&schema)?;
-    let mut warnings = keywords::check(&schema, limits.refuse_unknown_formats)?;
-    warnings.extend(checks::read_bare_pointers(&mut schema));
-    checks::reject_external_refs(&schema)?;
-    checks::reject_dangling_refs(&schema)?;
-    let compiled = CompiledSchema::compile(&schema)?;
-    root::classify(&schema)?;
-    Ok((schema, compiled, warnings))
-}
+pub use target::TargetSchema;
+pub use walk::json_type;
 
 /// Resolves every schema input but a description (that takes the builder and its LLM call).
 pub fn resolve(

@@ -254,7 +254,7 @@ impl<'a> Registry<'a> {
                 "the schema to register must be a JSON object",
             ));
         }
-        let (schema, _, _) = super::check(registration.schema, limits)?;
+        let (schema, _, _) = crate::schema::checks::check(registration.schema, limits)?;
         if let Some(manual) = &registration.manual {
             limits.check_manual(manual)?;
         }

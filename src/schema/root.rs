@@ -28,9 +28,9 @@ use serde_json::{Map, Value, json};
 
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Source};
-use crate::schema::TargetSchema;
-use crate::schema::checks::resolve_local;
+use crate::schema::target::TargetSchema;
 use crate::schema::validator::CompiledSchema;
+use crate::schema::walk::resolve_local;
 use crate::schema::walk::{self, too_deep};
 
 /// The property a wrapped root travels in: `{"value": <root>}`.

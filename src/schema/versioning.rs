@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
-use crate::schema::checks::resolve_local;
+use crate::schema::walk::resolve_local;
 use crate::schema::walk::{MAX_DEPTH, too_deep};
 
 /// `MAJOR.MINOR`.

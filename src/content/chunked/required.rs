@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use crate::content::grounding::Grounded;
-use crate::schema::checks::resolve_local;
 use crate::schema::walk::escape;
+use crate::schema::walk::resolve_local;
 
 /// Keywords a referencing root may carry beside its `$ref` and still be the definition it
 /// points to: none of them constrains a value.

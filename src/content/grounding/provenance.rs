@@ -29,7 +29,7 @@ use serde_json::Value;
 use super::dates::date_spans;
 use super::words::{at_word_edges, named_span, written_numbers};
 use crate::outcome::{Match, Source, Span};
-use crate::schema::checks::resolve_local;
+use crate::schema::walk::resolve_local;
 use crate::schema::walk::{escape, too_deep};
 
 /// The annotation of a field whose value is legitimately worked out (a summary, a category):

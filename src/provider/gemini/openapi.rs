@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::answer::format::{ANSWER_KEY, AnswerFormat, NEED_KEY, SchemaDialect};
-use crate::schema::checks::resolve_local;
+use crate::schema::walk::resolve_local;
 use crate::schema::walk::too_deep;
 
 /// Keywords the OpenAPI subset takes besides `type`, `properties`, `items`, `anyOf`, `enum`.

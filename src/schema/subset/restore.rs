@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::{Shape, required_names, shape};
-use crate::schema::checks::resolve_local;
-use crate::schema::json_type;
+use crate::schema::walk::json_type;
+use crate::schema::walk::resolve_local;
 use crate::schema::walk::{escape, too_deep};
 
 /// Maps an answer written for a transformed schema back to the shape of the original: drops the
