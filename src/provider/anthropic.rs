@@ -13,13 +13,16 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::HttpRequest;
+use crate::provider::contract::Provider;
+use crate::provider::conversation::{Conversation, Delivered, Turn};
 use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
 use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::model::ModelRef;
 use crate::provider::server::Server;
 use crate::provider::window::Window;
-use crate::provider::{Conversation, Delivered, ModelRef, Provider, Turn, wire};
+use crate::provider::wire;
 use crate::schema::subset::ANTHROPIC;
 use crate::settings::Settings;
 

@@ -11,8 +11,9 @@ use serde_json::{Map, Value};
 use crate::error::StructureError;
 use crate::ports::{HttpRequest, HttpResponse, TokenEstimate};
 use crate::provider::delivery::Delivery;
+use crate::provider::model::ModelRef;
 use crate::provider::window::Window;
-use crate::provider::{ModelRef, wire};
+use crate::provider::wire;
 use crate::schema::subset::{FULL, Subset};
 use crate::settings::Settings;
 

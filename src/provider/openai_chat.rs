@@ -14,12 +14,15 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::contract::Provider;
+use crate::provider::conversation::{Conversation, Delivered, Token, Turn};
 use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::model::ModelRef;
 use crate::provider::profile::Profile;
 use crate::provider::server::Server;
 use crate::provider::window::Window;
-use crate::provider::{Conversation, Delivered, ModelRef, Provider, Token, Turn, retry, wire};
+use crate::provider::{retry, wire};
 use crate::settings::Settings;
 
 pub struct OpenAiChat {

@@ -14,13 +14,16 @@ use crate::error::{ErrorKind, StructureError};
 use crate::keys;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
+use crate::provider::contract::Provider;
+use crate::provider::conversation::{Conversation, Delivered, Token, Turn};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
 use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::model::ModelRef;
 use crate::provider::openai_chat::{openai_endpoint, openai_retry_hint};
 use crate::provider::profile::{self, Profile};
 use crate::provider::server::Server;
 use crate::provider::window::Window;
-use crate::provider::{Conversation, Delivered, ModelRef, Provider, Token, Turn, wire};
+use crate::provider::wire;
 use crate::schema::subset::OPENAI_STRICT;
 use crate::settings::Settings;
 

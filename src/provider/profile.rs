@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use crate::answer::format::AnswerFormat;
 use crate::error::StructureError;
 use crate::keys;
-use crate::provider::ModelRef;
 use crate::provider::delivery::{Capabilities, Delivery};
+use crate::provider::model::ModelRef;
 use crate::schema::subset::{FULL, GRAMMAR_WITHOUT_PATTERNS, OPENAI_STRICT, Subset};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::error::StructureError;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse, Ports, TransportError};
-use crate::provider::Provider;
+use crate::provider::contract::Provider;
 use crate::provider::wire;
 use crate::settings::Settings;
 

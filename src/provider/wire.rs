@@ -6,9 +6,9 @@ use serde_json::Value;
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::Usage;
 use crate::ports::HttpResponse;
+use crate::provider::conversation::{Delivered, Token};
 use crate::provider::delivery::ANSWER_TOOL;
 use crate::provider::window::Exceeded;
-use crate::provider::{Delivered, Token};
 
 /// Statuses worth retrying: rate limits, overload (Anthropic's 529), server errors.
 pub const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
