@@ -9,7 +9,8 @@ use crate::error::StructureError;
 use crate::keys;
 use crate::ports::{Config, KeyValue, Ports};
 use crate::scope::Scope;
-use crate::settings::{ContextTokens, Settings};
+use crate::settings::choices::ContextTokens;
+use crate::settings::read::Settings;
 
 /// The settings a tenant, a project or a single call may set (spec §7.2), by their names in
 /// the cascade and their config keys. API keys, base URLs and provider profiles are not among

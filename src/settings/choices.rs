@@ -1,0 +1,146 @@
+//! The defaults of the settings, and the choices the settings that take a word or a table
+//! allow (delivery, extractive mode, grounding, log-probabilities, context windows).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The model when none is set: the `fast` alias.
+pub const DEFAULT_MODEL: &str = "default:fast";
+/// What the built-in aliases stand for unless configured.
+pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
+    ("fast", "openai/gpt-4.1-mini"),
+    ("analyze", "openai/gpt-4.1"),
+];
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_MAX_RETRIES: u32 = 2;
+pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
+pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
+/// Records mode's chunk for the servers of local models, whose contexts are small (Ollama's
+/// default is 2,048 to 4,096 tokens), and for hosted models (whose recall drops on long inputs
+/// well before their contexts fill).
+pub const DEFAULT_CHUNK_TOKENS_LOCAL: u32 = 1_500;
+pub const DEFAULT_CHUNK_TOKENS_HOSTED: u32 = 6_000;
+pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 4;
+/// The smallest context window a setting may state: less cannot hold the instructions.
+pub const MIN_CONTEXT_TOKENS: u64 = 256;
+/// The most calls in flight a setting may ask for.
+pub const MAX_MAX_CONCURRENT_CALLS: u64 = 64;
+
+/// When a request asks for the tokens' log-probabilities (`structure_logprobs`), which give
+/// each value its confidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Logprobs {
+    /// Where the provider and model are known to give them: OpenAI's models but the reasoning
+    /// ones, llama.cpp, vLLM, Ollama.
+    Auto,
+    /// Wherever the wire format has the field (Gemini too, which refuses it for many models:
+    /// a refusal that names log-probabilities turns them off for the call).
+    On,
+    Off,
+}
+
+impl Logprobs {
+    /// Whether to ask a provider of which `known` says whether it gives them.
+    pub fn ask(self, known: bool) -> bool {
+        match self {
+            Logprobs::Auto => known,
+            Logprobs::On => true,
+            Logprobs::Off => false,
+        }
+    }
+}
+
+/// How the answer is delivered (spec 001).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryChoice {
+    /// The strongest mode the provider has: native, else tool, else (if allowed) prompt.
+    Auto,
+    /// The provider's structured-output mode.
+    Native,
+    /// A forced call of the internal `__structured_output__` tool.
+    Tool,
+    /// The schema in the prompt, the answer read leniently.
+    Prompt,
+}
+
+/// Whether plain strings and numbers are offered as the text's spans and numbers
+/// (`structure_extractive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extractive {
+    /// On for the local-server profiles, whose small models invent values; off for hosted
+    /// providers.
+    Auto,
+    On,
+    Off,
+}
+
+/// The profiles [`Extractive::Auto`] turns extractive mode on for: servers of local models.
+pub const LOCAL_PROFILES: &[&str] = &["ollama", "llamacpp", "vllm"];
+
+impl Extractive {
+    /// Whether extractive mode is on for a provider of `profile`.
+    pub fn for_profile(self, profile: &str) -> bool {
+        match self {
+            Extractive::Auto => LOCAL_PROFILES.contains(&profile),
+            Extractive::On => true,
+            Extractive::Off => false,
+        }
+    }
+
+    /// As the settings describe it: `auto`, `true` or `false`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extractive::Auto => "auto",
+            Extractive::On => "true",
+            Extractive::Off => "false",
+        }
+    }
+}
+
+/// How values are held to the text (`structure_grounding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grounding {
+    /// No provenance.
+    Off,
+    /// Every value's source in the result.
+    Report,
+    /// Also: a value no span supports (in a field not marked derived) is a violation.
+    Require,
+}
+
+impl Grounding {
+    /// As the settings write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Grounding::Off => "off",
+            Grounding::Report => "report",
+            Grounding::Require => "require",
+        }
+    }
+}
+
+/// `structure_context_tokens`: the window of every model, or of each `provider/model` named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextTokens {
+    All(u32),
+    ByModel(BTreeMap<String, u32>),
+}
+
+impl ContextTokens {
+    /// The window stated for `model` (`provider/model`), if any.
+    pub fn for_model(&self, model: &str) -> Option<u32> {
+        match self {
+            ContextTokens::All(tokens) => Some(*tokens),
+            ContextTokens::ByModel(windows) => windows.get(model).copied(),
+        }
+    }
+
+    /// As the settings write it: a number, or an object by model.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            ContextTokens::All(tokens) => (*tokens).into(),
+            ContextTokens::ByModel(windows) => serde_json::json!(windows),
+        }
+    }
+}
