@@ -6,7 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Shape, Subset, is_silent, required_names, shape};
+use super::accepted::{Subset, is_silent, lists};
+use super::shape::{Shape, required_names, shape};
 use crate::schema::keywords::KNOWN_KEYWORDS;
 use crate::schema::walk::{escape, too_deep};
 
@@ -149,7 +150,7 @@ impl Rewrite<'_> {
                     (Some(_), None) => {
                         out.insert(keyword.clone(), value.clone());
                     }
-                    (Some(format), Some(formats)) if super::lists(formats, format) => {
+                    (Some(format), Some(formats)) if lists(formats, format) => {
                         out.insert(keyword.clone(), value.clone());
                     }
                     _ => moved.push((keyword.clone(), value.clone())),

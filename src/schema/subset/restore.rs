@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Shape, required_names, shape};
+use super::shape::{Shape, required_names, shape};
 use crate::schema::walk::json_type;
 use crate::schema::walk::resolve_local;
 use crate::schema::walk::{escape, too_deep};
