@@ -1,11 +1,13 @@
 //! The core's modules import one way: every `crate::` path in `src/` points to a module that the
 //! module map at the top of `src/lib.rs` lists before the importing one (and names in its "may
-//! use" column), and the files inside each module import each other without a cycle.
+//! use" column), the files inside each module import each other without a cycle, and none takes
+//! anything from its folder's `mod.rs`.
 
 mod support;
 
 use support::layering::{
-    code, files_import_without_a_cycle, imports_point_down_the_module_map, module_map, paths_after,
+    code, files_import_without_a_cycle, imports_point_down_the_module_map, module_map,
+    nothing_is_taken_from_mod_rs, paths_after,
 };
 use support::root;
 
@@ -17,6 +19,11 @@ fn every_import_points_down_the_module_map() {
 #[test]
 fn the_files_of_each_module_import_each_other_without_a_cycle() {
     files_import_without_a_cycle(&root().join("src"));
+}
+
+#[test]
+fn no_file_takes_anything_from_its_folders_mod_rs() {
+    nothing_is_taken_from_mod_rs(&root().join("src"));
 }
 
 #[test]

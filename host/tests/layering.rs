@@ -20,3 +20,8 @@ fn every_import_points_down_the_module_map() {
 fn the_files_of_each_module_import_each_other_without_a_cycle() {
     layering::files_import_without_a_cycle(&src());
 }
+
+#[test]
+fn no_file_takes_anything_from_its_folders_mod_rs() {
+    layering::nothing_is_taken_from_mod_rs(&src());
+}

@@ -1,7 +1,7 @@
 //! Settings and secrets from `wasi:config/store` (Spin variables, the host's settings).
 
-use super::wasi;
 use crate::ports::Config;
+use crate::wasi::bindings::wasi;
 
 /// Settings and secrets from `wasi:config/store` (Spin variables, the host's settings).
 pub(super) struct WasiConfig;

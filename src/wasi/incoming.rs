@@ -1,11 +1,14 @@
 //! The HTTP API and MCP endpoint as `wasi:http/incoming-handler`: the request read (its body up
 //! to the limit), handed to [`crate::http_api`], the response sent.
 
-use super::transport::write_body;
-use super::wasi::http::types as http;
-use super::{Component, exports, read_stream, with_ports};
 use crate::error::StructureError;
 use crate::http_api::{self, ApiRequest, ApiResponse};
+use crate::wasi::bindings::exports;
+use crate::wasi::bindings::wasi::http::types as http;
+use crate::wasi::component::Component;
+use crate::wasi::ports::with_ports;
+use crate::wasi::streams::read_stream;
+use crate::wasi::transport::write_body;
 
 impl exports::wasi::http::incoming_handler::Guest for Component {
     fn handle(request: http::IncomingRequest, response_out: http::ResponseOutparam) {

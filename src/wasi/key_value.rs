@@ -3,8 +3,8 @@
 
 use std::cell::OnceCell;
 
-use super::wasi;
 use crate::ports::KeyValue;
+use crate::wasi::bindings::wasi;
 
 /// The host's `wasi:keyvalue` store named `default` (as Spin provides it), opened on first use.
 #[derive(Default)]

@@ -2,14 +2,15 @@
 
 use serde_json::{Map, Value};
 
-use super::exports::structure::tool::structuring as api;
-use super::{Component, with_ports};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Category, Match, Outcome, Source, Usage};
 use crate::request::{Document, SchemaInput, StructureRequest};
 use crate::schema::registry::{Registration, SchemaInfo};
 use crate::schema::skill::SkillFiles;
 use crate::scope::Scope;
+use crate::wasi::bindings::exports::structure::tool::structuring as api;
+use crate::wasi::component::Component;
+use crate::wasi::ports::with_ports;
 use crate::{api as core, tool_definition};
 
 impl api::Guest for Component {

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use super::read_stream;
-use super::wasi;
-use super::wasi::http::types as http;
-use super::wasi::io::poll::Pollable;
-use super::wasi::io::streams::StreamError;
 use crate::keys;
 use crate::ports::{HttpRequest, HttpResponse, Next, Pump, Transport, TransportError};
+use crate::wasi::bindings::wasi;
+use crate::wasi::bindings::wasi::http::types as http;
+use crate::wasi::bindings::wasi::io::poll::Pollable;
+use crate::wasi::bindings::wasi::io::streams::StreamError;
+use crate::wasi::streams::read_stream;
 
 /// `wasi:http` output streams accept at most this much per write.
 const WRITE_CHUNK: usize = 4096;

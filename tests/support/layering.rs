@@ -239,3 +239,51 @@ pub fn files_import_without_a_cycle(src: &Path) {
         }
     }
 }
+
+/// The files inside a folder import what they share from files of their own, never from the
+/// folder's `mod.rs`, which only declares, dispatches and re-exports: every `crate::` path into
+/// the file's own folder, and every `super::` path, names a sibling file or folder.
+pub fn nothing_is_taken_from_mod_rs(src: &Path) {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap_or_default();
+        if name == "mod.rs" || name == "lib.rs" || name == "main.rs" {
+            continue;
+        }
+        let module = module_of(src, file);
+        let folder = &module[..module.len() - 1];
+        if folder.is_empty() {
+            continue;
+        }
+        let dir = file.parent().unwrap();
+        let siblings: BTreeSet<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|entry| {
+                let path = entry.ok()?.path();
+                let stem = path.file_stem()?.to_string_lossy().into_owned();
+                (path.is_dir() || path.extension().is_some_and(|ext| ext == "rs")).then_some(stem)
+            })
+            .filter(|stem| stem != "mod")
+            .collect();
+        let code = code(&std::fs::read_to_string(file).unwrap());
+        let mut named: Vec<Vec<String>> = paths_after(&code, "super::");
+        named.extend(
+            paths_after(&code, "crate::")
+                .into_iter()
+                .filter(|path| path.len() > folder.len() && path[..folder.len()] == *folder)
+                .map(|path| path[folder.len()..].to_vec()),
+        );
+        for path in named {
+            let first = &path[0];
+            if first != "self" && !siblings.contains(first) {
+                wrong.push(format!(
+                    "{} takes {first} from its folder's mod.rs: move it to a file of its own",
+                    file.display()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

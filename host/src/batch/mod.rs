@@ -35,14 +35,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::bindings::Scope;
 use crate::client::{CallError, Structure};
 pub use input::{Defaults, Item};
 use output::Output;
-pub use tally::Tally;
+pub use tally::{Done, Tally};
 
 /// One batch: where its lines come from and go, what they default to, how many calls at once.
 #[derive(Debug, Clone)]
@@ -55,17 +55,6 @@ pub struct Batch {
     pub defaults: Defaults,
     /// Calls in flight at once (at least 1).
     pub jobs: usize,
-}
-
-/// What one item came to.
-#[derive(Debug, Clone)]
-pub struct Done {
-    /// The item's id.
-    pub id: String,
-    /// The outcome, or `{"error": …}`, as the tool form returns them.
-    pub result: Value,
-    /// How long its call took.
-    pub seconds: f64,
 }
 
 impl Batch {

@@ -1,11 +1,21 @@
-//! What a batch has come to so far: items by status, calls, tokens, time, the slowest items.
+//! What each item of a batch came to, and the batch so far: items by status, calls, tokens,
+//! time, the slowest items.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde_json::Value;
 
-use super::Done;
+/// What one item came to.
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// The item's id.
+    pub id: String,
+    /// The outcome, or `{"error": …}`, as the tool form returns them.
+    pub result: Value,
+    /// How long its call took.
+    pub seconds: f64,
+}
 
 /// How many slowest items the summary names.
 const SLOWEST: usize = 3;

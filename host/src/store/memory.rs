@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-use super::KeyValueStore;
+use super::backend::KeyValueStore;
 
 /// Entries in memory, gone when the process ends.
 #[derive(Default)]

@@ -15,6 +15,7 @@
 //! assert_eq!(store.get("t/acme/settings").unwrap(), Some(b"{}".to_vec()));
 //! ```
 
+mod backend;
 mod memory;
 mod redis;
 mod sqlite;
@@ -22,58 +23,10 @@ mod sqlite;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use backend::{Bucket, KeyValueStore};
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
 pub use sqlite::SqliteStore;
-
-/// The component's handle on the store (its `wasi:keyvalue` bucket): the backend it reads
-/// and writes.
-pub struct Bucket {
-    pub(crate) store: Arc<dyn KeyValueStore>,
-}
-
-/// A key-value backend. Errors are messages; the component sees them as `error::other`.
-///
-/// ```
-/// use structure_host::{KeyValueStore, MemoryStore};
-///
-/// let store = MemoryStore::default();
-/// store.set("t/acme/schemas/lead", b"{}").unwrap();
-/// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), Some(b"{}".to_vec()));
-/// assert_eq!(store.keys_after(None, 10).unwrap(), ["t/acme/schemas/lead"]);
-/// store.delete("t/acme/schemas/lead").unwrap();
-/// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), None);
-/// ```
-pub trait KeyValueStore: Send + Sync {
-    /// The value at `key`, `None` when there is none.
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
-    /// Stores `value` at `key`, replacing any value.
-    fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
-    /// Removes `key`; removing a key that is not there is no error.
-    fn delete(&self, key: &str) -> Result<(), String>;
-    /// Up to `limit` keys after `after` (exclusive), in order.
-    fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String>;
-
-    /// A page of about `limit` keys from `cursor` (what the page before gave; `None`: the
-    /// start) and the next page's cursor (`None`: this was the last). The cursor's form and
-    /// the keys' order are the backend's, and a key may come twice; by default, the pages of
-    /// [`keys_after`](Self::keys_after) with the last key as the cursor.
-    fn keys_page(
-        &self,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<(Vec<String>, Option<String>), String> {
-        let keys = self.keys_after(cursor, limit)?;
-        let next = (keys.len() == limit).then(|| keys[limit - 1].clone());
-        Ok((keys, next))
-    }
-
-    /// Whether a call may wait (on a file, the network): the host then makes it on a thread
-    /// of its own rather than on one that runs requests.
-    fn waits(&self) -> bool {
-        true
-    }
-}
 
 /// The forms a store is named in, for the message that refuses another.
 const STORE_FORMS: &str = "a SQLite file path (e.g. ./structure.db), redis://host:port/N, \

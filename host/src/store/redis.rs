@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use redis::{Client, Connection, RedisResult};
 
-use super::KeyValueStore;
+use super::backend::KeyValueStore;
 
 /// How long connecting, and each command, may take before the call fails.
 const TIMEOUT: Duration = Duration::from_secs(2);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::KeyValueStore;
+use super::backend::KeyValueStore;
 
 /// The store label of every entry: the one store the host offers.
 const STORE: &str = "default";
