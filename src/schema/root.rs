@@ -406,14 +406,11 @@ fn item_schema(schema: &Value) -> Option<Value> {
     // Items that are only a reference (pydantic's `list[Model]`) are the definition itself: in
     // drafts before 2019-09 the definitions moved beside a `$ref` would not be read.
     let whole = Value::Object(map.clone());
-    for _ in 0..walk::MAX_DEPTH {
-        let Some(Value::String(reference)) = item.get("$ref").filter(|_| item.len() == 1) else {
-            break;
-        };
-        match resolve_local(&whole, reference) {
-            Some(Value::Object(definition)) => item = definition.clone(),
-            _ => break,
-        }
+    let only_reference = Value::Object(item.clone());
+    if let Value::Object(definition) =
+        walk::follow_refs(&whole, &only_reference, |map| map.len() == 1)
+    {
+        item = definition.clone();
     }
     if !item.contains_key("type") && item.contains_key("properties") {
         item.insert("type".to_owned(), json!("object"));

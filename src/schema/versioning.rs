@@ -9,8 +9,7 @@ use std::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
-use crate::schema::walk::resolve_local;
-use crate::schema::walk::{MAX_DEPTH, too_deep};
+use crate::schema::walk::{self, too_deep};
 
 /// `MAJOR.MINOR`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -110,18 +109,7 @@ impl<'a> Compare<'a> {
     }
 
     fn resolve(root: &'a Value, node: &'a Value) -> &'a Value {
-        let mut node = node;
-        for _ in 0..MAX_DEPTH {
-            match node
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|reference| resolve_local(root, reference))
-            {
-                Some(target) => node = target,
-                None => break,
-            }
-        }
-        node
+        walk::follow(root, node)
     }
 
     fn node(&mut self, old: &'a Value, new: &'a Value, at: &str, depth: usize) {

@@ -201,6 +201,53 @@ fn walk_objects_mut(
     }
 }
 
+/// How many `$ref`s in a row one lookup follows: longer than any real schema's chain, short
+/// enough that references pointing at each other stop at once.
+pub const MAX_REF_HOPS: usize = 32;
+
+/// What `node` stands for in `root`: while it is a `$ref` (that `follows` accepts, given the
+/// object holding it) pointing to something in `root`, what that points to, at most
+/// [`MAX_REF_HOPS`] in a row. Where a reference points to nothing, or is not to be followed, the
+/// lookup stops at it. The one `$ref` follower the stages share.
+///
+/// ```
+/// use serde_json::json;
+/// use structure::schema::walk::{follow, follow_refs};
+///
+/// let root = json!({ "$defs": { "a": { "$ref": "#/$defs/b" }, "b": { "type": "string" } } });
+/// assert_eq!(follow(&root, &json!({ "$ref": "#/$defs/a" })), &json!({ "type": "string" }));
+/// let annotated = json!({ "$ref": "#/$defs/b", "maxLength": 3 });
+/// assert_eq!(follow_refs(&root, &annotated, |map| map.len() == 1), &annotated);
+/// ```
+pub fn follow_refs<'a>(
+    root: &'a Value,
+    node: &'a Value,
+    follows: impl Fn(&Map<String, Value>) -> bool,
+) -> &'a Value {
+    let mut node = node;
+    for _ in 0..MAX_REF_HOPS {
+        let Some(map) = node.as_object() else {
+            return node;
+        };
+        let Some(Value::String(reference)) = map.get("$ref") else {
+            return node;
+        };
+        if !follows(map) {
+            return node;
+        }
+        match resolve_local(root, reference) {
+            Some(target) => node = target,
+            None => return node,
+        }
+    }
+    node
+}
+
+/// [`follow_refs`] for every `$ref`, whatever stands beside it.
+pub fn follow<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    follow_refs(root, node, |_| true)
+}
+
 /// The node a same-document reference (`#`, `#/json/pointer`) points to.
 pub fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;

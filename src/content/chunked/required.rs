@@ -7,8 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::content::grounding::Grounded;
-use crate::schema::walk::escape;
-use crate::schema::walk::resolve_local;
+use crate::schema::walk::{self, escape};
 
 /// Keywords a referencing root may carry beside its `$ref` and still be the definition it
 /// points to: none of them constrains a value.
@@ -24,28 +23,16 @@ const BESIDE_A_ROOT_REF: &[&str] = &[
     "examples",
 ];
 
-/// How many references a root may chain through before it is taken as it is.
-const MAX_HOPS: usize = 8;
-
 /// The schema object that describes a record's root: `schema`, or the definition its root
 /// `$ref` points to (through a chain of them) when nothing beside the reference constrains a
 /// value.
 pub(in crate::content) fn record_root(schema: &Value) -> &Value {
-    let mut node = schema;
-    for _ in 0..MAX_HOPS {
-        let Some(Value::String(reference)) = node.get("$ref") else {
-            return node;
-        };
-        let only_annotations = node.as_object().is_some_and(|map| {
-            map.keys()
-                .all(|key| BESIDE_A_ROOT_REF.contains(&key.as_str()))
-        });
-        match resolve_local(schema, reference) {
-            Some(target @ Value::Object(_)) if only_annotations => node = target,
-            _ => return node,
-        }
-    }
-    node
+    let found = walk::follow_refs(schema, schema, |map| {
+        map.keys()
+            .all(|key| BESIDE_A_ROOT_REF.contains(&key.as_str()))
+    });
+    // A reference to a boolean schema says nothing of a record's fields.
+    if found.is_object() { found } else { schema }
 }
 
 /// `schema` with nothing required at its root. A referencing root becomes the definition it

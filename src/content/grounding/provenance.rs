@@ -29,7 +29,7 @@ use serde_json::Value;
 use super::dates::date_spans;
 use super::words::{at_word_edges, named_span, written_numbers};
 use crate::outcome::{Match, Source, Span};
-use crate::schema::walk::resolve_local;
+use crate::schema::walk;
 use crate::schema::walk::{escape, too_deep};
 
 /// The annotation of a field whose value is legitimately worked out (a summary, a category):
@@ -100,7 +100,7 @@ fn collect<'d>(
     if too_deep(depth) {
         return;
     }
-    let schema = schema.map(|schema| resolve(root, schema));
+    let schema = schema.map(|schema| walk::follow(root, schema));
     let derived = derived
         || schema.is_some_and(|schema| {
             schema.get(DERIVED_ANNOTATION).and_then(Value::as_bool) == Some(true)
@@ -139,20 +139,6 @@ fn collect<'d>(
     }
 }
 
-/// `schema` with its `$ref` followed (a chain of them, up to the walk's depth limit).
-fn resolve<'s>(root: &'s Value, mut schema: &'s Value) -> &'s Value {
-    for depth in 0.. {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) if !too_deep(depth) => match resolve_local(root, reference) {
-                Some(target) => schema = target,
-                None => return schema,
-            },
-            _ => return schema,
-        }
-    }
-    schema
-}
-
 /// The schema of property `name` of an object whose schema is `schema`: its `properties`, else
 /// a combinator branch that declares it, else `additionalProperties`.
 fn field_schema<'s>(
@@ -164,7 +150,7 @@ fn field_schema<'s>(
     if too_deep(depth) {
         return None;
     }
-    let schema = resolve(root, schema);
+    let schema = walk::follow(root, schema);
     if let Some(field) = schema
         .get("properties")
         .and_then(|properties| properties.get(name))

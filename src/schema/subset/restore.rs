@@ -5,9 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::shape::{Shape, required_names, shape};
-use crate::schema::walk::json_type;
-use crate::schema::walk::resolve_local;
-use crate::schema::walk::{escape, too_deep};
+use crate::schema::walk::{self, escape, json_type, too_deep};
 
 /// Maps an answer written for a transformed schema back to the shape of the original: drops the
 /// nulls standing for absent optional properties and, when `decode` is set (the subset encodes
@@ -33,10 +31,12 @@ impl Restore<'_> {
         if too_deep(depth) {
             return instance;
         }
-        if let Some(Value::String(reference)) = node.get("$ref") {
-            return match resolve_local(self.root, reference) {
-                Some(target) => self.node(target, instance, at, depth + 1),
-                None => instance,
+        if node.get("$ref").is_some() {
+            let target = walk::follow(self.root, node);
+            return match target.get("$ref") {
+                // A reference that points to nothing: the answer as it is.
+                Some(_) => instance,
+                None => self.node(target, instance, at, depth + 1),
             };
         }
         if self.decode {
@@ -147,10 +147,7 @@ impl Restore<'_> {
 /// The branch of an `anyOf`/`oneOf` an answer was written for: the first whose type fits and,
 /// for objects, whose properties cover the answer's keys.
 fn pick_branch<'a>(root: &'a Value, branches: &'a [Value], instance: &Value) -> Option<&'a Value> {
-    let resolved = |branch: &'a Value| match branch.get("$ref").and_then(Value::as_str) {
-        Some(reference) => resolve_local(root, reference).unwrap_or(branch),
-        None => branch,
-    };
+    let resolved = |branch: &'a Value| walk::follow(root, branch);
     let fits_type = |branch: &Value| type_fits(branch, instance);
     let covers = |branch: &Value| match (instance, branch.get("properties")) {
         (Value::Object(object), Some(Value::Object(properties))) => object
@@ -185,9 +182,9 @@ fn permits_null(root: &Value, schema: &Value, depth: usize) -> bool {
     match schema {
         Value::Bool(allowed) => *allowed,
         Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get("$ref") {
-                return resolve_local(root, reference)
-                    .is_some_and(|target| permits_null(root, target, depth + 1));
+            if map.contains_key("$ref") {
+                let target = walk::follow(root, schema);
+                return target.get("$ref").is_none() && permits_null(root, target, depth + 1);
             }
             if let Some(Value::Array(options)) = map.get("enum") {
                 return options.contains(&Value::Null);
