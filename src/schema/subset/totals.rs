@@ -496,6 +496,17 @@ mod tests {
         )
     }
 
+    /// [`fit`] to OpenAI's totals; the transforms it made.
+    fn fit_openai(
+        body: &mut Value,
+        defs: &mut Map<String, Value>,
+        lowered: impl Fn(&Value, &Map<String, Value>) -> Value,
+    ) -> Vec<String> {
+        let mut transforms = Vec::new();
+        fit(body, defs, &OPENAI_LIMITS, lowered, &mut transforms);
+        transforms
+    }
+
     #[test]
     fn nesting_counts_levels_of_properties_along_references_once() {
         assert_eq!(Totals::of(&deep(3)).nesting, 3);
@@ -538,16 +549,9 @@ mod tests {
     fn objects_nested_too_deep_become_opaque_values() {
         let mut body = deep(13);
         let mut defs = Map::new();
-        let mut transforms = Vec::new();
         // The envelope adds a level above the body.
         let lowered = |body: &Value, _: &Map<String, Value>| json!({ "type": "object", "properties": { "answer": body } });
-        fit(
-            &mut body,
-            &mut defs,
-            &OPENAI_LIMITS,
-            lowered,
-            &mut transforms,
-        );
+        let transforms = fit_openai(&mut body, &mut defs, lowered);
         assert_eq!(Totals::of(&lowered(&body, &defs)).nesting, 10);
         let cut = body.pointer("/properties/a/properties/a/properties/a/properties/a/properties/a/properties/a/properties/a/properties/a/properties/a").unwrap();
         assert!(cut.get("properties").is_none());
@@ -573,14 +577,7 @@ mod tests {
         }
         defs.insert("l12".to_owned(), json!({ "type": "string" }));
         let mut body = json!({ "$ref": "#/$defs/l0" });
-        let mut transforms = Vec::new();
-        fit(
-            &mut body,
-            &mut defs,
-            &OPENAI_LIMITS,
-            with_defs,
-            &mut transforms,
-        );
+        let transforms = fit_openai(&mut body, &mut defs, with_defs);
         assert!(Totals::of(&with_defs(&body, &defs)).nesting <= 10);
         assert!(body.to_string().len() < 2_000_000, "bounded");
     }
@@ -593,14 +590,7 @@ mod tests {
             json!({ "$ref": "#/$defs/leaf" }),
             |inner, _| json!({ "type": "object", "properties": { "b": inner } }),
         );
-        let mut transforms = Vec::new();
-        fit(
-            &mut body,
-            &mut defs,
-            &OPENAI_LIMITS,
-            with_defs,
-            &mut transforms,
-        );
+        let transforms = fit_openai(&mut body, &mut defs, with_defs);
         assert!(Totals::of(&with_defs(&body, &defs)).nesting <= 10);
         assert!(defs.is_empty(), "the definition is no longer referred to");
     }
