@@ -577,7 +577,7 @@ mod tests {
         }
         defs.insert("l12".to_owned(), json!({ "type": "string" }));
         let mut body = json!({ "$ref": "#/$defs/l0" });
-        let transforms = fit_openai(&mut body, &mut defs, with_defs);
+        fit_openai(&mut body, &mut defs, with_defs);
         assert!(Totals::of(&with_defs(&body, &defs)).nesting <= 10);
         assert!(body.to_string().len() < 2_000_000, "bounded");
     }
@@ -590,7 +590,7 @@ mod tests {
             json!({ "$ref": "#/$defs/leaf" }),
             |inner, _| json!({ "type": "object", "properties": { "b": inner } }),
         );
-        let transforms = fit_openai(&mut body, &mut defs, with_defs);
+        fit_openai(&mut body, &mut defs, with_defs);
         assert!(Totals::of(&with_defs(&body, &defs)).nesting <= 10);
         assert!(defs.is_empty(), "the definition is no longer referred to");
     }
