@@ -215,6 +215,7 @@ fn can_be_object(root: &Value, node: &Value, depth: usize) -> bool {
         (None, Some(Value::Array(values))) => values.iter().any(Value::is_object),
         _ => true,
     };
+    // One reference at a time: what stands beside each on the way is judged too.
     let reference = match map.get("$ref") {
         Some(Value::String(reference)) => resolve_local(root, reference)
             .is_none_or(|target| can_be_object(root, target, depth + 1)),
@@ -242,16 +243,7 @@ fn can_be_object(root: &Value, node: &Value, depth: usize) -> bool {
 /// Whether array items are records: they describe only objects, or they list properties and
 /// allow an object (`{"properties": …, "required": …}` without a `type`).
 fn is_record_schema(root: &Value, items: &Value) -> bool {
-    let mut record = items;
-    for _ in 0..walk::MAX_DEPTH {
-        match record.get("$ref") {
-            Some(Value::String(reference)) => match resolve_local(root, reference) {
-                Some(target) => record = target,
-                None => break,
-            },
-            _ => break,
-        }
-    }
+    let record = walk::follow(root, items);
     describes_object(root, items, 0)
         || (record.get("properties").is_some() && can_be_object(root, record, 0))
 }
