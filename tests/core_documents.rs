@@ -206,6 +206,33 @@ fn every_unreadable_document_is_a_typed_error_before_any_call() {
 }
 
 #[test]
+fn a_page_tree_that_loops_is_unreadable_in_bounded_time() {
+    // pdfplumber 0.4.1 follows a page's parent chain for an inherited crop box without end.
+    let bytes = pdf::parent_loop("Term: 2 years.");
+    assert!(String::from_utf8_lossy(&bytes).contains("/Parent 4 0 R"));
+    let (sent, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sent.send(structure::document::pdf::pages(&bytes, 10));
+    });
+    let read = answer
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the reader came back");
+    let error = read.unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidDocument {
+            reason: "unreadable".into()
+        },
+        "{error:?}"
+    );
+    assert!(
+        error.message.contains("loops back on itself"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
 fn the_tool_arguments_take_a_document_in_base64() {
     let data = base64::engine::general_purpose::STANDARD.encode(contract());
     let arguments = json!({

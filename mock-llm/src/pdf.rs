@@ -23,6 +23,15 @@ pub fn without_text(count: usize) -> Vec<u8> {
     write(&pages, true, None)
 }
 
+/// A PDF whose one page names itself as its parent and has no crop box: a reader that looks
+/// the crop box up the parent chain without a guard never stops.
+pub fn parent_loop(text: &str) -> Vec<u8> {
+    let pdf = String::from_utf8_lossy(&with_pages(&[text])).into_owned();
+    // Object 4 is the page; the reference keeps its length, so the offsets stay right.
+    pdf.replacen("/Parent 2 0 R", "/Parent 4 0 R", 1)
+        .into_bytes()
+}
+
 /// The standard security handler's dictionary (RC4, 40 bits) with a user password that is not
 /// the empty one.
 const ENCRYPT: &str = "<< /Filter /Standard /V 1 /R 2 /Length 40 /P -44 \

@@ -19,6 +19,11 @@ pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureErr
         unicode_norm: UnicodeNorm::Nfc,
         ..ExtractOptions::default()
     };
+    if page_tree_loops(bytes) {
+        return Err(unreadable(
+            "a chain of /Parent references in it loops back on itself",
+        ));
+    }
     let pdf = Pdf::open(bytes, Some(options)).map_err(|error| match error.kind() {
         PdfErrorKind::PasswordRequired | PdfErrorKind::InvalidPassword => encrypted(),
         _ => unreadable(&error.to_string()),
@@ -56,6 +61,91 @@ pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureErr
     }
     let words = vocabulary(&pages);
     Ok(pages.iter().map(|page| joined(page, &words)).collect())
+}
+
+/// Whether an object's `/Parent` chain comes back to where it was: pdfplumber 0.4.1 looks
+/// inherited attributes (`/CropBox`, `/Resources`, ...) up that chain without end. Read from the
+/// file's bytes, every definition of every object counted (a damaged file pdfplumber repairs
+/// may use any of them), and, where lopdf parses the file, its objects too (those inside object
+/// streams). Bounded by the file's size.
+fn page_tree_loops(bytes: &[u8]) -> bool {
+    let mut parents: Vec<(u32, u32)> = written_parents(bytes);
+    if let Ok(document) = lopdf::Document::load_mem(bytes) {
+        for (&(id, _), object) in &document.objects {
+            let parent = (object.as_dict())
+                .and_then(|dictionary| dictionary.get(b"Parent"))
+                .and_then(lopdf::Object::as_reference);
+            if let Ok((parent, _)) = parent {
+                parents.push((id, parent));
+            }
+        }
+    }
+    has_cycle(&parents)
+}
+
+/// Each `N G obj … /Parent M G R …` the bytes write: (N, M).
+fn written_parents(bytes: &[u8]) -> Vec<(u32, u32)> {
+    static PARENT: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r"(\d+)\s+\d+\s+obj\b|/Parent\s*(\d+)\s+\d+\s+R")
+            .expect("the pattern is valid")
+    });
+    let mut parents = Vec::new();
+    let mut object = None;
+    for found in PARENT.captures_iter(bytes) {
+        let number = |index: usize| {
+            found
+                .get(index)
+                .and_then(|digits| std::str::from_utf8(digits.as_bytes()).ok()?.parse().ok())
+        };
+        match (number(1), number(2)) {
+            (Some(defined), _) => object = Some(defined),
+            (None, Some(parent)) => {
+                if let Some(child) = object {
+                    parents.push((child, parent));
+                }
+            }
+            _ => {}
+        }
+    }
+    parents
+}
+
+/// Whether following `edges` (child → parent, any number each) from some object comes back to
+/// it.
+fn has_cycle(edges: &[(u32, u32)]) -> bool {
+    let mut next: std::collections::HashMap<u32, Vec<u32>> = std::collections::HashMap::new();
+    for &(child, parent) in edges {
+        next.entry(child).or_default().push(parent);
+    }
+    // Depth-first, each object finished once: 0 unseen, 1 on the path, 2 done.
+    let mut state: std::collections::HashMap<u32, u8> = std::collections::HashMap::new();
+    for &start in next.keys() {
+        if state.get(&start).copied().unwrap_or(0) != 0 {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        state.insert(start, 1);
+        while let Some((node, edge)) = stack.pop() {
+            let parents = next.get(&node).map(Vec::as_slice).unwrap_or_default();
+            match parents.get(edge) {
+                Some(&parent) => {
+                    stack.push((node, edge + 1));
+                    match state.get(&parent).copied().unwrap_or(0) {
+                        1 => return true,
+                        0 => {
+                            state.insert(parent, 1);
+                            stack.push((parent, 0));
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    state.insert(node, 2);
+                }
+            }
+        }
+    }
+    false
 }
 
 fn encrypted() -> StructureError {
@@ -140,6 +230,17 @@ mod tests {
             joined(&pages[0], &words),
             "The information is confidential and confidential.\nA non-appealable order.\nEnd-\nOf"
         );
+    }
+
+    #[test]
+    fn parent_chains_that_loop_are_found_through_any_definition() {
+        assert!(has_cycle(&[(4, 4)]));
+        assert!(has_cycle(&[(4, 2), (2, 6), (6, 4)]));
+        assert!(!has_cycle(&[(4, 2), (6, 2), (8, 2)]));
+        let written =
+            b"4 0 obj << /Type /Page /Parent 4 0 R >> endobj 4 0 obj << /Parent 2 0 R >> endobj";
+        assert_eq!(written_parents(written), [(4, 4), (4, 2)]);
+        assert!(page_tree_loops(written));
     }
 
     #[test]
