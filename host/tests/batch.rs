@@ -130,7 +130,7 @@ fn kill_9_at_any_point_then_a_rerun_loses_and_doubles_nothing() {
         Reply::answer(json!({ "name": "Ada" })).with_delay(Duration::from_millis(40)),
     ));
     let dir = tempfile::tempdir().unwrap();
-    let input: String = (0..60).map(|n| format!("text number {n}\n")).collect();
+    let input: String = (0..200).map(|n| format!("text number {n}\n")).collect();
     std::fs::write(dir.path().join("in.jsonl"), input).unwrap();
     for wait in [250, 400, 320, 600] {
         let mut child = command(&mock, dir.path(), "4").spawn().unwrap();
@@ -141,13 +141,20 @@ fn kill_9_at_any_point_then_a_rerun_loses_and_doubles_nothing() {
     }
     let before = written(dir.path()).len();
 
-    // Ctrl-C: the calls in flight finish and are written; the status says items are left.
-    let child = command(&mock, dir.path(), "4").spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // Ctrl-C once the run is writing (a signal before the handler is set would only end the
+    // process): the calls in flight finish and are written; the status says items are left.
+    let mut child = command(&mock, dir.path(), "4").spawn().unwrap();
+    let waited = std::time::Instant::now();
+    while written(dir.path()).len() == before
+        && child.try_wait().unwrap().is_none()
+        && waited.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     signal(&child, "-INT");
     let stopped = child.wait_with_output().unwrap();
     let after_stop = written(dir.path()).len();
-    if after_stop < 60 {
+    if after_stop < 200 {
         assert_eq!(stopped.status.code(), Some(130), "{}", stderr(&stopped));
         assert!(
             stderr(&stopped).contains("items left"),
@@ -160,6 +167,6 @@ fn kill_9_at_any_point_then_a_rerun_loses_and_doubles_nothing() {
     let output = command(&mock, dir.path(), "4").output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let lines = written(dir.path());
-    assert_eq!(lines.len(), 60, "0 lost");
-    assert!((1..=60).all(|line| lines.contains_key(&line.to_string())));
+    assert_eq!(lines.len(), 200, "0 lost");
+    assert!((1..=200).all(|line| lines.contains_key(&line.to_string())));
 }

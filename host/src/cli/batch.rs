@@ -20,8 +20,14 @@ const PLAIN_EVERY: Duration = Duration::from_secs(10);
 pub async fn run(client: Structure, scope: Scope, batch: Batch) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = stop.clone();
+    // Listening from here on, before the first call: a Ctrl-C never ends the process midway.
+    let interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        let stopped = match interrupt {
+            Ok(mut interrupt) => interrupt.recv().await.is_some(),
+            Err(_) => tokio::signal::ctrl_c().await.is_ok(),
+        };
+        if stopped {
             stopping.store(true, Ordering::SeqCst);
             eprintln!("stopping: the calls in flight finish and are written");
         }
