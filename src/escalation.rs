@@ -40,12 +40,7 @@ pub struct Plan<'a> {
 /// while the one before did not get there.
 pub fn run(plan: &Plan<'_>, ports: &Ports<'_>) -> Result<Outcome, StructureError> {
     let settings = plan.settings;
-    for model in &settings.escalate {
-        provider::connect(settings, model)?;
-    }
-    let models: Vec<&str> = std::iter::once(settings.model.as_str())
-        .chain(settings.escalate.iter().map(String::as_str))
-        .collect();
+    let models = models(&settings.model, settings)?;
     let escalating = models.len() > 1;
     let mut attempts = Vec::new();
     let mut spent = Usage::default();
@@ -95,12 +90,7 @@ pub fn build(
     retry: RetryPolicy,
     ports: &Ports<'_>,
 ) -> Result<Built, StructureError> {
-    for model in &settings.escalate {
-        provider::connect(settings, model)?;
-    }
-    let models: Vec<&str> = std::iter::once(settings.schema_builder_model.as_str())
-        .chain(settings.escalate.iter().map(String::as_str))
-        .collect();
+    let models = models(&settings.schema_builder_model, settings)?;
     let mut spent = Usage::default();
     for (index, model) in models.iter().enumerate() {
         let last = index + 1 == models.len();
@@ -138,6 +128,17 @@ pub fn build(
         }
     }
     unreachable!("the last model's build always returns")
+}
+
+/// `first`, then the models of `structure_escalate`, each of those configured before any call
+/// (a missing key is an error now, not after `first` spent its tokens).
+fn models<'a>(first: &'a str, settings: &'a Settings) -> Result<Vec<&'a str>, StructureError> {
+    for model in &settings.escalate {
+        provider::connect(settings, model)?;
+    }
+    Ok(std::iter::once(first)
+        .chain(settings.escalate.iter().map(String::as_str))
+        .collect())
 }
 
 /// Whether a call that ended in an error of `kind` goes to the next model: what another model
