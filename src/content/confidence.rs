@@ -166,20 +166,13 @@ pub fn hold(
             data: kept,
             dropped,
         } => {
-            let moves = Dropped::new(&dropped, data);
-            let sources = std::mem::take(&mut outcome.sources);
-            outcome.sources = (sources.into_iter())
-                .filter_map(|source| {
-                    let pointer = moves.moved(&source.pointer)?;
-                    Some(Source { pointer, ..source })
-                })
-                .collect();
+            outcome.sources = dropped.sources(std::mem::take(&mut outcome.sources));
             let chunk_of = std::mem::take(&mut outcome.trace.chunk_of);
             outcome.trace.chunk_of = (chunk_of.into_iter())
-                .filter_map(|(pointer, chunk)| Some((moves.moved(&pointer)?, chunk)))
+                .filter_map(|(pointer, chunk)| Some((dropped.moved(&pointer)?, chunk)))
                 .collect();
             outcome.answer = Answer::Ok(kept);
-            outcome.trace.low_confidence = dropped;
+            outcome.trace.low_confidence = dropped.pointers();
         }
         Held::Unsure(need) => {
             outcome.sources.clear();
@@ -191,8 +184,9 @@ pub fn hold(
 /// What `structure_min_confidence` makes of a valid answer.
 #[derive(Debug, PartialEq)]
 pub enum Held {
-    /// The answer without its optional values below the threshold (`dropped`, by pointer).
-    Kept { data: Value, dropped: Vec<String> },
+    /// The answer without its optional values below the threshold, and where its values are
+    /// now that those are gone.
+    Kept { data: Value, dropped: Dropped },
     /// A value the answer needs is below the threshold: what to tell the caller.
     Unsure(String),
 }
@@ -213,7 +207,7 @@ pub fn hold_to(
     // Last first: dropping an array's later item leaves its earlier ones where they are.
     low.sort_by(|(a, _), (b, _)| by_segments(b, a));
     let mut data = data;
-    let mut dropped = Vec::new();
+    let mut dropped = Dropped { steps: Vec::new() };
     let mut unsure = Vec::new();
     for (pointer, confidence) in low {
         if data.pointer(pointer).is_none() {
@@ -221,8 +215,8 @@ pub fn hold_to(
         }
         match droppable(&data, pointer, schema) {
             Some((at, without)) => {
+                dropped.steps.push((at.clone(), array_item(&data, &at)));
                 data = without;
-                dropped.push(at);
             }
             None => unsure.push(format!("{pointer} ({confidence})")),
         }
@@ -239,24 +233,21 @@ pub fn hold_to(
     ))
 }
 
-/// Where the values of an answer are once `dropped` (in the order [`hold_to`] dropped them)
-/// were taken from it (`before`): theirs are gone, later items of the same arrays moved up.
+/// What [`hold_to`] took from an answer, in the order it took it, and so where the answer's
+/// values are now: those taken are gone, later items of the same arrays moved up.
+#[derive(Debug, PartialEq)]
 pub struct Dropped {
     /// Each pointer dropped, with the array and index it named, if an array's item.
     steps: Vec<(String, Option<(String, usize)>)>,
 }
 
 impl Dropped {
-    pub fn new(dropped: &[String], before: &Value) -> Self {
-        let mut data = before.clone();
-        let steps = (dropped.iter())
-            .map(|pointer| {
-                let item = array_item(&data, pointer);
-                remove(&mut data, pointer);
-                (pointer.clone(), item)
-            })
-            .collect();
-        Self { steps }
+    /// The pointers dropped, in the order they were.
+    pub fn pointers(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .map(|(pointer, _)| pointer.clone())
+            .collect()
     }
 
     /// `sources` where their values are now, those of dropped values gone.
@@ -469,11 +460,10 @@ mod tests {
             panic!("{held:?}");
         };
         assert_eq!(kept, serde_json::json!({"name": "Ada", "tags": ["b"]}));
-        assert_eq!(dropped, ["/tags/2", "/tags/0", "/email"]);
-        let moves = Dropped::new(&dropped, &data);
+        assert_eq!(dropped.pointers(), ["/tags/2", "/tags/0", "/email"]);
         let pointers: Vec<Option<String>> = ["/name", "/email", "/tags/0", "/tags/1", "/tags/2"]
             .iter()
-            .map(|pointer| moves.moved(pointer))
+            .map(|pointer| dropped.moved(pointer))
             .collect();
         assert_eq!(
             pointers,
@@ -518,13 +508,11 @@ mod tests {
             .into_iter()
             .map(|(pointer, confidence)| (pointer.to_owned(), confidence))
             .collect();
-        assert_eq!(
-            hold_to(data, &confidences, 0.5, &schema),
-            Held::Kept {
-                data: serde_json::json!({"name": "Ada"}),
-                dropped: vec!["/term".to_owned()]
-            }
-        );
+        let Held::Kept { data, dropped } = hold_to(data, &confidences, 0.5, &schema) else {
+            panic!("the term is optional");
+        };
+        assert_eq!(data, serde_json::json!({"name": "Ada"}));
+        assert_eq!(dropped.pointers(), ["/term"]);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::content::chunked::pump::{ChunkRun, converse};
 use crate::content::chunked::required::{need_of, without_required};
 use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs, stale_errors};
-use crate::content::confidence::{self, Dropped, Held};
+use crate::content::confidence::{self, Held};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::reason;
@@ -145,12 +145,12 @@ fn held(
             &call.target.compiled,
         ) {
             Held::Kept { data, dropped } => {
-                let moves = Dropped::new(&dropped, &found.record);
                 let index = kept.len();
-                (trace.low_confidence).extend(dropped.iter().map(|at| format!("/{index}{at}")));
+                (trace.low_confidence)
+                    .extend(dropped.pointers().iter().map(|at| format!("/{index}{at}")));
                 kept.push(Found {
                     record: data,
-                    sources: moves.sources(found.sources),
+                    sources: dropped.sources(found.sources),
                     at: found.at,
                 });
             }
