@@ -38,7 +38,7 @@ pub fn ids(text: &str) -> Result<Vec<String>, Vec<String>> {
     let mut twice = Vec::new();
     let mut ids = Vec::new();
     for (number, line) in numbered(text) {
-        let id = id_of(number, line);
+        let id = id_of(number, &read(line));
         if !seen.insert(id.clone()) && !twice.contains(&id) {
             twice.push(id.clone());
         }
@@ -57,9 +57,12 @@ pub fn items<'a>(
     folder: &'a Path,
     defaults: &'a Defaults,
 ) -> impl Iterator<Item = Item> + 'a {
-    numbered(text).map(move |(number, line)| Item {
-        id: id_of(number, line),
-        arguments: arguments(line, folder, defaults),
+    numbered(text).map(move |(number, line)| {
+        let line = read(line);
+        Item {
+            id: id_of(number, &line),
+            arguments: arguments(line, folder, defaults),
+        }
     })
 }
 
@@ -70,29 +73,47 @@ fn numbered(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, line)| !line.is_empty())
 }
 
+/// A line as read, once: a JSON object, plain text, or a line that opens an object and is none.
+enum Line<'a> {
+    Object(Map<String, Value>),
+    Text(&'a str),
+    Malformed,
+}
+
+fn read(line: &str) -> Line<'_> {
+    if !line.starts_with('{') {
+        return Line::Text(line);
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(object)) => Line::Object(object),
+        _ => Line::Malformed,
+    }
+}
+
 /// A line's id: its `id` (a string, or a number written as one), else its line number.
-fn id_of(number: usize, line: &str) -> String {
-    let given =
-        serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|value| match value.get("id")? {
-                Value::String(id) => Some(id.clone()),
-                Value::Number(id) => Some(id.to_string()),
-                _ => None,
-            });
+fn id_of(number: usize, line: &Line<'_>) -> String {
+    let given = match line {
+        Line::Object(object) => match object.get("id") {
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(Value::Number(id)) => Some(id.to_string()),
+            _ => None,
+        },
+        _ => None,
+    };
     given.unwrap_or_else(|| number.to_string())
 }
 
-fn arguments(line: &str, folder: &Path, defaults: &Defaults) -> Result<Value, String> {
-    let mut arguments = if line.starts_with('{') {
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(object)) => object,
-            _ => return Err("the line is not a JSON object (nor plain text)".to_owned()),
+fn arguments(line: Line<'_>, folder: &Path, defaults: &Defaults) -> Result<Value, String> {
+    let mut arguments = match line {
+        Line::Object(object) => object,
+        Line::Malformed => {
+            return Err("the line is not a JSON object (nor plain text)".to_owned());
         }
-    } else {
-        let mut object = Map::new();
-        object.insert("prompt".into(), Value::String(line.to_owned()));
-        object
+        Line::Text(text) => {
+            let mut object = Map::new();
+            object.insert("prompt".into(), Value::String(text.to_owned()));
+            object
+        }
     };
     arguments.remove("id");
     if let Some(file) = arguments.remove("file") {
