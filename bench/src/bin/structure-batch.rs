@@ -36,23 +36,16 @@ struct Args {
 const SCHEMA: &str =
     r#"{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}"#;
 
-/// CPU seconds the finished children of this process have used so far.
-fn children_cpu() -> f64 {
+/// What the finished children of this process have used so far: CPU seconds (user + system),
+/// and the largest resident set of any of them, in MiB (Linux reports KiB).
+fn children() -> (f64, f64) {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes only the struct it is given.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
     let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
-}
-
-/// The largest resident set of the finished children, in MiB (Linux reports KiB).
-fn children_peak_mib() -> f64 {
-    // SAFETY: getrusage writes only the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    usage.ru_maxrss as f64 / 1024.0
+    let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+    (cpu, usage.ru_maxrss as f64 / 1024.0)
 }
 
 fn command(cli: &Path, mock: &MockLlm) -> Command {
@@ -82,7 +75,7 @@ fn main() -> anyhow::Result<()> {
     }
     drop(file);
 
-    let (cpu, started) = (children_cpu(), Instant::now());
+    let (cpu, started) = (children().0, Instant::now());
     let status = command(&args.cli, &mock)
         .args([
             "batch",
@@ -95,8 +88,8 @@ fn main() -> anyhow::Result<()> {
         .arg("-o")
         .arg(dir.join("out.jsonl"))
         .status()?;
-    let batch = (children_cpu() - cpu, started.elapsed().as_secs_f64());
-    let peak = children_peak_mib();
+    let (cpu_now, peak) = children();
+    let batch = (cpu_now - cpu, started.elapsed().as_secs_f64());
     let lines = std::fs::read_to_string(dir.join("out.jsonl"))?
         .lines()
         .count();
@@ -106,7 +99,7 @@ fn main() -> anyhow::Result<()> {
     );
 
     // A process per text, `jobs` at a time, as `xargs -P` runs them.
-    let (cpu, started) = (children_cpu(), Instant::now());
+    let (cpu, started) = (children().0, Instant::now());
     let mut running = Vec::new();
     for n in 0..args.items {
         if running.len() == args.jobs {
@@ -124,7 +117,7 @@ fn main() -> anyhow::Result<()> {
     for child in running {
         anyhow::ensure!(child.wait_with_output()?.status.success(), "a run failed");
     }
-    let processes = (children_cpu() - cpu, started.elapsed().as_secs_f64());
+    let processes = (children().0 - cpu, started.elapsed().as_secs_f64());
     std::fs::remove_dir_all(&dir)?;
 
     println!(
