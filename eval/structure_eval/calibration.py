@@ -18,6 +18,7 @@ Standard library only. Read from a results file (`eval/run --calibration RESULTS
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from . import documents
@@ -142,7 +143,6 @@ def held(case: dict, schema: Any, outcome: dict, threshold: float) -> tuple[str,
     """(status, data) of `outcome` once held to `threshold`."""
     if outcome["status"] != "ok":
         return outcome["status"], None
-    import copy
     data = copy.deepcopy(outcome["data"])
     low = [s["pointer"] for s in (outcome.get("detail") or {}).get("sources") or []
            if s.get("confidence") is not None and s["confidence"] < threshold]
