@@ -12,6 +12,7 @@ use crate::bindings::{
     Error, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, Scope, Skill,
 };
 use crate::config::Settings;
+use crate::relay::Relay;
 use crate::runtime::Runtime;
 use crate::state::HostState;
 use crate::store::{KeyValueStore, MemoryStore};
@@ -207,13 +208,25 @@ impl Structure {
     /// # }
     /// ```
     pub async fn call_tool(&self, scope: &Scope, arguments: &Value) -> Result<Value, CallError> {
-        self.call(async |store, api| {
-            let outcome = api
-                .call_call_tool(store, scope, &arguments.to_string())
-                .await?
-                .map_err(CallError::Structure)?;
-            parse(&outcome)
-        })
+        self.call(async |store, api| call_tool(store, api, scope, arguments).await)
+            .await
+    }
+
+    /// [`Self::call_tool`] in a fresh instance whose LLM requests `relay` answers (a provider
+    /// batch's rounds).
+    pub(crate) async fn call_tool_relayed(
+        &self,
+        scope: &Scope,
+        arguments: &Value,
+        relay: Arc<dyn Relay>,
+    ) -> Result<Value, CallError> {
+        let (mut store, instance) = self.instantiate(Some(relay)).await?;
+        call_tool(
+            &mut store,
+            instance.structure_tool_structuring(),
+            scope,
+            arguments,
+        )
         .await
     }
 
@@ -420,6 +433,11 @@ impl Structure {
         server.run(listener, options).await
     }
 
+    /// The connections the instances' requests go over (a provider batch's own go too).
+    pub(crate) fn connections(&self) -> Arc<crate::egress::ConnectionPool> {
+        self.runtime.connections.clone()
+    }
+
     /// Runs `call` in a fresh instance, or in the kept one. A host failure (a trap) may leave an
     /// instance in any state, so a kept instance that failed is dropped.
     async fn call<T>(
@@ -427,13 +445,13 @@ impl Structure {
         call: impl AsyncFnOnce(&mut Store<HostState>, &Api) -> Result<T, CallError>,
     ) -> Result<T, CallError> {
         let Some(kept) = &self.kept else {
-            let (mut store, instance) = self.instantiate().await?;
+            let (mut store, instance) = self.instantiate(None).await?;
             return call(&mut store, instance.structure_tool_structuring()).await;
         };
         let mut kept = kept.lock().await;
         let (store, instance) = match &mut *kept {
             Some(instance) => instance,
-            empty => empty.insert(self.instantiate().await?),
+            empty => empty.insert(self.instantiate(None).await?),
         };
         let result = call(store, instance.structure_tool_structuring()).await;
         if matches!(result, Err(CallError::Host(_))) {
@@ -442,16 +460,33 @@ impl Structure {
         result
     }
 
-    async fn instantiate(&self) -> Result<Instance, CallError> {
-        let state = HostState::new(
+    async fn instantiate(&self, relay: Option<Arc<dyn Relay>>) -> Result<Instance, CallError> {
+        let mut state = HostState::new(
             self.settings.clone(),
             self.key_value.clone(),
             self.runtime.connections.clone(),
         );
+        if let Some(relay) = relay {
+            state = state.relaying(relay);
+        }
         let mut store = state.into_store(self.runtime.pre.engine());
         let instance = self.runtime.pre.instantiate_async(&mut store).await?;
         Ok((store, instance))
     }
+}
+
+/// The tool form of a call in `store`.
+async fn call_tool(
+    store: &mut Store<HostState>,
+    api: &Api,
+    scope: &Scope,
+    arguments: &Value,
+) -> Result<Value, CallError> {
+    let outcome = api
+        .call_call_tool(store, scope, &arguments.to_string())
+        .await?
+        .map_err(CallError::Structure)?;
+    parse(&outcome)
 }
 
 fn parse(text: &str) -> Result<Value, CallError> {

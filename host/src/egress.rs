@@ -26,6 +26,7 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 use structure::keys;
 
 use crate::config::Settings;
+use crate::relay::{Relay, Relayed};
 
 /// Idle connections kept per origin.
 const MAX_IDLE_PER_ORIGIN: usize = 32;
@@ -63,6 +64,8 @@ pub struct Egress {
     allowed: Arc<[Origin]>,
     /// Where each request sent is noted, when someone (the traces) wants to know.
     calls: Option<Calls>,
+    /// Who answers the LLM requests instead of the network, if anyone (a provider batch).
+    relay: Option<Arc<dyn Relay>>,
 }
 
 /// One request the component sent: when, where, and how it ended.
@@ -94,7 +97,14 @@ impl Egress {
             pool,
             allowed,
             calls: None,
+            relay: None,
         }
+    }
+
+    /// The same hooks, with the requests `relay` takes answered by it.
+    pub fn relaying(mut self, relay: Arc<dyn Relay>) -> Self {
+        self.relay = Some(relay);
+        self
     }
 
     /// The same hooks, noting every request sent in `calls`.
@@ -124,9 +134,17 @@ impl WasiHttpHooks for Egress {
                 80
             }
         });
+        let relay = (self.relay.clone())
+            .filter(|relay| relay.takes(request.method().as_str(), &request.uri().to_string()));
         Box::new(async move {
             if !allowed {
                 return Err(Error::HttpRequestDenied);
+            }
+            if let Some(relay) = relay {
+                return Ok((
+                    relayed(relay.as_ref(), request).await?,
+                    Box::new(async { Ok(()) }) as IoFuture,
+                ));
             }
             let started = std::time::SystemTime::now();
             let sent = pool.send(request, options).await;
@@ -151,6 +169,38 @@ impl WasiHttpHooks for Egress {
     }
 }
 
+/// The answer `relay` gives `request`, as a response.
+async fn relayed(
+    relay: &dyn Relay,
+    request: Request<WasiBody>,
+) -> Result<Response<WasiBody>, Error> {
+    let (parts, body) = request.into_parts();
+    let body = body.collect().await?.to_bytes();
+    let headers = (parts.headers.iter())
+        .map(|(name, value)| {
+            (
+                name.to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let request = Relayed {
+        method: parts.method.to_string(),
+        url: parts.uri.to_string(),
+        headers,
+        body,
+    };
+    let answer = relay.relay(request).await;
+    let body = http_body_util::Full::new(answer.body)
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    Response::builder()
+        .status(answer.status)
+        .header("content-type", "application/json")
+        .body(body)
+        .map_err(|error| Error::InternalError(Some(error.to_string())))
+}
+
 struct Timeouts {
     connect: Duration,
     first_byte: Duration,
@@ -171,6 +221,33 @@ impl Timeouts {
 }
 
 impl ConnectionPool {
+    /// Sends a request of the host's own (a provider batch's upload or poll) and reads its
+    /// answer whole, within `timeout` in all.
+    pub(crate) async fn exchange(
+        self: Arc<Self>,
+        request: Request<Bytes>,
+        timeout: Duration,
+    ) -> Result<(u16, Bytes), Error> {
+        let request = request.map(|body| {
+            http_body_util::Full::new(body)
+                .map_err(|never| match never {})
+                .boxed_unsync()
+        });
+        let options = RequestOptions {
+            connect_timeout: Some(timeout),
+            first_byte_timeout: Some(timeout),
+            between_bytes_timeout: Some(timeout),
+        };
+        let exchanged = async {
+            let response = self.send(request, Some(options)).await?;
+            let status = response.status().as_u16();
+            Ok((status, response.into_body().collect().await?.to_bytes()))
+        };
+        tokio::time::timeout(timeout, exchanged)
+            .await
+            .map_err(|_| Error::HttpResponseTimeout)?
+    }
+
     async fn send(
         self: Arc<Self>,
         mut request: Request<WasiBody>,

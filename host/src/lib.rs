@@ -45,15 +45,16 @@
 //! | `store` | the key-value backends: memory, SQLite, Redis, and the component's bucket | — |
 //! | `bindings` | the WIT bindings (generated) | store |
 //! | `config` | the settings, and `wasi:config` over them | bindings |
-//! | `egress` | outgoing HTTP: allowed endpoints, pooled connections | config |
+//! | `relay` | LLM requests answered by someone other than the network | — |
+//! | `egress` | outgoing HTTP: allowed endpoints, pooled connections, relays | config, relay |
 //! | `key_value` | `wasi:keyvalue` over a backend | bindings, store |
-//! | `state` | the data of one instance: what its imports act on | config, egress, key_value, store |
+//! | `state` | the data of one instance: what its imports act on | config, egress, key_value, relay, store |
 //! | `json` | results as JSON, through the core's serialisers | bindings |
 //! | `preinit` | pre-initialising the component | artifact, state |
 //! | `runtime` | the engine, the compiled and linked component | artifact, bindings, config, egress, key_value, preinit, state |
 //! | `serve` | the HTTP service: API, metrics, access log, traces | config, egress, state, store |
-//! | `client` | the embedder's API: [`Structure`] | bindings, config, runtime, serve, state, store |
-//! | [`batch`] | many texts from one process | bindings, client |
+//! | `client` | the embedder's API: [`Structure`] | bindings, config, egress, relay, runtime, serve, state, store |
+//! | [`batch`] | many texts from one process, through the providers' batch APIs if asked | artifact, bindings, client, egress, relay |
 //! | `cli` | the `structure` command's parts (the binary's own) | — |
 
 #![deny(missing_docs)]
@@ -68,6 +69,7 @@ mod egress;
 mod json;
 mod key_value;
 mod preinit;
+mod relay;
 mod runtime;
 mod serve;
 mod state;

@@ -4,11 +4,13 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 mod cli;
 
 use clap::Parser;
 use serde_json::Value;
+use structure_host::batch::ProviderBatch;
 use structure_host::{Request, Scope};
 
 use cli::arguments::{Cli, Command, SchemasAction, SettingsAction, client, pairs_to_object};
@@ -75,17 +77,33 @@ async fn run(cli: Cli) -> ExitCode {
             records,
             jobs,
             overrides,
+            provider_batch,
+            poll_seconds,
         } => {
             let defaults = match batch_defaults(schema.as_deref(), schema_mode, records, &overrides)
             {
                 Ok(defaults) => defaults,
                 Err(message) => return fail(EXIT_USAGE, &message),
             };
+            let provider_batch = match (provider_batch, Duration::try_from_secs_f64(poll_seconds)) {
+                (false, _) => None,
+                (true, Ok(first_poll)) => Some(ProviderBatch {
+                    first_poll,
+                    ..ProviderBatch::default()
+                }),
+                (true, Err(_)) => {
+                    return fail(
+                        EXIT_USAGE,
+                        "--poll-seconds must be a number of seconds, 0 or more",
+                    );
+                }
+            };
             let batch = structure_host::batch::Batch {
                 input,
                 output,
                 defaults,
                 jobs,
+                provider_batch,
             };
             cli::batch::run(client, scope, batch).await
         }

@@ -10,6 +10,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::config::{ConfigView, Settings};
 use crate::egress::{ConnectionPool, Egress};
 use crate::key_value::KeyValueView;
+use crate::relay::{Frozen, Relay};
 use crate::store::KeyValueStore;
 
 /// What one store's instance acts on: WASI, outgoing HTTP, the settings and the key-value store.
@@ -67,6 +68,14 @@ impl HostState {
             Arc::new(crate::store::MemoryStore::default()),
             Arc::default(),
         )
+    }
+
+    /// The same state with the LLM requests `relay` takes answered by it, and the wall clock
+    /// standing at its instant.
+    pub(crate) fn relaying(mut self, relay: Arc<dyn Relay>) -> Self {
+        self.wasi = WasiCtx::builder().wall_clock(Frozen(relay.clock())).build();
+        self.egress = self.egress.relaying(relay);
+        self
     }
 
     /// The same state, noting each request the component sends in `calls`.

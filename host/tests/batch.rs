@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use mock_llm::batches::Plan;
+use mock_llm::wire::{Form, Wire};
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
 
@@ -169,4 +171,224 @@ fn kill_9_at_any_point_then_a_rerun_loses_and_doubles_nothing() {
     let lines = written(dir.path());
     assert_eq!(lines.len(), 200, "0 lost");
     assert!((1..=200).all(|line| lines.contains_key(&line.to_string())));
+}
+
+/// The three providers' batch APIs: the model, its credentials' variable, its base URL's
+/// variable and base URL on the mock, its wire.
+fn providers(mock: &MockLlm) -> [(&'static str, &'static str, &'static str, String, Wire); 3] {
+    let base = format!("http://{}", mock.address());
+    [
+        (
+            "openai/gpt-4.1-mini",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            mock.base_url(),
+            Wire::OpenAiChat,
+        ),
+        (
+            "anthropic/claude-sonnet-4-5",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            base.clone(),
+            Wire::Anthropic,
+        ),
+        (
+            "google/gemini-2.5-flash",
+            "GEMINI_API_KEY",
+            "GEMINI_BASE_URL",
+            base,
+            Wire::Gemini,
+        ),
+    ]
+}
+
+/// `structure batch --provider-batch` on `provider`, polling every 20 ms.
+fn provider_batch(dir: &Path, provider: &(&str, &str, &str, String, Wire)) -> Command {
+    let (model, key, url, base, _) = provider;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
+    for (name, _) in std::env::vars() {
+        if ["STRUCTURE_", "OPENAI_", "ANTHROPIC_", "GEMINI_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+        .env("STRUCTURE_MODEL", model)
+        .env(key, "secret")
+        .env(url, base)
+        .args([
+            "--store",
+            "memory",
+            "batch",
+            "--schema",
+            SCHEMA,
+            "--provider-batch",
+            "--poll-seconds",
+            "0.02",
+        ])
+        .arg(dir.join("in.jsonl"))
+        .arg("-o")
+        .arg(dir.join("out.jsonl"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// A model answering with the name its text holds, except Bob's first answer, a number (so
+/// that Bob's item needs a second round with the violation fed back).
+fn names(mock: &MockLlm, wire: Wire) {
+    let bob_answered = std::sync::atomic::AtomicBool::new(false);
+    mock.respond_with(move |request| {
+        let name = ["Ada", "Bob", "Cy"]
+            .into_iter()
+            .find(|name| request.body.contains(&format!("{name} wrote")));
+        match name {
+            Some("Bob") if !bob_answered.swap(true, std::sync::atomic::Ordering::SeqCst) => {
+                wire.answer(Form::Text, json!({ "name": 5 }))
+            }
+            Some(name) => wire.answer(Form::Text, json!({ "name": name })),
+            None => Reply::error(400, "invalid_request_error", "no name in the text"),
+        }
+    });
+}
+
+#[test]
+fn each_providers_batch_api_answers_in_rounds_resending_only_what_failed_or_expired() {
+    for provider in providers(&MockLlm::start()).map(|provider| provider.0) {
+        let mock = MockLlm::start();
+        let provider = providers(&mock)
+            .into_iter()
+            .find(|one| one.0 == provider)
+            .unwrap();
+        names(&mock, provider.4);
+        // Round one: one request fails (a 500). Round two (that request, and Bob's second):
+        // the batch expires with one request unrun (Gemini: the whole batch expires).
+        mock.plan_batch(Plan {
+            polls: 1,
+            failing: 1,
+            ..Plan::default()
+        });
+        mock.plan_batch(Plan {
+            unrun: 1,
+            ..Plan::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("in.jsonl"),
+            "Ada wrote.\nBob wrote.\nCy wrote.\n",
+        )
+        .unwrap();
+        let output = provider_batch(dir.path(), &provider).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            provider.0,
+            stderr(&output)
+        );
+        let lines = written(dir.path());
+        for (id, name) in [("1", "Ada"), ("2", "Bob"), ("3", "Cy")] {
+            assert_eq!(
+                lines[id]["data"],
+                json!({ "name": name }),
+                "{}: {}",
+                provider.0,
+                lines[id]
+            );
+            let usage = &lines[id]["usage"];
+            assert_eq!(
+                usage["batchPricedCalls"], usage["llmCalls"],
+                "{}: {usage}",
+                provider.0
+            );
+        }
+        assert_eq!(
+            lines["2"]["usage"]["llmCalls"], 2,
+            "Bob's item took a second round"
+        );
+        let batches = mock.batches();
+        assert_eq!(
+            batches[0].ids.len(),
+            3,
+            "{}: all first requests in one batch",
+            provider.0
+        );
+        assert!(
+            batches.len() >= 3 && batches[1..].iter().all(|batch| batch.ids.len() <= 2),
+            "{}: {batches:?}",
+            provider.0
+        );
+        // The model answered each request once: 3 first requests and Bob's second; the failed
+        // and the unrun were sent again, nothing answered was.
+        let answered = mock.requests();
+        assert_eq!(answered.len(), 4, "{}: {answered:?}", provider.0);
+        assert!(
+            !dir.path().join("out.jsonl.provider-batch.jsonl").exists(),
+            "the journal goes once every item has its line"
+        );
+    }
+}
+
+#[test]
+fn a_restart_mid_poll_polls_the_same_batch_and_submits_nothing_twice() {
+    for provider in providers(&MockLlm::start()).map(|provider| provider.0) {
+        let mock = MockLlm::start();
+        let provider = providers(&mock)
+            .into_iter()
+            .find(|one| one.0 == provider)
+            .unwrap();
+        names(&mock, provider.4);
+        mock.plan_batch(Plan {
+            polls: 1_000_000,
+            ..Plan::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("in.jsonl"), "Ada wrote.\nCy wrote.\n").unwrap();
+        let mut child = provider_batch(dir.path(), &provider).spawn().unwrap();
+        let journal = dir.path().join("out.jsonl.provider-batch.jsonl");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !std::fs::read_to_string(&journal)
+            .unwrap_or_default()
+            .contains("\"batch\"")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{}: no batch submitted",
+                provider.0
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, "-9");
+        child.wait().unwrap();
+        assert_eq!(mock.batches().len(), 1);
+        assert!(mock.batches()[0].polled >= 1, "killed mid-poll");
+        mock.end_batches();
+        let output = provider_batch(dir.path(), &provider).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            provider.0,
+            stderr(&output)
+        );
+        let lines = written(dir.path());
+        assert_eq!(
+            (
+                lines["1"]["data"]["name"].as_str(),
+                lines["2"]["data"]["name"].as_str()
+            ),
+            (Some("Ada"), Some("Cy"))
+        );
+        assert_eq!(
+            mock.batches().len(),
+            1,
+            "{}: the rerun polled the batch it had, and sent none",
+            provider.0
+        );
+        assert_eq!(mock.requests().len(), 2);
+    }
 }

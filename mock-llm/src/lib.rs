@@ -27,6 +27,7 @@
 //! a model that reads the orders of each text ([`orders::Reader`]), and `POST
 //! /_mock/orders/text` (`{"chars", "orders"}`) returns a text with orders planted in it.
 
+pub mod batches;
 pub mod document;
 pub mod orders;
 pub mod pdf;
@@ -279,6 +280,8 @@ struct Script {
     server: servers::Server,
     /// TCP connections accepted (clients that keep connections alive open few).
     connections: usize,
+    /// The batches created through the providers' batch APIs, and how the next ones go.
+    batches: batches::Batches,
 }
 
 /// A running mock server; it stops when dropped.
@@ -401,6 +404,22 @@ impl MockLlm {
     /// TCP connections accepted since the start or the last reset.
     pub fn connections(&self) -> usize {
         self.lock().connections
+    }
+
+    /// Makes the next batch created through a provider's batch API go as `plan` says (plans
+    /// are taken in order; a batch with none left runs and ends at its first poll).
+    pub fn plan_batch(&self, plan: batches::Plan) {
+        self.lock().batches.plan(plan);
+    }
+
+    /// Ends every batch created so far at its next poll.
+    pub fn end_batches(&self) {
+        self.lock().batches.end_all();
+    }
+
+    /// The batches created through the providers' batch APIs, in order.
+    pub fn batches(&self) -> Vec<batches::Created> {
+        self.lock().batches.created()
     }
 
     /// Replies queued but not served.
@@ -602,6 +621,9 @@ async fn handle(
             return Ok(respond(&Reply::raw(200, "{\"reset\":true}")));
         }
         _ => {}
+    }
+    if let Some(reply) = batches::route(&script, method.as_str(), &path, &body) {
+        return Ok(respond(&reply));
     }
     let recorded = Recorded {
         method: method.to_string(),

@@ -16,6 +16,7 @@
 //!     output: "results.jsonl".into(),
 //!     defaults: Defaults { schema: Some(("contact".into(), "named")), ..Defaults::default() },
 //!     jobs: 16,
+//!     provider_batch: None,
 //! };
 //! let stop = Arc::new(AtomicBool::new(false));
 //! let summary = batch
@@ -27,13 +28,15 @@
 //! ```
 
 pub mod input;
+mod lines;
 pub mod output;
+mod provider;
 mod tally;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::task::JoinSet;
@@ -42,6 +45,8 @@ use crate::bindings::Scope;
 use crate::client::{CallError, Structure};
 pub use input::{Defaults, Item};
 use output::Output;
+pub use provider::ProviderBatch;
+use provider::{Http, Journal, Rounds};
 pub use tally::{Done, Tally};
 
 /// One batch: where its lines come from and go, what they default to, how many calls at once.
@@ -55,6 +60,8 @@ pub struct Batch {
     pub defaults: Defaults,
     /// Calls in flight at once (at least 1).
     pub jobs: usize,
+    /// Through the providers' batch APIs, polled so, when set.
+    pub provider_batch: Option<ProviderBatch>,
 }
 
 impl Batch {
@@ -85,23 +92,92 @@ impl Batch {
             ids.iter().filter(|id| done.contains(*id)).count(),
         );
         let folder = self.input.parent().unwrap_or(Path::new("."));
-        let mut items =
+        let items =
             input::items(&text, folder, &self.defaults).filter(|item| !done.contains(&item.id));
         let mut running = JoinSet::new();
-        loop {
-            while running.len() < self.jobs.max(1) && !stop.load(Ordering::SeqCst) {
-                let Some(item) = items.next() else { break };
-                running.spawn(call(client.clone(), scope.clone(), item));
+        let Some(options) = &self.provider_batch else {
+            let mut items = items;
+            loop {
+                while running.len() < self.jobs.max(1) && !stop.load(Ordering::SeqCst) {
+                    let Some(item) = items.next() else { break };
+                    running.spawn(call(client.clone(), scope.clone(), item));
+                }
+                let Some(finished) = running.join_next().await else {
+                    break;
+                };
+                let done =
+                    finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
+                output.write(&done.id, done.result.clone())?;
+                tally.add(&done);
+                progress(&done, &tally);
             }
-            let Some(finished) = running.join_next().await else {
-                break;
-            };
+            return Ok(tally);
+        };
+        let (journal, restored) = Journal::open(&provider::beside(&self.output))?;
+        let http = Http::new(client.connections());
+        let rounds = Rounds::new(journal, restored, http, options.clone(), self.jobs);
+        let items: Vec<Item> = items.collect();
+        // Counted before any runs: a round leaves only when every item has parked or ended.
+        rounds.expect(items.iter().filter(|item| item.arguments.is_ok()).count());
+        for item in items {
+            running.spawn(call_in_rounds(
+                rounds.clone(),
+                client.clone(),
+                scope.clone(),
+                item,
+            ));
+        }
+        while let Some(finished) = next_unless_stopped(&mut running, &stop).await {
             let done = finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
+            if let Some(broken) = rounds.broken() {
+                return Err(broken);
+            }
             output.write(&done.id, done.result.clone())?;
             tally.add(&done);
             progress(&done, &tally);
         }
+        running.abort_all();
+        rounds.stop();
+        if tally.left == 0 {
+            rounds.finish()?;
+        }
         Ok(tally)
+    }
+}
+
+/// The next item to end, or none once every item has ended or `stop` is set (the items then
+/// waiting on a provider's batch are left to a rerun, which polls the same batches).
+async fn next_unless_stopped(
+    running: &mut JoinSet<Done>,
+    stop: &AtomicBool,
+) -> Option<Result<Done, tokio::task::JoinError>> {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        tokio::select! {
+            finished = running.join_next() => return finished,
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
+}
+
+/// Runs `item` in the rounds of a provider batch.
+async fn call_in_rounds(
+    rounds: Arc<Rounds>,
+    client: Arc<Structure>,
+    scope: Scope,
+    item: Item,
+) -> Done {
+    let started = Instant::now();
+    let result = match item.arguments {
+        Err(message) => invalid_line(&message),
+        Ok(arguments) => result(rounds.run(client, scope, item.id.clone(), arguments).await),
+    };
+    Done {
+        id: item.id,
+        result,
+        seconds: started.elapsed().as_secs_f64(),
     }
 }
 
@@ -109,21 +185,31 @@ impl Batch {
 async fn call(client: Arc<Structure>, scope: Scope, item: Item) -> Done {
     let started = Instant::now();
     let result = match item.arguments {
-        Err(message) => json!({ "error": {
-            "kind": "invalid-request", "field": "line", "message": message,
-            "usage": { "llmCalls": 0, "promptTokens": 0, "completionTokens": 0, "cachedPromptTokens": 0 },
-        } }),
-        Ok(arguments) => match client.call_tool(&scope, &arguments).await {
-            Ok(outcome) => outcome,
-            Err(CallError::Structure(error)) => error.to_json(),
-            Err(CallError::Host(error)) => {
-                json!({ "error": { "kind": "host", "message": format!("the structure component could not run: {error:#}") } })
-            }
-        },
+        Err(message) => invalid_line(&message),
+        Ok(arguments) => result(client.call_tool(&scope, &arguments).await),
     };
     Done {
         id: item.id,
         result,
         seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// The error of a line that gives no arguments.
+fn invalid_line(message: &str) -> serde_json::Value {
+    json!({ "error": {
+        "kind": "invalid-request", "field": "line", "message": message,
+        "usage": { "llmCalls": 0, "promptTokens": 0, "completionTokens": 0, "cachedPromptTokens": 0 },
+    } })
+}
+
+/// A call's line: its outcome, or its error.
+fn result(called: Result<serde_json::Value, CallError>) -> serde_json::Value {
+    match called {
+        Ok(outcome) => outcome,
+        Err(CallError::Structure(error)) => error.to_json(),
+        Err(CallError::Host(error)) => {
+            json!({ "error": { "kind": "host", "message": format!("the structure component could not run: {error:#}") } })
+        }
     }
 }

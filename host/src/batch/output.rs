@@ -1,64 +1,40 @@
 //! A batch's output file: one JSON line an item, each written whole, so that the same command
 //! run again after a crash or `kill -9` skips what is done and never writes an item twice.
 //!
-//! A line is appended with one write and flushed before the next item is written. Should the
-//! process die inside that write, the file ends with a line without its newline: opening the
-//! file again cuts it off (its item is done again), so no torn line is ever kept.
+//! Its lines are [`Lines`]: a line torn by a crash is cut off when the file is opened again,
+//! and its item is done again.
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
+use super::lines::Lines;
+
 /// The output file, open for appending.
 pub struct Output {
-    path: PathBuf,
-    file: File,
+    lines: Lines,
 }
 
 impl Output {
     /// Opens (or creates) `path`, cutting off a torn last line; returns the ids already written.
     pub fn open(path: &Path) -> Result<(Self, HashSet<String>), String> {
-        let failed = |error: std::io::Error| format!("cannot use {}: {error}", path.display());
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(failed)?;
-        let mut text = Vec::new();
-        file.read_to_end(&mut text).map_err(failed)?;
-        let whole = text
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(0, |at| at + 1);
-        if whole < text.len() {
-            file.set_len(whole as u64).map_err(failed)?;
-            file.seek(SeekFrom::End(0)).map_err(failed)?;
-        }
+        let (lines, written) = Lines::open(path)?;
         let mut done = HashSet::new();
-        for (number, line) in text[..whole].split(|byte| *byte == b'\n').enumerate() {
-            if line.is_empty() {
-                continue;
-            }
-            let id = serde_json::from_slice::<Value>(line)
+        for (number, line) in written {
+            let id = serde_json::from_slice::<Value>(&line)
                 .ok()
                 .and_then(|value| value.get("id")?.as_str().map(str::to_owned))
                 .ok_or_else(|| {
                     format!(
-                        "{} line {} is not a line this command wrote (a JSON object with an \
+                        "{} line {number} is not a line this command wrote (a JSON object with an \
                          \"id\"): give another output file",
                         path.display(),
-                        number + 1
                     )
                 })?;
             done.insert(id);
         }
-        let path = path.to_owned();
-        Ok((Self { path, file }, done))
+        Ok((Self { lines }, done))
     }
 
     /// Appends `result` (an outcome or an error, as JSON) with `id` first, whole.
@@ -68,11 +44,7 @@ impl Output {
         if let Value::Object(fields) = result {
             line.extend(fields.into_iter().filter(|(key, _)| key != "id"));
         }
-        let mut bytes = serde_json::to_vec(&line).expect("JSON values serialise");
-        bytes.push(b'\n');
-        (self.file.write_all(&bytes))
-            .and_then(|()| self.file.flush())
-            .map_err(|error| format!("cannot write {}: {error}", self.path.display()))
+        self.lines.append(&line)
     }
 }
 

@@ -102,6 +102,15 @@ pub(crate) enum Command {
         /// A per-call setting override for every line, as name=value (a line's own settings win).
         #[arg(long = "with", value_name = "NAME=VALUE")]
         overrides: Vec<String>,
+        /// Send the model requests through the provider's batch API (OpenAI, Anthropic, Gemini):
+        /// half the price, answers within 24 hours, in rounds; OUT.provider-batch.jsonl keeps
+        /// the batches, so a rerun resumes polling them.
+        #[arg(long)]
+        provider_batch: bool,
+        /// With --provider-batch: seconds before the first poll of a batch (each later poll
+        /// waits twice as long, up to 5 minutes).
+        #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+        poll_seconds: f64,
     },
     /// The schema registry: list (the default), show, register, register-skill, deregister.
     Schemas {
