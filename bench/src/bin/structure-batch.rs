@@ -5,8 +5,12 @@
 //!
 //! ```text
 //! cargo run --release -p structure-bench --bin structure-batch -- \
-//!     [--items 1000] [--jobs 16] [--latency-ms 200] [--cli target/release/structure]
+//!     [--items 1000] [--jobs 16] [--latency-ms 200] [--cli target/release/structure] [--provider-batch]
 //! ```
+//!
+//! With `--provider-batch` it measures `structure batch --provider-batch` instead (the mock's
+//! OpenAI Batch API answering each batch at its first poll), against the same batch sent as
+//! direct calls: what the rounds cost the host.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,6 +35,9 @@ struct Args {
     /// The `structure` command measured.
     #[arg(long, default_value = "target/release/structure")]
     cli: PathBuf,
+    /// Measure `structure batch --provider-batch` against a batch of direct calls.
+    #[arg(long)]
+    provider_batch: bool,
 }
 
 const SCHEMA: &str =
@@ -75,28 +82,64 @@ fn main() -> anyhow::Result<()> {
     }
     drop(file);
 
-    let (cpu, started) = (children().0, Instant::now());
-    let status = command(&args.cli, &mock)
-        .args([
-            "batch",
-            "--schema",
-            SCHEMA,
-            "--jobs",
-            &args.jobs.to_string(),
-        ])
-        .arg(&input)
-        .arg("-o")
-        .arg(dir.join("out.jsonl"))
-        .status()?;
-    let (cpu_now, peak) = children();
-    let batch = (cpu_now - cpu, started.elapsed().as_secs_f64());
-    let lines = std::fs::read_to_string(dir.join("out.jsonl"))?
-        .lines()
-        .count();
-    anyhow::ensure!(
-        status.success() && lines == args.items,
-        "the batch wrote {lines} lines"
-    );
+    let run_batch = |extra: &[&str], output: &str| -> anyhow::Result<(f64, f64)> {
+        let (cpu, started) = (children().0, Instant::now());
+        let status = command(&args.cli, &mock)
+            .args([
+                "batch",
+                "--schema",
+                SCHEMA,
+                "--jobs",
+                &args.jobs.to_string(),
+            ])
+            .args(extra)
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join(output))
+            .status()?;
+        let measured = (children().0 - cpu, started.elapsed().as_secs_f64());
+        let text = std::fs::read_to_string(dir.join(output))?;
+        let ok = text
+            .lines()
+            .filter(|line| line.contains("\"status\":\"ok\""))
+            .count();
+        anyhow::ensure!(
+            status.success() && ok == args.items,
+            "the batch wrote {ok} ok lines"
+        );
+        Ok(measured)
+    };
+    if args.provider_batch {
+        // First, so that the peak resident set is its own.
+        let rounds = run_batch(
+            &["--provider-batch", "--poll-seconds", "0.05"],
+            "rounds.jsonl",
+        )?;
+        let peak = children().1;
+        let batches = mock.batches();
+        let direct = run_batch(&[], "direct.jsonl")?;
+        std::fs::remove_dir_all(&dir)?;
+        println!("{} texts, {} running at once", args.items, args.jobs);
+        println!("| | CPU s | CPU ms/item | wall s |");
+        println!("|---|---|---|---|");
+        for (name, (cpu, wall)) in [("--provider-batch", rounds), ("direct calls", direct)] {
+            println!(
+                "| {name} | {cpu:.1} | {:.2} | {wall:.1} |",
+                cpu * 1000.0 / args.items as f64
+            );
+        }
+        println!(
+            "{} batch(es) of {:?} requests; --provider-batch peak memory {peak:.0} MiB",
+            batches.len(),
+            batches
+                .iter()
+                .map(|batch| batch.ids.len())
+                .collect::<Vec<_>>()
+        );
+        return Ok(());
+    }
+    let batch = run_batch(&[], "out.jsonl")?;
+    let peak = children().1;
 
     // A process per text, `jobs` at a time, as `xargs -P` runs them.
     let (cpu, started) = (children().0, Instant::now());
