@@ -18,7 +18,14 @@ fn main() {
         .parent()
         .expect("the host crate lives inside the workspace")
         .to_path_buf();
-    for input in ["src", "wit", "schemas", "Cargo.toml", "Cargo.lock"] {
+    for input in [
+        "src",
+        "wit",
+        "schemas",
+        "console",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
     let target_dir =

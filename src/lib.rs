@@ -80,8 +80,9 @@
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, outcome, ports, provider, schema, scope, settings |
 //! | [`tool_definition`] | the tool definition | schema |
+//! | [`insights`] | per-schema call statistics kept in the store: 24 hours and 7 days | error, ports, scope, store |
 //! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, outcome, ports, provider, request, schema, scope, settings |
-//! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, keys, ports, request, schema, scope, tool_definition |
+//! | [`http_api`] | the HTTP API, token authentication, MCP, the console | api, error, insights, keys, ports, request, schema, scope, settings, tool_definition |
 //! | `wasi` | the component: WIT exports, incoming HTTP, the ports over WASI | api, error, http_api, keys, outcome, ports, request, schema, scope, tool_definition |
 
 pub mod answer;
@@ -91,6 +92,7 @@ pub mod document;
 pub mod error;
 pub mod escalation;
 pub mod http_api;
+pub mod insights;
 pub mod keys;
 pub mod limits;
 pub mod lru;

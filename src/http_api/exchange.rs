@@ -20,6 +20,22 @@ impl ApiRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
         crate::ports::header(&self.headers, name)
     }
+
+    /// The value of query parameter `name` (`""` for a bare `?name`), percent-decoding left
+    /// out: the parameters this API takes are plain words.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        let query = self
+            .path
+            .split_once('?')?
+            .1
+            .split('#')
+            .next()
+            .unwrap_or_default();
+        query.split('&').find_map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (key == name).then_some(value)
+        })
+    }
 }
 
 /// A response for the host to send.
@@ -36,6 +52,15 @@ impl ApiResponse {
             status,
             headers: vec![("content-type".to_owned(), "application/json".to_owned())],
             body: body.to_string().into_bytes(),
+        }
+    }
+
+    /// A static file of the console: its bytes and media type.
+    pub fn file(media_type: &str, body: &[u8]) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("content-type".to_owned(), media_type.to_owned())],
+            body: body.to_vec(),
         }
     }
 

@@ -351,11 +351,17 @@ fn call_tool(
         .get("arguments")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    let started = ports.clock.now_unix_millis();
     let result = StructureRequest::from_tool_arguments(&arguments)
         .and_then(|request| api::structure(&request, &caller.scope, ports));
+    let answered = match &result {
+        Ok(outcome) => outcome.to_json(),
+        Err(error) => error.to_json(),
+    };
+    super::insights::record(&arguments, &answered, started, &caller.scope, ports);
     Ok(match result {
-        Ok(outcome) => {
-            let structured = outcome.to_json();
+        Ok(_) => {
+            let structured = answered;
             object(json!({
                 "content": [{ "type": "text", "text": structured.to_string() }],
                 "structuredContent": structured,

@@ -7,9 +7,12 @@
 //! | `/v1/tool` | GET | user | the tool definition |
 //! | `/v1/structure` | POST | user | the tool's arguments → the outcome |
 //! | `/v1/schemas` | GET | user | the registry as the caller's scope sees it |
-//! | `/v1/schemas/{name}` | GET | user | one schema with its manual |
-//! | `/v1/schemas/{name}` | PUT, DELETE | admin | register, deregister at the caller's scope |
+//! | `/v1/schemas/{name}` | GET | user | one schema with its manual, and its `ETag` |
+//! | `/v1/schemas/{name}` | PUT, DELETE | admin | register (`?check`: check only), deregister at the caller's scope; `If-Match` or 409 ([`schemas`]) |
+//! | `/v1/me` | GET | user | the caller: tenant, project, role |
+//! | `/v1/insights` | GET | user | each schema's calls over `?window=24h` or `7d`, JSON or `?format=csv` ([`insights`]) |
 //! | `/mcp` | POST | user | the Model Context Protocol ([`mcp`]) |
+//! | `/console` | GET | — | the web console's page and files ([`console`]); it signs in with a token |
 //!
 //! Every error has the same body, `{"error": {"kind", "message", ...}}`, and its status: 400
 //! malformed or wrongly typed input (naming the field), 401 no or an unknown token, 403 the
@@ -18,16 +21,19 @@
 //! satisfy, 429/502/504 provider trouble, 500 the service's own configuration or store.
 
 pub mod auth;
+pub mod console;
 mod exchange;
+pub mod insights;
 pub mod mcp;
+pub mod schemas;
 
 use serde_json::{Value, json};
 
-use crate::error::{ErrorKind, StructureError};
+use crate::error::StructureError;
 use crate::keys;
 use crate::ports::Ports;
 use crate::request::StructureRequest;
-use crate::schema::registry::{Registration, Registry};
+use crate::schema::registry::Registry;
 use crate::{api, tool_definition};
 use auth::{Caller, Denied, Role};
 pub use exchange::{ApiRequest, ApiResponse, status_of};
@@ -60,7 +66,9 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
         ["v1", "structure"] => (&["POST"], None),
         ["v1", "schemas"] => (&["GET"], None),
         ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
+        ["v1", "me"] | ["v1", "insights"] => (&["GET"], None),
         ["mcp"] => (&["POST"], None),
+        ["console"] | ["console", _] => (&["GET"], None),
         _ => {
             return ApiResponse::error(
                 404,
@@ -83,6 +91,17 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
             json!({}),
         )
         .with_header("allow", &methods.join(", "));
+    }
+    if segments.first() == Some(&"console") {
+        let file = segments.get(1).copied().unwrap_or_default();
+        return console::serve(file).unwrap_or_else(|| {
+            ApiResponse::error(
+                404,
+                "not-found",
+                &format!("no console file {path}"),
+                json!({}),
+            )
+        });
     }
     if segments == ["healthz"] {
         let authenticated =
@@ -120,10 +139,40 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
     } else {
         None
     };
+    let scope = &caller.scope;
     match (segments.as_slice(), request.method.as_str(), body) {
         (["mcp"], _, Some(body)) => mcp::handle(&body, &caller, request, ports),
-        (_, method, body) => respond(rest(&segments, method, name, body, &caller, ports)),
+        (["v1", "insights"], ..) => insights::get(request, scope, ports),
+        (["v1", "structure"], _, body) => structure(body.unwrap_or_default(), scope, ports),
+        (_, "GET", _) if name.is_some() => schemas::get(name.unwrap_or_default(), scope, ports),
+        (_, "PUT", body) if name.is_some() => schemas::put(
+            name.unwrap_or_default(),
+            body.unwrap_or_default(),
+            request,
+            scope,
+            ports,
+        ),
+        (_, "DELETE", _) if name.is_some() => {
+            schemas::delete(name.unwrap_or_default(), request, scope, ports)
+        }
+        (_, method, _) => respond(rest(&segments, method, &caller, ports)),
     }
+}
+
+/// `POST /v1/structure`: the call, counted in the insights.
+fn structure(arguments: Value, scope: &crate::scope::Scope, ports: &Ports<'_>) -> ApiResponse {
+    let started = ports.clock.now_unix_millis();
+    let result = StructureRequest::from_tool_arguments(&arguments)
+        .and_then(|request| api::structure(&request, scope, ports));
+    let (response, answered) = match result {
+        Ok(outcome) => {
+            let answered = outcome.to_json();
+            (ApiResponse::json(200, &answered), answered)
+        }
+        Err(error) => (ApiResponse::from_error(&error), error.to_json()),
+    };
+    insights::record(&arguments, &answered, started, scope, ports);
+    response
 }
 
 /// `GET /healthz`: 200 when the key-value store answers (a read of a key nobody writes), 503
@@ -151,101 +200,32 @@ fn respond(result: Result<(u16, Value), StructureError>) -> ApiResponse {
     }
 }
 
-/// The REST routes, once the caller is known and the body read.
+/// The other routes, once the caller is known.
 fn rest(
     segments: &[&str],
     method: &str,
-    name: Option<&str>,
-    body: Option<Value>,
     caller: &Caller,
     ports: &Ports<'_>,
 ) -> Result<(u16, Value), StructureError> {
     let scope = &caller.scope;
-    match (segments, method, name) {
-        (["v1", "tool"], _, _) => Ok((200, tool_definition::tool_definition())),
-        (["v1", "structure"], _, _) => {
-            let request = StructureRequest::from_tool_arguments(&body.unwrap_or_default())?;
-            api::structure(&request, scope, ports).map(|outcome| (200, outcome.to_json()))
-        }
-        (["v1", "schemas"], _, _) => {
+    match (segments, method) {
+        (["v1", "tool"], _) => Ok((200, tool_definition::tool_definition())),
+        (["v1", "schemas"], _) => {
             let list = Registry::new(ports.key_value, scope).list()?;
             Ok((200, json!({ "schemas": list })))
         }
-        (_, "GET", Some(name)) => {
-            let found = Registry::new(ports.key_value, scope).find(name)?;
-            let mut shown = serde_json::to_value(found.info()).unwrap_or_default();
-            shown["schema"] = found.schema;
-            shown["manual"] = json!(found.manual);
-            Ok((200, shown))
-        }
-        (_, "PUT", Some(name)) => {
-            let registration = registration(name, body.unwrap_or_default())?;
-            let info = api::register_schema(scope, registration, ports)?;
-            Ok((200, serde_json::to_value(info).unwrap_or_default()))
-        }
-        (_, "DELETE", Some(name)) => {
-            if Registry::new(ports.key_value, scope).deregister(name)? {
-                Ok((204, Value::Null))
-            } else {
-                Err(StructureError::new(
-                    ErrorKind::SchemaNotFound {
-                        name: name.to_owned(),
-                        suggestions: Vec::new(),
-                    },
-                    format!("{name:?} is not registered at {}", scope.own_origin()),
-                ))
-            }
+        (["v1", "me"], _) => {
+            let role = match caller.role {
+                Role::Admin => "admin",
+                _ => "user",
+            };
+            Ok((
+                200,
+                json!({ "tenant": scope.tenant, "project": scope.project, "role": role }),
+            ))
         }
         _ => Err(StructureError::invalid_request("path", "no such route")),
     }
-}
-
-/// `PUT /v1/schemas/{name}` takes `{"schema": {...}, "manual": "...", "version": "1.2"}`.
-fn registration(name: &str, body: Value) -> Result<Registration, StructureError> {
-    let Value::Object(mut fields) = body else {
-        return Err(StructureError::invalid_request(
-            "body",
-            "the body must be a JSON object with schema, manual and version",
-        ));
-    };
-    if let Some(unknown) = fields
-        .keys()
-        .find(|key| !["schema", "manual", "version"].contains(&key.as_str()))
-    {
-        return Err(StructureError::invalid_request(
-            unknown,
-            format!("unknown field {unknown:?}; the fields are schema, manual and version"),
-        ));
-    }
-    let schema = match fields.remove("schema") {
-        Some(schema @ Value::Object(_)) => schema,
-        Some(_) => {
-            return Err(StructureError::invalid_request(
-                "schema",
-                "schema must be a JSON object",
-            ));
-        }
-        None => {
-            return Err(StructureError::invalid_request(
-                "schema",
-                "schema is missing",
-            ));
-        }
-    };
-    let text = |field: &str, value: Option<Value>| match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text)),
-        Some(_) => Err(StructureError::invalid_request(
-            field,
-            format!("{field} must be a string"),
-        )),
-    };
-    Ok(Registration {
-        name: name.to_owned(),
-        schema,
-        manual: text("manual", fields.remove("manual"))?,
-        version: text("version", fields.remove("version"))?,
-    })
 }
 
 /// Why a body is not usable JSON.

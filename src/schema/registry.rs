@@ -246,6 +246,37 @@ impl<'a> Registry<'a> {
         registration: Registration,
         limits: &CallLimits,
     ) -> Result<SchemaInfo, StructureError> {
+        let (key, stored, unchanged) = self.prepare(registration, limits)?;
+        if unchanged {
+            return self.find(&stored.name).map(|found| found.info());
+        }
+        store::write(self.store, &key, &stored)?;
+        Ok(RegisteredSchema {
+            name: stored.name,
+            schema: stored.schema,
+            manual: stored.manual,
+            version: stored.version,
+            origin: self.scope.own_origin(),
+        }
+        .info())
+    }
+
+    /// Checks `registration` as [`Registry::register`] would, and writes nothing.
+    pub fn check(
+        &self,
+        registration: Registration,
+        limits: &CallLimits,
+    ) -> Result<(), StructureError> {
+        self.prepare(registration, limits).map(|_| ())
+    }
+
+    /// What registering `registration` would store, where, and whether that is what is stored
+    /// already.
+    fn prepare(
+        &self,
+        registration: Registration,
+        limits: &CallLimits,
+    ) -> Result<(String, Stored, bool), StructureError> {
         check_name(&registration.name)?;
         let version = Version::parse(registration.version.as_deref().unwrap_or("1.0"))?;
         if !registration.schema.is_object() {
@@ -263,6 +294,7 @@ impl<'a> Registry<'a> {
         let manual = registration
             .manual
             .filter(|manual| !manual.trim().is_empty());
+        let mut unchanged = false;
         if let Some(existing) = store::read::<Stored>(self.store, &key)? {
             let changed = versioning::check_update(
                 &registration.name,
@@ -271,25 +303,15 @@ impl<'a> Registry<'a> {
                 &schema,
                 version,
             )?;
-            if !changed && existing.manual == manual {
-                return self.find(&registration.name).map(|found| found.info());
-            }
+            unchanged = !changed && existing.manual == manual;
         }
         let stored = Stored {
-            name: registration.name.clone(),
+            name: registration.name,
             version: version.to_string(),
             schema,
             manual,
         };
-        store::write(self.store, &key, &stored)?;
-        Ok(RegisteredSchema {
-            name: stored.name,
-            schema: stored.schema,
-            manual: stored.manual,
-            version: stored.version,
-            origin: self.scope.own_origin(),
-        }
-        .info())
+        Ok((key, stored, unchanged))
     }
 
     /// Removes `name` from this scope's own level; `false` when it was not registered there.

@@ -218,6 +218,24 @@ fn build_with_meta_check(schema: &Value) -> Built {
     compile_prepared(prepared.into_owned())
 }
 
+/// Every place `schema` breaks its draft's meta-schema: the pointer into the schema and what
+/// is wrong there (for an editor that shows each mistake where it is; compiling stops at the
+/// first). Empty for a schema whose draft is unknown or that embeds other dialects (compiling
+/// checks those).
+pub fn meta_problems(schema: &Value) -> Vec<(String, String)> {
+    let prepared = prepared(schema);
+    let draft = Draft::default().detect(&prepared);
+    if draft == Draft::Unknown || declares_nested_dialect(&prepared) {
+        return Vec::new();
+    }
+    let mut problems: Vec<(String, String)> = meta_validator(draft)
+        .iter_errors(&prepared)
+        .map(|error| (error.instance_path().as_str().to_owned(), error.to_string()))
+        .collect();
+    problems.dedup();
+    problems
+}
+
 /// Whether `$schema` appears anywhere below the root (each embedded resource is checked
 /// against its own meta-schema then, which `jsonschema` knows how to do).
 fn declares_nested_dialect(schema: &Value) -> bool {

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use structure::Usage;
 use structure::http_api::auth;
+use structure::insights::{Asked, schema_label};
 use structure::ports::Config;
 
 use crate::config::Settings;
@@ -127,11 +128,11 @@ impl Record {
         let asked = match record.route.as_str() {
             "/v1/structure" => {
                 record.read_result(&response);
-                schema_asked(&request)
+                Asked::of_arguments(&request)
             }
             "/mcp" if request.get("method").and_then(Value::as_str) == Some("tools/call") => {
                 record.read_result(&response["result"]["structuredContent"]);
-                schema_asked(&request["params"]["arguments"])
+                Asked::of_arguments(&request["params"]["arguments"])
             }
             "/v1/schemas/{name}" => {
                 record.read_result(&response);
@@ -182,29 +183,23 @@ impl Record {
             .collect();
     }
 
-    /// What the metrics and the log call the schema: a name only once the call has shown it
-    /// is one (the caller was authenticated and the name resolved: an outcome from the
-    /// registry, an error of a stage after it, a schema route that answered 2xx), else
-    /// `unknown`, so a caller cannot add series by sending names.
+    /// What the metrics and the log call the schema, as the insights do
+    /// ([`structure::insights::schema_label`]), and only for an authenticated caller; a schema
+    /// route's name once the route answered 2xx.
     fn schema_label(&self, asked: Asked) -> String {
-        let name = match asked {
-            Asked::Way(way) => return way.to_owned(),
-            Asked::Name(name) => name,
-        };
-        let resolved = self.tenant.is_some()
-            && match self.route.as_str() {
-                "/v1/schemas/{name}" => (200..300).contains(&self.code),
-                _ => {
-                    self.schema_origin
-                        .as_deref()
-                        .is_some_and(|origin| origin.starts_with("registry"))
-                        || self
-                            .error_kind
-                            .as_deref()
-                            .is_some_and(|kind| AFTER_RESOLVING.contains(&kind))
-                }
-            };
-        if resolved { name } else { "unknown".to_owned() }
+        let named = matches!(asked, Asked::Name(_));
+        if named && self.tenant.is_none() {
+            return "unknown".to_owned();
+        }
+        match (asked, self.route.as_str()) {
+            (Asked::Name(name), "/v1/schemas/{name}") if (200..300).contains(&self.code) => name,
+            (Asked::Name(_), "/v1/schemas/{name}") => "unknown".to_owned(),
+            (asked, _) => schema_label(
+                asked,
+                self.schema_origin.as_deref(),
+                self.error_kind.as_deref(),
+            ),
+        }
     }
 
     /// The status the metrics count it under: the outcome's, `error`, or `http-<code>` for the
@@ -264,38 +259,6 @@ fn route(path: &str) -> String {
         [] => "/".to_owned(),
         _ => path.trim_end_matches('/').to_owned(),
     }
-}
-
-/// The errors of the stages after the schema was resolved: a call that ends in one of them
-/// named a schema that exists.
-const AFTER_RESOLVING: &[&str] = &[
-    "provider",
-    "transport",
-    "refusal",
-    "blocked",
-    "truncated",
-    "invalid-response",
-    "structured-output-failed",
-    "budget-exhausted",
-];
-
-/// How a call asks for its schema.
-enum Asked {
-    /// By a registry name, as the caller wrote it.
-    Name(String),
-    /// `inline`, `text` or `examples`.
-    Way(&'static str),
-}
-
-/// The schema a call's arguments ask for: a registry name, else how it is given.
-fn schema_asked(arguments: &Value) -> Option<Asked> {
-    let mode = arguments.get("schemaMode").and_then(Value::as_str);
-    Some(match (arguments.get("schema")?, mode) {
-        (Value::String(name), Some("named")) => Asked::Name(name.trim().to_owned()),
-        (_, Some("text")) => Asked::Way("text"),
-        (_, Some("examples")) => Asked::Way("examples"),
-        _ => Asked::Way("inline"),
-    })
 }
 
 fn text(value: &Value, pointer: &str) -> Option<String> {

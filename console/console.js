@@ -1,0 +1,635 @@
+// The structure console: the registry, a playground that shows where each value came from,
+// and insights per schema, all from the service's own API with the bearer token the person
+// signs in with. Everything shown that came from the service (names, manuals, values, texts)
+// goes into the page as text nodes, never as markup: a hostile manual stays text.
+
+const $ = (id) => document.getElementById(id);
+const TOKEN_KEY = 'structure-console-token';
+
+/** An element with properties and children (strings become text nodes). */
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  node.append(...children.filter((child) => child !== null && child !== undefined));
+  return node;
+}
+
+const state = { token: null, me: null, schemas: [], current: null, etag: null, isNew: false, checkTimer: 0, checkSeq: 0 };
+
+/** A call of the API: status, JSON body (or null), text, ETag. */
+async function api(path, { method = 'GET', body, headers = {} } = {}) {
+  const init = { method, headers: { authorization: `Bearer ${state.token}`, ...headers } };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: response.status, ok: response.ok, json, text, etag: response.headers.get('etag') };
+}
+
+const failure = (result) => result.json?.error?.message ?? `the service answered ${result.status}`;
+
+// Sign-in ---------------------------------------------------------------------------------
+
+async function signIn(token) {
+  state.token = token;
+  const me = await api('/v1/me');
+  if (!me.ok) {
+    state.token = null;
+    sessionStorage.removeItem(TOKEN_KEY);
+    $('signin-error').textContent = me.status === 401 ? 'That token is not known here.' : failure(me);
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, token);
+  state.me = me.json;
+  document.body.dataset.role = state.me.role;
+  const where = state.me.project ? `${state.me.tenant} / ${state.me.project}` : state.me.tenant;
+  $('who-text').textContent = `${where} · ${state.me.role}`;
+  $('signin').hidden = true;
+  $('tabs').hidden = false;
+  $('who').hidden = false;
+  $('token').value = '';
+  await loadSchemas();
+  showView('registry');
+  document.body.dataset.signedIn = 'true';
+}
+
+function signOut() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  state.token = null;
+  state.me = null;
+  for (const view of document.querySelectorAll('.view')) view.hidden = true;
+  $('tabs').hidden = true;
+  $('who').hidden = true;
+  $('signin').hidden = false;
+  document.body.dataset.signedIn = 'false';
+  $('token').focus();
+}
+
+function showView(name) {
+  for (const view of document.querySelectorAll('.view')) view.hidden = view.id !== name;
+  for (const tab of document.querySelectorAll('.tab')) tab.setAttribute('aria-pressed', String(tab.dataset.view === name));
+  if (name === 'playground') fillPlaygroundSchemas();
+  if (name === 'insights') loadInsights();
+}
+
+// Registry --------------------------------------------------------------------------------
+
+async function loadSchemas() {
+  const listed = await api('/v1/schemas');
+  state.schemas = listed.ok ? listed.json.schemas : [];
+  renderSchemaList();
+}
+
+function renderSchemaList() {
+  const wanted = $('search').value.trim().toLowerCase();
+  const rows = state.schemas
+    .filter((schema) => !wanted || `${schema.name} ${schema.origin} ${schema.version}`.toLowerCase().includes(wanted))
+    .map((schema) => {
+      const open = el('button', { type: 'button', textContent: schema.name });
+      open.addEventListener('click', () => openSchema(schema.name));
+      const row = el('tr', {}, el('td', {}, open), el('td', { textContent: schema.origin }), el('td', { textContent: schema.version }));
+      if (state.current?.name === schema.name) row.className = 'selected';
+      return row;
+    });
+  $('schemas').tBodies[0].replaceChildren(...rows);
+}
+
+async function openSchema(name) {
+  const found = await api(`/v1/schemas/${encodeURIComponent(name)}`);
+  if (!found.ok) {
+    $('schema-empty').hidden = false;
+    $('schema-empty').textContent = failure(found);
+    return;
+  }
+  state.current = found.json;
+  state.etag = found.etag;
+  $('schema-empty').hidden = true;
+  $('schema-edit').hidden = true;
+  $('schema-view').hidden = false;
+  $('view-name').textContent = found.json.name;
+  $('view-origin').textContent = found.json.origin;
+  $('view-version').textContent = found.json.version;
+  $('view-schema').textContent = JSON.stringify(found.json.schema, null, 2);
+  renderMarkdown(found.json.manual ?? '', $('view-manual'));
+  const editable = found.json.origin !== 'bundled';
+  $('edit-schema').textContent = editable ? 'Edit' : 'Override at my level';
+  $('delete-schema').hidden = !editable;
+  renderSchemaList();
+}
+
+/** The next minor version: 1.2 → 1.3. */
+const nextMinor = (version) => {
+  const [major, minor] = String(version ?? '1.0').split('.').map(Number);
+  return Number.isInteger(major) && Number.isInteger(minor) ? `${major}.${minor + 1}` : '1.0';
+};
+
+function editSchema(isNew) {
+  state.isNew = isNew;
+  const current = isNew ? null : state.current;
+  $('edit-title').textContent = isNew ? 'New schema' : `Edit ${current.name}`;
+  $('edit-name').value = current?.name ?? '';
+  $('edit-name').readOnly = !isNew;
+  $('edit-version').value = isNew ? '1.0' : current.origin === 'bundled' ? current.version : nextMinor(current.version);
+  $('edit-schema-json').value = JSON.stringify(current?.schema ?? { type: 'object', properties: {}, required: [] }, null, 2);
+  $('edit-manual').value = current?.manual ?? '';
+  $('save-as-new').hidden = isNew;
+  $('edit-status').textContent = '';
+  renderMarkdown($('edit-manual').value, $('manual-preview'));
+  $('schema-empty').hidden = true;
+  $('schema-view').hidden = true;
+  $('schema-edit').hidden = false;
+  scheduleCheck(0);
+  (isNew ? $('edit-name') : $('edit-schema-json')).focus();
+}
+
+function saveAsNewName() {
+  const base = state.current?.name.replace(/-v\d+$/, '') ?? 'schema';
+  const major = Number(String(state.current?.version ?? '1').split('.')[0]) + 1;
+  state.isNew = true;
+  $('edit-name').readOnly = false;
+  $('edit-name').value = `${base}-v${major}`;
+  $('edit-version').value = '1.0';
+  $('edit-title').textContent = 'Save as a new schema (a major version)';
+  $('save-as-new').hidden = true;
+  $('edit-name').focus();
+  scheduleCheck(0);
+}
+
+/** The registration the form holds, or why its schema is not JSON. */
+function formRegistration() {
+  const registration = { manual: $('edit-manual').value, version: $('edit-version').value.trim() };
+  try {
+    registration.schema = JSON.parse($('edit-schema-json').value);
+  } catch (error) {
+    return { error: error.message };
+  }
+  return { registration };
+}
+
+function scheduleCheck(delay = 350) {
+  clearTimeout(state.checkTimer);
+  state.checkTimer = setTimeout(checkSchema, delay);
+}
+
+/** Checks the form's schema as one types: JSON first, then the service's own checks. */
+async function checkSchema() {
+  const seq = ++state.checkSeq;
+  const text = $('edit-schema-json').value;
+  const { registration, error } = formRegistration();
+  let problems;
+  if (error) {
+    problems = [{ pointer: null, message: `not JSON: ${error}`, at: jsonErrorOffset(error, text) }];
+  } else {
+    const name = $('edit-name').value.trim() || 'unnamed';
+    const checked = await api(`/v1/schemas/${encodeURIComponent(name)}?check`, { method: 'PUT', body: registration });
+    if (seq !== state.checkSeq) return;
+    problems = checked.ok ? checked.json.problems : [{ pointer: null, message: failure(checked) }];
+  }
+  renderProblems(problems, text);
+  document.body.dataset.checks = String(Number(document.body.dataset.checks ?? 0) + 1);
+}
+
+function jsonErrorOffset(message, text) {
+  const position = /position (\d+)/.exec(message);
+  if (position) return Number(position[1]);
+  const lineColumn = /line (\d+) column (\d+)/.exec(message);
+  if (!lineColumn) return null;
+  const lines = text.split('\n').slice(0, Number(lineColumn[1]) - 1);
+  return lines.reduce((sum, line) => sum + line.length + 1, 0) + Number(lineColumn[2]) - 1;
+}
+
+function renderProblems(problems, text) {
+  const items = problems.map((problem) => {
+    const range = problem.pointer === null ? (problem.at === null || problem.at === undefined ? null : [problem.at, problem.at + 1]) : locate(text, problem.pointer);
+    const where = problem.pointer === null ? 'JSON' : problem.pointer || '(root)';
+    const line = range ? ` (line ${text.slice(0, range[0]).split('\n').length})` : '';
+    const go = el('button', { type: 'button', textContent: `${where}${line}` });
+    go.dataset.pointer = problem.pointer ?? '';
+    go.addEventListener('click', () => {
+      const area = $('edit-schema-json');
+      area.focus();
+      if (range) area.setSelectionRange(range[0], range[1]);
+    });
+    return el('li', {}, go, `: ${problem.message}`);
+  });
+  $('problems').replaceChildren(...items);
+  $('edit-schema-json').setAttribute('aria-invalid', String(problems.length > 0));
+}
+
+/**
+ * Where the value at JSON `pointer` is in `text` ([start, end] in UTF-16 units), or null: a
+ * small parser that notes each value's place, for a mistake shown where it is typed.
+ */
+function locate(text, pointer) {
+  const wanted = pointer === '' ? [] : pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+  let at = 0;
+  const space = () => {
+    while (/\s/.test(text[at] ?? '')) at++;
+  };
+  const string = () => {
+    const start = at++;
+    while (at < text.length && text[at] !== '"') at += text[at] === '\\' ? 2 : 1;
+    at++;
+    return JSON.parse(text.slice(start, at));
+  };
+  const value = (path) => {
+    space();
+    const start = at;
+    const here = path.length === wanted.length && path.every((part, i) => part === wanted[i]);
+    const inside = path.every((part, i) => part === wanted[i]);
+    let found = null;
+    if (text[at] === '{') {
+      at++;
+      space();
+      while (text[at] !== '}' && at < text.length) {
+        space();
+        const key = string();
+        space();
+        at++; // the colon
+        const hit = value([...path, key]);
+        if (inside && hit) found = hit;
+        space();
+        if (text[at] === ',') at++;
+        space();
+      }
+      at++;
+    } else if (text[at] === '[') {
+      at++;
+      let index = 0;
+      space();
+      while (text[at] !== ']' && at < text.length) {
+        const hit = value([...path, String(index++)]);
+        if (inside && hit) found = hit;
+        space();
+        if (text[at] === ',') at++;
+        space();
+      }
+      at++;
+    } else if (text[at] === '"') {
+      string();
+    } else {
+      while (at < text.length && !/[\s,\]}]/.test(text[at])) at++;
+    }
+    return here ? [start, at] : found;
+  };
+  try {
+    return value([]);
+  } catch {
+    return null;
+  }
+}
+
+async function saveSchema(event) {
+  event.preventDefault();
+  const { registration, error } = formRegistration();
+  if (error) {
+    $('edit-status').textContent = `The schema is not JSON: ${error}`;
+    return;
+  }
+  const name = $('edit-name').value.trim();
+  const headers = !state.isNew && state.etag ? { 'if-match': state.etag } : {};
+  const saved = await api(`/v1/schemas/${encodeURIComponent(name)}`, { method: 'PUT', body: registration, headers });
+  if (saved.status === 409) {
+    $('edit-status').replaceChildren(
+      el('span', { className: 'error', textContent: 'Someone changed this schema since you opened it. Your edit was not saved. ' }),
+      reloadButton(name),
+    );
+    return;
+  }
+  if (!saved.ok) {
+    $('edit-status').replaceChildren(el('span', { className: 'error', textContent: failure(saved) }));
+    return;
+  }
+  await loadSchemas();
+  await openSchema(name);
+  $('view-name').focus?.();
+}
+
+function reloadButton(name) {
+  const reload = el('button', { type: 'button', textContent: 'Reload it' });
+  reload.addEventListener('click', () => openSchema(name));
+  return reload;
+}
+
+/** Asks before something that cannot be undone; true when confirmed. */
+function confirmAction(text) {
+  const dialog = $('confirm');
+  $('confirm-text').textContent = text;
+  return new Promise((resolve) => {
+    const done = (answer) => {
+      dialog.close();
+      resolve(answer);
+    };
+    $('confirm-ok').onclick = () => done(true);
+    $('confirm-cancel').onclick = () => done(false);
+    dialog.oncancel = () => resolve(false);
+    dialog.showModal();
+    $('confirm-cancel').focus();
+  });
+}
+
+async function deleteSchema() {
+  const name = state.current.name;
+  if (!(await confirmAction(`Delete ${name} (${state.current.origin})? Callers that name it will get the level below, or an error.`))) return;
+  const deleted = await api(`/v1/schemas/${encodeURIComponent(name)}`, { method: 'DELETE', headers: state.etag ? { 'if-match': state.etag } : {} });
+  if (!deleted.ok) {
+    $('schema-empty').hidden = false;
+    $('schema-empty').textContent = failure(deleted);
+    return;
+  }
+  state.current = null;
+  $('schema-view').hidden = true;
+  $('schema-empty').hidden = false;
+  $('schema-empty').textContent = `${name} was deleted.`;
+  await loadSchemas();
+}
+
+// Markdown, as text nodes: headings, lists, code blocks, paragraphs, `code`, **strong**, *em*.
+
+function renderMarkdown(markdown, into) {
+  const blocks = [];
+  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.startsWith('```')) {
+      const code = [];
+      while (++i < lines.length && !lines[i].startsWith('```')) code.push(lines[i]);
+      blocks.push(el('pre', {}, el('code', { textContent: code.join('\n') })));
+    } else if (/^#{1,6}\s/.test(line)) {
+      const level = Math.min(6, /^#+/.exec(line)[0].length + 2);
+      blocks.push(el(`h${level}`, {}, ...inline(line.replace(/^#+\s*/, ''))));
+    } else if (/^\s*([-*]|\d+\.)\s/.test(line)) {
+      const ordered = /^\s*\d+\./.test(line);
+      const items = [];
+      while (i < lines.length && /^\s*([-*]|\d+\.)\s/.test(lines[i])) items.push(el('li', {}, ...inline(lines[i++].replace(/^\s*([-*]|\d+\.)\s/, ''))));
+      i--;
+      blocks.push(el(ordered ? 'ol' : 'ul', {}, ...items));
+    } else if (line.trim()) {
+      const paragraph = [line];
+      while (i + 1 < lines.length && lines[i + 1].trim() && !/^(#|```|\s*([-*]|\d+\.)\s)/.test(lines[i + 1])) paragraph.push(lines[++i]);
+      blocks.push(el('p', {}, ...inline(paragraph.join(' '))));
+    }
+  }
+  into.replaceChildren(...blocks);
+}
+
+function inline(text) {
+  const parts = [];
+  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*]+)\*/g;
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    parts.push(text.slice(last, match.index));
+    if (match[1] !== undefined) parts.push(el('code', { textContent: match[1] }));
+    else if (match[2] !== undefined) parts.push(el('strong', { textContent: match[2] }));
+    else parts.push(el('em', { textContent: match[3] }));
+    last = match.index + match[0].length;
+  }
+  parts.push(text.slice(last));
+  return parts.filter((part) => part !== '');
+}
+
+// Playground ------------------------------------------------------------------------------
+
+function fillPlaygroundSchemas() {
+  const select = $('play-schema');
+  const chosen = select.value;
+  const options = state.schemas.map((schema) => el('option', { value: schema.name, textContent: `${schema.name} (${schema.origin})` }));
+  options.push(el('option', { value: '', textContent: 'inline JSON schema…' }));
+  select.replaceChildren(...options);
+  if (chosen) select.value = chosen;
+  $('play-inline-label').hidden = select.value !== '';
+}
+
+async function playgroundArguments() {
+  const name = $('play-schema').value;
+  const args = { prompt: $('play-text').value, returnText: true };
+  if (name) Object.assign(args, { schema: name, schemaMode: 'named' });
+  else Object.assign(args, { schema: JSON.parse($('play-inline').value), schemaMode: 'json' });
+  const [file] = $('play-pdf').files;
+  if (file) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    let binary = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    args.document = { mediaType: 'application/pdf', data: btoa(binary) };
+  }
+  return args;
+}
+
+async function run(event) {
+  event.preventDefault();
+  $('play-run').disabled = true;
+  let result;
+  try {
+    result = await api('/v1/structure', { method: 'POST', body: await playgroundArguments() });
+  } catch (error) {
+    result = { ok: false, status: 0, json: { error: { kind: 'invalid-request', message: error.message } } };
+  }
+  $('play-run').disabled = false;
+  renderResult(result);
+  document.body.dataset.runs = String(Number(document.body.dataset.runs ?? 0) + 1);
+}
+
+function renderResult(result) {
+  $('play-result').hidden = false;
+  const outcome = result.json ?? {};
+  const error = outcome.error;
+  $('play-status').textContent = error ? `error: ${error.kind}` : outcome.status;
+  $('play-iterations').textContent = String(outcome.iterations ?? 0);
+  const usage = (error ? error.usage : outcome.usage) ?? {};
+  $('play-usage').textContent = `${usage.llmCalls ?? 0} LLM calls, ${usage.promptTokens ?? 0} prompt + ${usage.completionTokens ?? 0} completion tokens`;
+  $('play-message').textContent = error
+    ? error.message
+    : outcome.status === 'need-more-input'
+      ? `The text lacks: ${outcome.need}`
+      : outcome.status === 'stale'
+        ? `Still invalid after the last iteration: ${(outcome.errors ?? []).map((e) => e.message ?? JSON.stringify(e)).join('; ')}`
+        : '';
+  $('play-data').replaceChildren(outcome.data === undefined ? el('p', { className: 'hint', textContent: 'No data.' }) : tree(outcome.data, ''));
+  const sources = outcome.sources ?? [];
+  renderText(outcome.text ?? $('play-text').value, sources);
+  $('play-derived').replaceChildren(
+    ...sources.filter((source) => source.utf16Start === undefined).map((source) => el('li', { textContent: `derived: ${source.pointer}` })),
+  );
+  renderIterations(outcome.trace ?? {});
+}
+
+/** `data` as a tree: each leaf names its pointer, and lights up its span when pointed at. */
+function tree(value, pointer) {
+  if (value !== null && typeof value === 'object') {
+    const entries = Array.isArray(value) ? value.map((item, i) => [String(i), item]) : Object.entries(value);
+    return el(
+      'ul',
+      {},
+      ...entries.map(([key, child]) => {
+        const childPointer = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+        return el('li', {}, el('span', { className: 'key', textContent: `${key}: ` }), tree(child, childPointer));
+      }),
+    );
+  }
+  const leaf = el('span', { className: 'leaf', tabIndex: 0, textContent: JSON.stringify(value) });
+  leaf.dataset.pointer = pointer;
+  for (const [on, lit] of [['mouseenter', true], ['mouseleave', false], ['focus', true], ['blur', false]]) {
+    leaf.addEventListener(on, () => light(pointer, lit));
+  }
+  return leaf;
+}
+
+function light(pointer, lit) {
+  for (const mark of document.querySelectorAll('#play-text-view mark')) {
+    if (JSON.parse(mark.dataset.pointers).includes(pointer)) mark.classList.toggle('active', lit);
+  }
+  for (const leaf of document.querySelectorAll('#play-data .leaf')) {
+    if (leaf.dataset.pointer === pointer) leaf.classList.toggle('active', lit);
+  }
+}
+
+/** The text with each source's span marked: cut at every span's ends, each piece marked with the sources covering it. */
+function renderText(text, sources) {
+  const spans = sources.filter((source) => source.utf16Start !== undefined && source.utf16End > source.utf16Start);
+  const cuts = [...new Set([0, text.length, ...spans.flatMap((span) => [span.utf16Start, span.utf16End])])].sort((a, b) => a - b);
+  const pieces = [];
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const [start, end] = [cuts[i], cuts[i + 1]];
+    const covering = spans.filter((span) => span.utf16Start <= start && span.utf16End >= end);
+    if (covering.length === 0) {
+      pieces.push(text.slice(start, end));
+      continue;
+    }
+    const kind = covering.some((span) => span.match === 'exact') ? 'exact' : 'normalized';
+    const mark = el('mark', { className: `m-${kind}`, textContent: text.slice(start, end), title: covering.map((span) => `${span.pointer} (${span.match})`).join(', ') });
+    mark.dataset.pointers = JSON.stringify(covering.map((span) => span.pointer));
+    mark.addEventListener('mouseenter', () => covering.forEach((span) => light(span.pointer, true)));
+    mark.addEventListener('mouseleave', () => covering.forEach((span) => light(span.pointer, false)));
+    pieces.push(mark);
+  }
+  $('play-text-view').replaceChildren(...pieces);
+}
+
+function renderIterations(trace) {
+  const reasons = trace.reasons ?? [];
+  const feedback = trace.feedback ?? [];
+  const count = Math.max(0, ...reasons.map((reason) => reason.iteration));
+  const items = [];
+  for (let iteration = 1; iteration <= count; iteration++) {
+    const own = reasons.filter((reason) => reason.iteration === iteration);
+    items.push(
+      el(
+        'li',
+        {},
+        `Answer ${iteration} broke ${own.length} rule(s); fed back: `,
+        el('ul', {}, ...own.map((reason) => el('li', { textContent: `${reason.pointer || '(root)'}: ${reason.category}` }))),
+        feedback[iteration - 1] ? el('pre', { textContent: feedback[iteration - 1] }) : null,
+      ),
+    );
+  }
+  if (items.length === 0) items.push(el('li', { textContent: 'The first answer was valid: nothing was fed back.' }));
+  $('play-iteration-list').replaceChildren(...items);
+}
+
+// Insights --------------------------------------------------------------------------------
+
+async function loadInsights() {
+  const loaded = await api(`/v1/insights?window=${$('window').value}`);
+  const schemas = loaded.ok ? loaded.json.schemas : [];
+  state.insights = schemas;
+  const rows = schemas.map((schema) => {
+    const open = el('button', { type: 'button', textContent: schema.schema });
+    open.addEventListener('click', () => showInsight(schema));
+    const status = (name) => String(schema.statuses[name] ?? 0);
+    const cells = [
+      String(schema.calls), status('ok'), status('need-more-input'), status('stale'), status('error'),
+      schema.meanIterations.toFixed(2), String(schema.latencyMs.p50 ?? '> 60000'), String(schema.latencyMs.p95 ?? '> 60000'),
+      String(schema.promptTokens + schema.completionTokens),
+    ];
+    return el('tr', {}, el('td', {}, open), ...cells.map((cell) => el('td', { textContent: cell })));
+  });
+  $('insight-table').tBodies[0].replaceChildren(...rows);
+  $('insight-empty').hidden = schemas.length > 0;
+  $('insight-detail').hidden = true;
+  document.body.dataset.insights = String(Number(document.body.dataset.insights ?? 0) + 1);
+}
+
+function showInsight(schema) {
+  $('insight-detail').hidden = false;
+  $('insight-name').textContent = `${schema.schema} · ${schema.calls} calls`;
+  const statuses = ['ok', 'need-more-input', 'stale', 'error'].map((name) => [name, schema.statuses[name] ?? 0]);
+  $('chart-status').replaceChildren(barChart(statuses, ['#2e9d57', '#d9a400', '#e06c1f', '#b3261e']));
+  $('chart-iterations').replaceChildren(barChart(schema.iterations.map((bar) => [String(bar.iterations), bar.calls]), ['#2457c5']));
+  const list = (items, key) => (items.length ? items.map((item) => el('li', { textContent: `${item[key] || '(root)'}: ${item.count}` })) : [el('li', { textContent: 'none' })]);
+  $('top-reasons').replaceChildren(...list(schema.reasons, 'category'));
+  $('top-pointers').replaceChildren(...list(schema.pointers, 'pointer'));
+}
+
+/** Bars of `[label, count]`, one colour each (cycling), each labelled with its count. */
+function barChart(bars, colours) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = (tag, attributes, text) => {
+    const node = document.createElementNS(ns, tag);
+    for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+  const [width, height, bottom] = [360, 170, 30];
+  const most = Math.max(1, ...bars.map(([, count]) => count));
+  const step = width / Math.max(1, bars.length);
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img' });
+  chart.append(svg('title', {}, bars.map(([label, count]) => `${label}: ${count}`).join(', ')));
+  bars.forEach(([label, count], i) => {
+    const barHeight = ((height - bottom - 20) * count) / most;
+    const x = i * step + step * 0.15;
+    const y = height - bottom - barHeight;
+    const bar = svg('rect', { x, y, width: step * 0.7, height: barHeight, fill: colours[i % colours.length] });
+    bar.dataset.label = label;
+    bar.dataset.count = String(count);
+    chart.append(bar, svg('text', { x: x + step * 0.35, y: y - 4, 'text-anchor': 'middle', 'font-size': 12 }, String(count)));
+    chart.append(svg('text', { x: x + step * 0.35, y: height - 10, 'text-anchor': 'middle', 'font-size': 12 }, label));
+  });
+  return chart;
+}
+
+async function exportCsv() {
+  const window = $('window').value;
+  const response = await fetch(`/v1/insights?window=${window}&format=csv`, { headers: { authorization: `Bearer ${state.token}` } });
+  const link = el('a', { href: URL.createObjectURL(await response.blob()), download: `structure-insights-${window}.csv` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
+
+// Wiring ----------------------------------------------------------------------------------
+
+$('signin-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  $('signin-error').textContent = '';
+  signIn($('token').value.trim());
+});
+$('sign-out').addEventListener('click', signOut);
+for (const tab of document.querySelectorAll('.tab')) tab.addEventListener('click', () => showView(tab.dataset.view));
+$('search').addEventListener('input', renderSchemaList);
+$('new-schema').addEventListener('click', () => editSchema(true));
+$('edit-schema').addEventListener('click', () => editSchema(false));
+$('delete-schema').addEventListener('click', deleteSchema);
+$('save-as-new').addEventListener('click', saveAsNewName);
+$('cancel-edit').addEventListener('click', () => (state.current ? openSchema(state.current.name) : ($('schema-edit').hidden = true)));
+$('schema-edit').addEventListener('submit', saveSchema);
+for (const id of ['edit-schema-json', 'edit-version', 'edit-name']) $(id).addEventListener('input', () => scheduleCheck());
+$('edit-manual').addEventListener('input', () => {
+  renderMarkdown($('edit-manual').value, $('manual-preview'));
+  scheduleCheck();
+});
+$('play-schema').addEventListener('change', () => ($('play-inline-label').hidden = $('play-schema').value !== ''));
+$('play-form').addEventListener('submit', run);
+$('window').addEventListener('change', loadInsights);
+$('export-csv').addEventListener('click', exportCsv);
+
+const kept = sessionStorage.getItem(TOKEN_KEY);
+if (kept) signIn(kept).finally(() => (document.body.dataset.ready = 'true'));
+else document.body.dataset.ready = 'true';

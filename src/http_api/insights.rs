@@ -1,0 +1,96 @@
+//! `GET /v1/insights`: each schema's calls over the last 24 hours or 7 days at the caller's own
+//! level (`?window=24h|7d`, JSON, or CSV with `?format=csv`), and the recording of every call
+//! the API and MCP answer ([`crate::insights`]).
+
+use serde_json::Value;
+
+use super::exchange::{ApiRequest, ApiResponse};
+use crate::insights::{self, Asked, Call, Window, schema_label};
+use crate::ports::Ports;
+use crate::scope::Scope;
+
+/// `GET /v1/insights`.
+pub fn get(request: &ApiRequest, scope: &Scope, ports: &Ports<'_>) -> ApiResponse {
+    let window = match Window::parse(request.query("window").unwrap_or("24h")) {
+        Ok(window) => window,
+        Err(error) => return ApiResponse::from_error(&error),
+    };
+    let now = ports.clock.now_unix_millis();
+    let tallies = match insights::read(ports.key_value, scope, window, now) {
+        Ok(tallies) => tallies,
+        Err(error) => return ApiResponse::from_error(&error),
+    };
+    match request.query("format") {
+        Some("csv") => {
+            let file = format!(
+                "attachment; filename=\"structure-insights-{}.csv\"",
+                window.name()
+            );
+            ApiResponse::file(
+                "text/csv; charset=utf-8",
+                insights::csv(&tallies).as_bytes(),
+            )
+            .with_header("content-disposition", &file)
+        }
+        None | Some("json") => ApiResponse::json(200, &insights::json(window, &tallies)),
+        Some(other) => ApiResponse::error(
+            400,
+            "invalid-request",
+            &format!("format {other:?} is not one of json, csv"),
+            serde_json::json!({ "field": "format" }),
+        ),
+    }
+}
+
+/// Counts one call the API or MCP answered: `arguments` as the caller sent them, `result` the
+/// outcome or `{"error": ...}` as answered, `started` when the call began (unix ms). A store
+/// that cannot count it does not fail the call: the call's answer matters more than its count.
+pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, ports: &Ports<'_>) {
+    let Some(asked) = Asked::of_arguments(arguments) else {
+        return;
+    };
+    let error_kind = result.pointer("/error/kind").and_then(Value::as_str);
+    let origin = result.get("schemaOrigin").and_then(Value::as_str);
+    let schema = schema_label(asked, origin, error_kind);
+    let usage = match error_kind {
+        Some(_) => &result["error"]["usage"],
+        None => &result["usage"],
+    };
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let reasons = (result
+        .pointer("/trace/reasons")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(|reason| {
+        let category = reason.get("category")?.as_str()?;
+        let pointer = reason.get("pointer")?.as_str()?;
+        Some((category.to_owned(), pointer.to_owned()))
+    })
+    .collect();
+    let call = Call {
+        status: match error_kind {
+            Some(_) => "error".to_owned(),
+            None => result
+                .get("status")
+                .and_then(Value::as_str)
+                .unwrap_or("error")
+                .to_owned(),
+        },
+        iterations: result
+            .get("iterations")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32,
+        reasons,
+        prompt_tokens: count("promptTokens"),
+        completion_tokens: count("completionTokens"),
+        latency_ms: ports.clock.now_unix_millis().saturating_sub(started),
+    };
+    let _ = insights::record(
+        ports.key_value,
+        scope,
+        &schema,
+        &call,
+        ports.clock.now_unix_millis(),
+    );
+}
