@@ -230,7 +230,18 @@ pub fn meta_problems(schema: &Value) -> Vec<(String, String)> {
     }
     let mut problems: Vec<(String, String)> = meta_validator(draft)
         .iter_errors(&prepared)
-        .map(|error| (error.instance_path().as_str().to_owned(), error.to_string()))
+        .map(|error| {
+            let pointer = error.instance_path().as_str().to_owned();
+            // The meta-schema says a wrong `type` only as a failed `anyOf`.
+            let message = match (pointer.ends_with("/type"), error.instance().as_ref()) {
+                (true, Value::String(written)) => format!(
+                    "{written:?} is not a JSON Schema type: use one of string, number, integer, \
+                     boolean, object, array, null"
+                ),
+                _ => error.to_string(),
+            };
+            (pointer, message)
+        })
         .collect();
     problems.dedup();
     problems

@@ -50,7 +50,7 @@ pub(crate) async fn serve(
         .map(|address| address.to_string())
         .unwrap_or(listen);
     eprintln!(
-        "structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz; {metrics_address})"
+        "structure: serving http://{address} (POST /v1/structure, POST /mcp, GET /healthz, the console at /console; {metrics_address})"
     );
     match client.serve(listener, options).await {
         Ok(()) => {
