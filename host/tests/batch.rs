@@ -173,9 +173,12 @@ fn kill_9_at_any_point_then_a_rerun_loses_and_doubles_nothing() {
     assert!((1..=200).all(|line| lines.contains_key(&line.to_string())));
 }
 
-/// The three providers' batch APIs: the model, its credentials' variable, its base URL's
-/// variable and base URL on the mock, its wire.
-fn providers(mock: &MockLlm) -> [(&'static str, &'static str, &'static str, String, Wire); 3] {
+/// A provider: the model, its credentials' variable, its base URL's variable and base URL on
+/// the mock, its wire.
+type Provider = (&'static str, &'static str, &'static str, String, Wire);
+
+/// The three providers' batch APIs.
+fn providers(mock: &MockLlm) -> [Provider; 3] {
     let base = format!("http://{}", mock.address());
     [
         (
@@ -203,7 +206,7 @@ fn providers(mock: &MockLlm) -> [(&'static str, &'static str, &'static str, Stri
 }
 
 /// `structure batch --provider-batch` on `provider`, polling every 20 ms.
-fn provider_batch(dir: &Path, provider: &(&str, &str, &str, String, Wire)) -> Command {
+fn provider_batch(dir: &Path, provider: &Provider) -> Command {
     let (model, key, url, base, _) = provider;
     let mut command = Command::new(env!("CARGO_BIN_EXE_structure"));
     for (name, _) in std::env::vars() {
@@ -255,15 +258,19 @@ fn names(mock: &MockLlm, wire: Wire) {
     });
 }
 
+/// Runs `check` for each provider against a mock of its own answering as [`names`] does.
+fn each_provider(check: impl Fn(&MockLlm, &Provider)) {
+    for at in 0..3 {
+        let mock = MockLlm::start();
+        let provider = providers(&mock).into_iter().nth(at).unwrap();
+        names(&mock, provider.4);
+        check(&mock, &provider);
+    }
+}
+
 #[test]
 fn each_providers_batch_api_answers_in_rounds_resending_only_what_failed_or_expired() {
-    for provider in providers(&MockLlm::start()).map(|provider| provider.0) {
-        let mock = MockLlm::start();
-        let provider = providers(&mock)
-            .into_iter()
-            .find(|one| one.0 == provider)
-            .unwrap();
-        names(&mock, provider.4);
+    each_provider(|mock, provider| {
         // Round one: one request fails (a 500). Round two (that request, and Bob's second):
         // the batch expires with one request unrun (Gemini: the whole batch expires).
         mock.plan_batch(Plan {
@@ -281,7 +288,7 @@ fn each_providers_batch_api_answers_in_rounds_resending_only_what_failed_or_expi
             "Ada wrote.\nBob wrote.\nCy wrote.\n",
         )
         .unwrap();
-        let output = provider_batch(dir.path(), &provider).output().unwrap();
+        let output = provider_batch(dir.path(), provider).output().unwrap();
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -329,25 +336,19 @@ fn each_providers_batch_api_answers_in_rounds_resending_only_what_failed_or_expi
             !dir.path().join("out.jsonl.provider-batch.jsonl").exists(),
             "the journal goes once every item has its line"
         );
-    }
+    });
 }
 
 #[test]
 fn a_provider_batch_restarted_mid_poll_polls_the_same_batch_and_submits_nothing_twice() {
-    for provider in providers(&MockLlm::start()).map(|provider| provider.0) {
-        let mock = MockLlm::start();
-        let provider = providers(&mock)
-            .into_iter()
-            .find(|one| one.0 == provider)
-            .unwrap();
-        names(&mock, provider.4);
+    each_provider(|mock, provider| {
         mock.plan_batch(Plan {
             polls: 1_000_000,
             ..Plan::default()
         });
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("in.jsonl"), "Ada wrote.\nCy wrote.\n").unwrap();
-        let mut child = provider_batch(dir.path(), &provider).spawn().unwrap();
+        let mut child = provider_batch(dir.path(), provider).spawn().unwrap();
         let journal = dir.path().join("out.jsonl.provider-batch.jsonl");
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while !std::fs::read_to_string(&journal)
@@ -379,7 +380,7 @@ fn a_provider_batch_restarted_mid_poll_polls_the_same_batch_and_submits_nothing_
         assert_eq!(mock.batches().len(), 1);
         assert!(mock.batches()[0].polled >= 1, "killed mid-poll");
         mock.end_batches();
-        let output = provider_batch(dir.path(), &provider).output().unwrap();
+        let output = provider_batch(dir.path(), provider).output().unwrap();
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -402,5 +403,5 @@ fn a_provider_batch_restarted_mid_poll_polls_the_same_batch_and_submits_nothing_
             provider.0
         );
         assert_eq!(mock.requests().len(), 2);
-    }
+    });
 }
