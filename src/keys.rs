@@ -116,6 +116,9 @@ pub const API_TOKENS: &str = "structure_api_tokens";
 pub const API_AUTH: &str = "structure_api_auth";
 /// The largest HTTP request body accepted, in bytes (default 1 MiB).
 pub const MAX_BODY_BYTES: &str = "structure_max_body_bytes";
+/// `on` (default) or `off`: whether the HTTP API counts its calls per schema in the key-value
+/// store (`/v1/insights`, the console), one read and one write a call.
+pub const INSIGHTS: &str = "structure_insights";
 
 /// Every key above (aliases aside), for hosts that declare them (Spin variables).
 pub const ALL: &[&str] = &[
@@ -166,6 +169,7 @@ pub const ALL: &[&str] = &[
     API_TOKENS,
     API_AUTH,
     MAX_BODY_BYTES,
+    INSIGHTS,
 ];
 
 /// The provider API keys (`openai_api_key`, ...): the keys ending in `_api_key`.

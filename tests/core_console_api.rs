@@ -356,3 +356,38 @@ fn insights_count_each_schemas_calls_per_tenant_as_json_and_csv() {
         400
     );
 }
+
+#[test]
+fn an_operator_turns_insights_off_and_a_wrong_value_is_named() {
+    let mut service = Service::new(vec![Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    )]);
+    service
+        .config
+        .values
+        .insert("structure_insights".into(), "off".into());
+    let arguments =
+        json!({ "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" });
+    assert_eq!(
+        service
+            .call("POST", "/v1/structure", "user-token", Some(arguments), &[])
+            .status,
+        200
+    );
+    let report = json_of(&service.call("GET", "/v1/insights", "user-token", None, &[]));
+    assert_eq!(report["schemas"], json!([]), "nothing counted");
+    service
+        .config
+        .values
+        .insert("structure_insights".into(), "sometimes".into());
+    let refused = service.call("GET", "/v1/insights", "user-token", None, &[]);
+    assert_eq!(refused.status, 500);
+    let message = json_of(&refused)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("structure_insights is \"sometimes\"; it is on or off"),
+        "{message}"
+    );
+}

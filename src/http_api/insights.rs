@@ -5,12 +5,36 @@
 use serde_json::Value;
 
 use super::exchange::{ApiRequest, ApiResponse};
+use crate::error::StructureError;
 use crate::insights::{self, Asked, Call, Window, schema_label};
+use crate::keys;
 use crate::ports::Ports;
 use crate::scope::Scope;
 
-/// `GET /v1/insights`.
+/// Whether the operator left insights on (`structure_insights`: `on`, the default, or `off`).
+fn enabled(ports: &Ports<'_>) -> Result<bool, StructureError> {
+    let value = (ports.config.get(keys::INSIGHTS)).map_err(|message| {
+        StructureError::configuration(
+            keys::INSIGHTS,
+            format!("cannot read {}: {message}", keys::INSIGHTS),
+        )
+    })?;
+    match value.as_deref().map(str::trim) {
+        None | Some("" | "on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(StructureError::configuration(
+            keys::INSIGHTS,
+            format!("{} is {other:?}; it is on or off", keys::INSIGHTS),
+        )),
+    }
+}
+
+/// `GET /v1/insights`: what was counted; a 500 naming the setting when it is neither on nor
+/// off (the calls are not counted then either).
 pub fn get(request: &ApiRequest, scope: &Scope, ports: &Ports<'_>) -> ApiResponse {
+    if let Err(error) = enabled(ports) {
+        return ApiResponse::from_error(&error);
+    }
     let window = match Window::parse(request.query("window").unwrap_or("24h")) {
         Ok(window) => window,
         Err(error) => return ApiResponse::from_error(&error),
@@ -46,6 +70,9 @@ pub fn get(request: &ApiRequest, scope: &Scope, ports: &Ports<'_>) -> ApiRespons
 /// outcome or `{"error": ...}` as answered, `started` when the call began (unix ms). A store
 /// that cannot count it does not fail the call: the call's answer matters more than its count.
 pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, ports: &Ports<'_>) {
+    if enabled(ports) != Ok(true) {
+        return;
+    }
     let Some(asked) = Asked::of_arguments(arguments) else {
         return;
     };
