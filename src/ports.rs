@@ -175,6 +175,15 @@ pub trait KeyValue {
     fn delete(&self, key: &str) -> Result<(), String>;
     /// Every key that starts with `prefix`, in any order.
     fn keys(&self, prefix: &str) -> Result<Vec<String>, String>;
+    /// Replaces the value at `key` with `change(the value there)`, as one step: when another
+    /// writer comes between, `change` runs again on what it wrote (so it may run more than once,
+    /// and its last run is the one stored). The component's is `wasi:keyvalue/atomics`'
+    /// compare-and-swap.
+    fn update(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<Vec<u8>>) -> Vec<u8>,
+    ) -> Result<(), String>;
 }
 
 /// A key-value store in memory, for native embedders and tests.
@@ -208,6 +217,17 @@ impl KeyValue for MemoryKeyValue {
 
     fn delete(&self, key: &str) -> Result<(), String> {
         self.entries().remove(key);
+        Ok(())
+    }
+
+    fn update(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<Vec<u8>>) -> Vec<u8>,
+    ) -> Result<(), String> {
+        let mut entries = self.entries();
+        let value = change(entries.get(key).cloned());
+        entries.insert(key.to_owned(), value);
         Ok(())
     }
 

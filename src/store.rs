@@ -46,6 +46,22 @@ pub fn write<T: Serialize>(
         .map_err(|message| failed("write", key, &message))
 }
 
+/// Replaces the document at `key` with `change(the document there)` as one step (see
+/// [`KeyValue::update`]: `change` may run more than once). A document that is not JSON of the
+/// type counts as none, and is replaced.
+pub fn update<T: Serialize + DeserializeOwned>(
+    store: &dyn KeyValue,
+    key: &str,
+    mut change: impl FnMut(Option<T>) -> T,
+) -> Result<(), StructureError> {
+    store
+        .update(key, &mut |bytes| {
+            let current = bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok());
+            serde_json::to_vec(&change(current)).expect("stored documents always serialise")
+        })
+        .map_err(|message| failed("update", key, &message))
+}
+
 /// Every key that starts with `prefix`.
 pub fn keys(store: &dyn KeyValue, prefix: &str) -> Result<Vec<String>, StructureError> {
     store

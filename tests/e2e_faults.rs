@@ -214,6 +214,17 @@ impl KeyValueStore for FlakyStore {
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
         self.inner.keys_after(after, limit)
     }
+    fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, String> {
+        if self.writes_fail.load(Ordering::SeqCst) {
+            return Err("the disk is full".into());
+        }
+        self.inner.compare_and_swap(key, expected, value)
+    }
 }
 
 fn built(schema: &Value) -> Reply {

@@ -11,6 +11,7 @@ wasmtime::component::bindgen!({
     exports: { default: async },
     with: {
         "wasi:keyvalue/store.bucket": crate::store::Bucket,
+        "wasi:keyvalue/atomics": crate::bindings::atomics::wasi::keyvalue::atomics,
         // The WASI interfaces the world pulls in come from wasmtime's own crates.
         "wasi:io": wasmtime_wasi::p2::bindings::io,
         "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
@@ -19,6 +20,20 @@ wasmtime::component::bindgen!({
     require_store_data_send: true,
     additional_derives: [PartialEq],
 });
+
+/// `wasi:keyvalue/atomics`, bound apart (see `keyvalue-atomics` in `wit/hosts.wit`).
+pub(crate) mod atomics {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "keyvalue-atomics",
+        imports: { default: async | trappable },
+        with: {
+            "wasi:keyvalue/store": crate::bindings::wasi::keyvalue::store,
+            "wasi:keyvalue/atomics.cas": crate::store::Cas,
+        },
+        require_store_data_send: true,
+    });
+}
 
 pub use exports::structure::tool::structuring::{
     Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome,

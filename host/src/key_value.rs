@@ -1,5 +1,7 @@
-//! `wasi:keyvalue/store@0.2.0-draft2` for the component, over a [`KeyValueStore`] backend (see
-//! [`crate::store`]). Like Spin, the host offers one store, named `default`.
+//! `wasi:keyvalue/store@0.2.0-draft2` and its `atomics` for the component, over a
+//! [`KeyValueStore`] backend (see [`crate::store`]). Like Spin, the host offers one store, named
+//! `default`. A compare-and-swap remembers the value it saw; the swap succeeds only if the
+//! backend still holds it (each backend checks and writes in one step).
 
 use std::sync::Arc;
 
@@ -7,8 +9,9 @@ use wasmtime::component::Resource;
 
 use wasmtime::component::{HasData, ResourceTable};
 
+use crate::bindings::atomics::wasi::keyvalue::atomics::{self, CasError};
 use crate::bindings::wasi::keyvalue::store::{self as wit, KeyResponse};
-use crate::store::{Bucket, KeyValueStore};
+use crate::store::{Bucket, Cas, KeyValueStore};
 
 /// The name of the one store the host offers.
 const STORE_NAME: &str = "default";
@@ -102,6 +105,100 @@ impl wit::HostBucket for KeyValueView<'_> {
     async fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
         self.table.delete(bucket)?;
         Ok(())
+    }
+}
+
+impl atomics::HostCas for KeyValueView<'_> {
+    async fn new(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+    ) -> wasmtime::Result<Result<Resource<Cas>, wit::Error>> {
+        let store = self.store_of(&bucket)?;
+        let seen = off_the_workers(store.clone(), {
+            let key = key.clone();
+            move |store| store.get(&key)
+        })
+        .await;
+        Ok(match seen {
+            Ok(seen) => Ok(self.table.push(Cas { store, key, seen })?),
+            Err(error) => Err(error),
+        })
+    }
+
+    async fn current(
+        &mut self,
+        cas: Resource<Cas>,
+    ) -> wasmtime::Result<Result<Option<Vec<u8>>, wit::Error>> {
+        Ok(Ok(self.table.get(&cas)?.seen.clone()))
+    }
+
+    async fn drop(&mut self, cas: Resource<Cas>) -> wasmtime::Result<()> {
+        self.table.delete(cas)?;
+        Ok(())
+    }
+}
+
+impl atomics::Host for KeyValueView<'_> {
+    /// The value as decimal text (as Redis's `INCRBY` keeps it), swapped in until no other
+    /// writer came between.
+    async fn increment(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+        delta: i64,
+    ) -> wasmtime::Result<Result<i64, wit::Error>> {
+        let store = self.store_of(&bucket)?;
+        Ok(off_the_workers(store, move |store| {
+            loop {
+                let seen = store.get(&key)?;
+                let now = match &seen {
+                    None => 0,
+                    Some(bytes) => std::str::from_utf8(bytes)
+                        .ok()
+                        .and_then(|text| text.trim().parse::<i64>().ok())
+                        .ok_or_else(|| format!("the value at {key:?} is not a whole number"))?,
+                };
+                let next = now
+                    .checked_add(delta)
+                    .ok_or_else(|| format!("incrementing {key:?} by {delta} overflows"))?;
+                if store.compare_and_swap(&key, seen.as_deref(), next.to_string().as_bytes())? {
+                    return Ok(next);
+                }
+            }
+        })
+        .await)
+    }
+
+    async fn swap(
+        &mut self,
+        cas: Resource<Cas>,
+        value: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), CasError>> {
+        let Cas { store, key, seen } = self.table.delete(cas)?;
+        let swapped = off_the_workers(store.clone(), {
+            let key = key.clone();
+            move |store| store.compare_and_swap(&key, seen.as_deref(), &value)
+        })
+        .await;
+        match swapped {
+            Ok(true) => Ok(Ok(())),
+            // Someone wrote first: a handle on what is there now, for the retry.
+            Ok(false) => match off_the_workers(store.clone(), {
+                let key = key.clone();
+                move |store| store.get(&key)
+            })
+            .await
+            {
+                Ok(seen) => Ok(Err(CasError::CasFailed(self.table.push(Cas {
+                    store,
+                    key,
+                    seen,
+                })?))),
+                Err(error) => Ok(Err(CasError::StoreError(error))),
+            },
+            Err(error) => Ok(Err(CasError::StoreError(error))),
+        }
     }
 }
 
@@ -216,6 +313,9 @@ mod tests {
         }
         fn keys_after(&self, _: Option<&str>, _: usize) -> Result<Vec<String>, String> {
             Ok(Vec::new())
+        }
+        fn compare_and_swap(&self, _: &str, _: Option<&[u8]>, _: &[u8]) -> Result<bool, String> {
+            Ok(false)
         }
     }
 

@@ -130,6 +130,7 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     wasi::keyvalue::store::add_to_linker::<_, WasiKeyValue>(&mut linker, HostState::key_value)?;
+    wasi::keyvalue::atomics::add_to_linker::<_, WasiKeyValue>(&mut linker, HostState::key_value)?;
     wasi::config::store::add_to_linker::<_, WasiConfig>(&mut linker, HostState::config)?;
     Ok(linker)
 }

@@ -120,6 +120,53 @@ fn two_instances_on_one_redis_share_the_registry_and_the_builder_cache() {
 }
 
 #[test]
+fn two_instances_count_every_call_in_the_insights_when_calls_come_at_once() {
+    let redis = Redis::start();
+    let mock = MockLlm::start();
+    mock.always(Some(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    )));
+    let env = env(&mock, &redis.url());
+    let instances = [serve(&env, &[]), serve(&env, &[])];
+    let call =
+        json!({ "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" });
+    // 16 clients, 10 calls each, spread over both instances: many counts of one schema at once.
+    let addresses = [instances[0].address.clone(), instances[1].address.clone()];
+    let body = call.to_string();
+    std::thread::scope(|scope| {
+        for client in 0..16 {
+            let (address, body) = (&addresses[client % 2], &body);
+            scope.spawn(move || {
+                for _ in 0..10 {
+                    let headers = [
+                        ("authorization", "Bearer user-acme"),
+                        ("content-type", "application/json"),
+                    ];
+                    let (status, outcome) = http(address, "POST", "/v1/structure", &headers, body);
+                    assert_eq!(status, 200, "{outcome}");
+                }
+            });
+        }
+    });
+    let (status, report) = http(
+        &instances[1].address,
+        "GET",
+        "/v1/insights?window=24h",
+        &[("authorization", "Bearer user-acme")],
+        "",
+    );
+    assert_eq!(status, 200, "{report}");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let contact = &report["schemas"][0];
+    assert_eq!(
+        (contact["schema"].as_str(), contact["calls"].as_u64()),
+        (Some("contact"), Some(160)),
+        "{report}"
+    );
+    assert_eq!(contact["statuses"], json!({ "ok": 160 }));
+}
+
+#[test]
 fn a_rediss_store_is_reached_over_tls_with_the_system_trust_store() {
     let redis = Redis::start_tls();
     let mock = MockLlm::start();

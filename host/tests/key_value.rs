@@ -18,6 +18,95 @@ fn exercise(store: &dyn KeyValueStore) {
     store.delete("b").unwrap();
     store.delete("never-set").unwrap();
     assert_eq!(store.keys_after(None, 10).unwrap(), ["a", "c/d"]);
+    // Compare-and-swap: written only over the value expected (none, or the one seen).
+    assert!(store.compare_and_swap("n", None, b"1").unwrap());
+    assert!(!store.compare_and_swap("n", None, b"9").unwrap());
+    assert!(!store.compare_and_swap("n", Some(b"0"), b"9").unwrap());
+    assert!(store.compare_and_swap("n", Some(b"1"), b"").unwrap());
+    assert!(
+        store.compare_and_swap("n", Some(b""), b"2").unwrap(),
+        "an empty value is a value"
+    );
+    assert_eq!(store.get("n").unwrap(), Some(b"2".to_vec()));
+    store.delete("n").unwrap();
+}
+
+/// Eight writers, each with a store of its own from `open`, each adding 1 to one counter 100
+/// times by compare-and-swap (reading again when another came first): the count at the end.
+fn count_at_once(open: impl Fn() -> Box<dyn KeyValueStore> + Sync) -> u64 {
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                let store = open();
+                for _ in 0..100 {
+                    loop {
+                        let seen = store.get("counter").unwrap();
+                        let count: u64 = seen.as_deref().map_or(0, |bytes| {
+                            std::str::from_utf8(bytes).unwrap().parse().unwrap()
+                        });
+                        if store
+                            .compare_and_swap(
+                                "counter",
+                                seen.as_deref(),
+                                (count + 1).to_string().as_bytes(),
+                            )
+                            .unwrap()
+                        {
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let count = open().get("counter").unwrap().unwrap();
+    std::str::from_utf8(&count).unwrap().parse().unwrap()
+}
+
+#[test]
+fn compare_and_swap_loses_no_update_among_writers_at_once() {
+    let memory = std::sync::Arc::new(MemoryStore::default());
+    assert_eq!(count_at_once(|| Box::new(Shared(memory.clone()))), 800);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    assert_eq!(
+        count_at_once(|| Box::new(SqliteStore::new(&path))),
+        800,
+        "SQLite, one store a writer"
+    );
+    let redis = support::Redis::start();
+    let url = redis.url();
+    assert_eq!(
+        count_at_once(|| Box::new(structure_host::RedisStore::new(&url).unwrap())),
+        800,
+        "Redis"
+    );
+}
+
+/// One memory store shared by the writers.
+struct Shared(std::sync::Arc<MemoryStore>);
+
+impl KeyValueStore for Shared {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.0.get(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.0.set(key, value)
+    }
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.0.delete(key)
+    }
+    fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
+        self.0.keys_after(after, limit)
+    }
+    fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, String> {
+        self.0.compare_and_swap(key, expected, value)
+    }
 }
 
 #[test]

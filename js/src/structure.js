@@ -1,6 +1,7 @@
 // The JavaScript face of the structure component, shared by the Node and browser entries: it
 // supplies the imports the component needs (WASI from preview2-shim, plus our `wasi:config/store`
-// and `wasi:keyvalue/store`), runs one call at a time and turns WIT values into plain JSON.
+// and `wasi:keyvalue/store` with its `atomics`), runs one call at a time and turns WIT values into
+// plain JSON.
 import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
 
 /** A typed failure of a call: `kind` is the WIT error-kind tag, `detail` its payload. */
@@ -114,7 +115,7 @@ export async function createStructureWith(instantiate, loadCoreModule, options) 
     // No environment, arguments or files for the guest: its settings come only from `config`.
     ...new WASIShim({ sandbox: { env: {}, args: ['structure'] } }).getImportObject(),
     'wasi:config/store': configStore(config),
-    'wasi:keyvalue/store': keyValueStore(keyValue),
+    ...keyValueImports(keyValue),
   };
   const { structuring } = await instantiate(loadCoreModule, imports);
   return new Structure(structuring, { tail: Promise.resolve() }, checkScope(scope));
@@ -298,7 +299,7 @@ export function synchronous(method, result) {
   return result;
 }
 
-function keyValueStore(backend) {
+export function keyValueImports(backend) {
   checkKeyValue(backend);
   const guarded = (method, ...args) => {
     try {
@@ -307,9 +308,10 @@ function keyValueStore(backend) {
       throw { tag: 'other', val: String(error?.message ?? error) };
     }
   };
+  const read = (key) => guarded('get', key) ?? undefined;
   class Bucket {
     get(key) {
-      return guarded('get', key) ?? undefined;
+      return read(key);
     }
     set(key, value) {
       guarded('set', key, value);
@@ -318,7 +320,7 @@ function keyValueStore(backend) {
       guarded('delete', key);
     }
     exists(key) {
-      return guarded('get', key) !== undefined;
+      return read(key) !== undefined;
     }
     // Every key in one page: the registry lists its schemas by their keys.
     listKeys() {
@@ -331,12 +333,52 @@ function keyValueStore(backend) {
     }
   }
   const bucket = new Bucket();
+  // wasi:keyvalue/atomics: a compare-and-swap remembers the value it saw and writes only if the
+  // backend still holds it. A call runs to its end in this thread, so no other write of this
+  // instance comes between the check and the write. (Node's workers each run an instance of
+  // their own over one backend: between two workers a swap is not one step. Its one user, the
+  // insights of the HTTP API, is not served under jco.)
+  const same = (a, b) => (a === undefined || b === undefined ? a === b : a.length === b.length && a.every((byte, i) => byte === b[i]));
+  class Cas {
+    constructor(key, seen) {
+      this.key = key;
+      this.seen = seen;
+    }
+    static new(_bucket, key) {
+      return new Cas(key, read(key));
+    }
+    current() {
+      return this.seen;
+    }
+  }
   return {
-    // jco checks that every bucket handed to the component is an instance of this class.
-    Bucket,
-    open(name) {
-      if (name !== 'default') throw { tag: 'no-such-store' };
-      return bucket;
+    'wasi:keyvalue/store': {
+      // jco checks that every bucket handed to the component is an instance of this class.
+      Bucket,
+      open(name) {
+        if (name !== 'default') throw { tag: 'no-such-store' };
+        return bucket;
+      },
+    },
+    'wasi:keyvalue/atomics': {
+      Cas,
+      swap(cas, value) {
+        const now = read(cas.key);
+        if (!same(now, cas.seen)) throw { tag: 'cas-failed', val: new Cas(cas.key, now) };
+        guarded('set', cas.key, value);
+      },
+      increment(_bucket, key, delta) {
+        const seen = read(key);
+        let now;
+        try {
+          now = seen === undefined ? 0n : BigInt(new TextDecoder().decode(seen).trim());
+        } catch {
+          throw { tag: 'other', val: `the value at ${JSON.stringify(key)} is not a whole number` };
+        }
+        const next = now + BigInt(delta);
+        guarded('set', key, new TextEncoder().encode(next.toString()));
+        return next;
+      },
     },
   };
 }

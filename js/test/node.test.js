@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, test } from 'node:test';
 import { StructureError, createStructure, memoryKeyValue } from 'structure-tool';
 import { instantiate } from '../dist/node/structure.js';
-import { createStructureWith } from '../src/structure.js';
+import { createStructureWith, keyValueImports } from '../src/structure.js';
 import { answer, completion, need, providerError, startMockLlm } from './mock-llm.js';
 
 let mock;
@@ -371,4 +371,28 @@ test('structureEach: many requests, a few calls at a time, each result as its ca
     },
     { name: 'TypeError' },
   );
+});
+
+test('wasi:keyvalue/atomics: a swap writes only over the value its handle saw, else hands back a fresh handle', () => {
+  const backend = memoryKeyValue();
+  const { 'wasi:keyvalue/store': store, 'wasi:keyvalue/atomics': atomics } = keyValueImports(backend);
+  const bucket = store.open('default');
+  const first = atomics.Cas.new(bucket, 'n');
+  assert.equal(first.current(), undefined);
+  const other = atomics.Cas.new(bucket, 'n');
+  atomics.swap(first, Uint8Array.of(1));
+  assert.deepEqual([...backend.get('n')], [1]);
+  let failed;
+  try {
+    atomics.swap(other, Uint8Array.of(9));
+  } catch (error) {
+    failed = error;
+  }
+  assert.equal(failed?.tag, 'cas-failed', 'another swap came first');
+  assert.deepEqual([...failed.val.current()], [1]);
+  atomics.swap(failed.val, Uint8Array.of(2));
+  assert.deepEqual([...backend.get('n')], [2]);
+  assert.equal(atomics.increment(bucket, 'count', 5n), 5n);
+  assert.equal(atomics.increment(bucket, 'count', -2n), 3n);
+  assert.throws(() => atomics.increment(bucket, 'n', 1n), (error) => error.tag === 'other');
 });

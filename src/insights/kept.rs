@@ -5,8 +5,8 @@
 //! most [`MAX_SCHEMAS`] of them (the calls of any schema beyond count as `other`).
 //!
 //! Two instances recording the same schema at the same moment may each overwrite the other's
-//! count (the store has no increment): insights are for seeing at a glance, metrics for exact
-//! counts.
+//! count (the store has no increment), and at an hour's turn one may move the hour into the
+//! history twice: insights are for seeing at a glance, metrics for exact counts.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,8 @@ use crate::store;
 pub const MAX_SCHEMAS: usize = 200;
 /// Where the calls of schemas beyond [`MAX_SCHEMAS`] are counted.
 pub const OTHER: &str = "other";
+/// The documents a schema's counts are spread over.
+pub const SHARDS: u64 = 16;
 
 const HOUR_MS: u64 = 3_600_000;
 const DAY_MS: u64 = 24 * HOUR_MS;
@@ -67,73 +69,129 @@ struct Slot {
     tally: Tally,
 }
 
-/// The hours and days of one schema.
+/// A schema's current hour and day: the small document every call rewrites.
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct Rings {
+struct Current {
+    hour: Slot,
+    day: Slot,
+}
+
+/// A schema's earlier hours (within 24 hours) and days (within 7 days): rewritten only when an
+/// hour or a day turns, so a call reads and writes a few hundred bytes, not the week.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct History {
     hours: Vec<Slot>,
     days: Vec<Slot>,
 }
 
-impl Rings {
-    fn add(&mut self, call: &Call, now_ms: u64) {
-        for (ring, window) in [
-            (&mut self.hours, Window::Day),
-            (&mut self.days, Window::Week),
-        ] {
-            let (length, count) = window.periods();
-            let period = now_ms / length;
-            ring.resize(count as usize, Slot::default());
-            let slot = &mut ring[(period % count) as usize];
-            if slot.period != period {
-                *slot = Slot {
-                    period,
-                    tally: Tally::default(),
-                };
-            }
-            slot.tally.add(call);
-        }
+impl Window {
+    /// The current period of this window's slots at `now_ms`.
+    fn period(self, now_ms: u64) -> u64 {
+        now_ms / self.periods().0
     }
 
-    fn within(&self, window: Window, now_ms: u64) -> Tally {
-        let (length, count) = window.periods();
-        let now = now_ms / length;
-        let ring = match window {
-            Window::Day => &self.hours,
-            Window::Week => &self.days,
-        };
-        let mut tally = Tally::default();
-        for slot in ring
-            .iter()
-            .filter(|slot| slot.period + count > now && slot.period <= now)
-        {
-            tally.merge(&slot.tally);
-        }
-        tally
+    /// Whether `slot` is within the window at `now_ms`.
+    fn holds(self, slot: &Slot, now_ms: u64) -> bool {
+        let now = self.period(now_ms);
+        slot.period <= now && slot.period + self.periods().1 > now
     }
+}
+
+/// `slot` made a fresh one for `period` if its period is over; the slot it was, if that one
+/// counted anything (for the history).
+fn turn(slot: &mut Slot, period: u64) -> Option<Slot> {
+    if slot.period == period {
+        return None;
+    }
+    let over = std::mem::replace(
+        slot,
+        Slot {
+            period,
+            tally: Tally::default(),
+        },
+    );
+    (over.tally.calls > 0).then_some(over)
 }
 
 fn prefix(scope: &Scope) -> String {
     format!("{}insights/", scope.own_prefix())
 }
 
-/// Counts `call` for `schema` at `scope`'s own level.
+fn history_key(scope: &Scope, schema_and_shard: &str) -> String {
+    format!("{}insights-history/{schema_and_shard}", scope.own_prefix())
+}
+
+/// The schemas that have counts at a level: the names before each key's shard.
+fn schemas_in(keys: &[String], prefix: &str) -> Vec<String> {
+    let mut schemas: Vec<String> = (keys.iter())
+        .filter_map(|key| {
+            key.strip_prefix(prefix)?
+                .split('/')
+                .next()
+                .map(str::to_owned)
+        })
+        .collect();
+    schemas.sort();
+    schemas.dedup();
+    schemas
+}
+
+/// Counts `call` for `schema` at `scope`'s own level, in shard `shard` (any number: it is
+/// taken modulo [`SHARDS`]). Each document changes as one step (a compare-and-swap, tried
+/// again when another call wrote in between), so no count is lost to a call at the same time.
 pub fn record(
     store: &dyn KeyValue,
     scope: &Scope,
     schema: &str,
     call: &Call,
     now_ms: u64,
+    shard: u64,
 ) -> Result<(), StructureError> {
     let prefix = prefix(scope);
-    let mut key = format!("{prefix}{schema}");
-    let mut rings = store::read::<Rings>(store, &key)?;
-    if rings.is_none() && store::keys(store, &prefix)?.len() >= MAX_SCHEMAS {
-        key = format!("{prefix}{OTHER}");
-        rings = store::read(store, &key)?;
+    let shard = shard % SHARDS;
+    let (hour, day) = (Window::Day.period(now_ms), Window::Week.period(now_ms));
+    let count = |key: &str| {
+        let mut over: (Option<Slot>, Option<Slot>, bool) = (None, None, false);
+        store::update(store, key, |current: Option<Current>| {
+            let new = current.is_none();
+            let mut current = current.unwrap_or_default();
+            over = (
+                turn(&mut current.hour, hour),
+                turn(&mut current.day, day),
+                new,
+            );
+            current.hour.tally.add(call);
+            current.day.tally.add(call);
+            current
+        })
+        .map(|()| over)
+    };
+    let mut name = format!("{schema}/{shard}");
+    let (mut hour_over, mut day_over, new) = count(&format!("{prefix}{name}"))?;
+    // A schema's first count at this level: within the bound, or counted as `other`.
+    if new && schema != OTHER {
+        let schemas = schemas_in(&store::keys(store, &prefix)?, &prefix);
+        if schemas.len() > MAX_SCHEMAS {
+            store::delete(store, &format!("{prefix}{name}"))?;
+            name = format!("{OTHER}/{shard}");
+            (hour_over, day_over, _) = count(&format!("{prefix}{name}"))?;
+        }
     }
-    let mut rings = rings.unwrap_or_default();
-    rings.add(call, now_ms);
-    store::write(store, &key, &rings)
+    if hour_over.is_some() || day_over.is_some() {
+        store::update(
+            store,
+            &history_key(scope, &name),
+            |history: Option<History>| {
+                let mut history = history.unwrap_or_default();
+                history.hours.extend(hour_over.clone());
+                history.days.extend(day_over.clone());
+                history.hours.retain(|slot| Window::Day.holds(slot, now_ms));
+                history.days.retain(|slot| Window::Week.holds(slot, now_ms));
+                history
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// Each schema's tally over `window` at `scope`'s own level, the most called first (schemas
@@ -145,14 +203,33 @@ pub fn read(
     now_ms: u64,
 ) -> Result<Vec<(String, Tally)>, StructureError> {
     let prefix = prefix(scope);
+    let keys = store::keys(store, &prefix)?;
     let mut tallies = Vec::new();
-    for key in store::keys(store, &prefix)? {
-        let Some(rings) = store::read::<Rings>(store, &key)? else {
-            continue;
-        };
-        let tally = rings.within(window, now_ms);
+    for schema in schemas_in(&keys, &prefix) {
+        let mut tally = Tally::default();
+        let shards = keys.iter().filter_map(|key| {
+            let name = key.strip_prefix(&prefix)?;
+            (name.split('/').next() == Some(schema.as_str())).then_some(name)
+        });
+        for name in shards {
+            let Some(current) = store::read::<Current>(store, &format!("{prefix}{name}"))? else {
+                continue;
+            };
+            let history =
+                store::read::<History>(store, &history_key(scope, name))?.unwrap_or_default();
+            let (now, earlier) = match window {
+                Window::Day => (&current.hour, &history.hours),
+                Window::Week => (&current.day, &history.days),
+            };
+            for slot in std::iter::once(now)
+                .chain(earlier)
+                .filter(|slot| window.holds(slot, now_ms))
+            {
+                tally.merge(&slot.tally);
+            }
+        }
         if tally.calls > 0 {
-            tallies.push((key[prefix.len()..].to_owned(), tally));
+            tallies.push((schema, tally));
         }
     }
     tallies.sort_by(|(a_name, a), (b_name, b)| b.calls.cmp(&a.calls).then(a_name.cmp(b_name)));
@@ -181,9 +258,26 @@ mod tests {
         let scope = Scope::new("acme", None).unwrap();
         let other = Scope::new("globex", None).unwrap();
         let start = 1_800_000_000_000;
-        record(&store, &scope, "contact", &call("ok"), start).unwrap();
-        record(&store, &scope, "contact", &call("stale"), start + HOUR_MS).unwrap();
-        record(&store, &scope, "inline", &call("ok"), start + 2 * HOUR_MS).unwrap();
+        // The same shard, so that its hour turns into its history; and another shard.
+        record(&store, &scope, "contact", &call("ok"), start, 0).unwrap();
+        record(
+            &store,
+            &scope,
+            "contact",
+            &call("stale"),
+            start + HOUR_MS,
+            0,
+        )
+        .unwrap();
+        record(
+            &store,
+            &scope,
+            "inline",
+            &call("ok"),
+            start + 2 * HOUR_MS,
+            21,
+        )
+        .unwrap();
         let now = start + 2 * HOUR_MS;
         let day = read(&store, &scope, Window::Day, now).unwrap();
         assert_eq!(
@@ -224,6 +318,7 @@ mod tests {
             "contact",
             &call("need-more-input"),
             start + DAY_MS,
+            7,
         )
         .unwrap();
         let day = read(&store, &scope, Window::Day, start + DAY_MS).unwrap();
@@ -242,10 +337,28 @@ mod tests {
         let store = MemoryKeyValue::default();
         let scope = Scope::new("acme", None).unwrap();
         for n in 0..MAX_SCHEMAS + 5 {
-            record(&store, &scope, &format!("schema-{n}"), &call("ok"), 0).unwrap();
+            record(
+                &store,
+                &scope,
+                &format!("schema-{n}"),
+                &call("ok"),
+                0,
+                n as u64,
+            )
+            .unwrap();
         }
+        // A known schema's calls still count under its name, in any shard.
+        record(&store, &scope, "schema-0", &call("ok"), 0, 9).unwrap();
         let kept = read(&store, &scope, Window::Day, 0).unwrap();
         assert_eq!(kept.len(), MAX_SCHEMAS + 1);
+        assert_eq!(
+            kept.iter()
+                .find(|(name, _)| name == "schema-0")
+                .unwrap()
+                .1
+                .calls,
+            2
+        );
         assert_eq!(
             kept.iter().find(|(name, _)| name == OTHER).unwrap().1.calls,
             5

@@ -11,7 +11,8 @@
 //! let scope = Scope::new("acme", None).unwrap();
 //! let call = Call { status: "ok".into(), iterations: 2, reasons: vec![("type".into(), "/email".into())],
 //!                   prompt_tokens: 120, completion_tokens: 30, latency_ms: 800 };
-//! record(&store, &scope, "contact", &call, 1_800_000_000_000).unwrap();
+//! let shard = 7; // any number: a call counts in one of a few documents, picked at random
+//! record(&store, &scope, "contact", &call, 1_800_000_000_000, shard).unwrap();
 //! let day = read(&store, &scope, Window::Day, 1_800_000_000_000).unwrap();
 //! assert_eq!(day[0].1.pointers["/email"], 1);
 //! ```
@@ -19,7 +20,7 @@
 //! | file | what it is |
 //! |---|---|
 //! | `tally` | the counts of one schema over one period |
-//! | `kept` | the counts in the key-value store: 24 hours and 7 days a schema, bounded per level |
+//! | `kept` | the counts in the key-value store: 24 hours and 7 days a schema, in shards, bounded per level |
 //! | `label` | what a call's schema is called: a name only once it resolved, else how it was given |
 //! | `report` | the counts as JSON and as CSV |
 
@@ -28,7 +29,7 @@ mod label;
 mod report;
 mod tally;
 
-pub use kept::{MAX_SCHEMAS, OTHER, Window, read, record};
+pub use kept::{MAX_SCHEMAS, OTHER, SHARDS, Window, read, record};
 pub use label::{Asked, schema_label};
 pub use report::{csv, json};
 pub use tally::{Call, LATENCY_BOUNDS_MS, MAX_POINTERS, Tally};

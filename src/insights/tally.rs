@@ -43,16 +43,21 @@ pub struct Call {
 #[serde(rename_all = "camelCase", default)]
 pub struct Tally {
     pub calls: u64,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub statuses: BTreeMap<String, u64>,
     /// Calls by the iterations they took.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub iterations: BTreeMap<u32, u64>,
     /// Reasons fed back, by category.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub reasons: BTreeMap<String, u64>,
     /// Reasons fed back, by pointer (the [`MAX_POINTERS`] most frequent).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub pointers: BTreeMap<String, u64>,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     /// Calls by latency bucket ([`LATENCY_BOUNDS_MS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<u64>,
 }
 

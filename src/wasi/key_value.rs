@@ -1,10 +1,13 @@
-//! The key-value port over `wasi:keyvalue/store`: the host's store named `default`, as Spin
-//! provides it.
+//! The key-value port over `wasi:keyvalue/store` and `atomics`: the host's store named
+//! `default`, as Spin provides it.
 
 use std::cell::OnceCell;
 
 use crate::ports::KeyValue;
 use crate::wasi::bindings::wasi;
+
+/// How many times an update reads and swaps before it gives up on a key that keeps changing.
+const MAX_SWAPS: usize = 32;
 
 /// The host's `wasi:keyvalue` store named `default` (as Spin provides it), opened on first use.
 #[derive(Default)]
@@ -40,6 +43,27 @@ impl KeyValue for WasiKeyValue {
         self.bucket()?
             .delete(key)
             .map_err(|error| describe_store(&error))
+    }
+
+    /// A compare-and-swap, read and swapped again from the value a failed swap hands back.
+    fn update(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<Vec<u8>>) -> Vec<u8>,
+    ) -> Result<(), String> {
+        use wasi::keyvalue::atomics::{Cas, CasError, swap};
+        let mut cas = Cas::new(self.bucket()?, key).map_err(|error| describe_store(&error))?;
+        for _ in 0..MAX_SWAPS {
+            let seen = cas.current().map_err(|error| describe_store(&error))?;
+            match swap(cas, &change(seen)) {
+                Ok(()) => return Ok(()),
+                Err(CasError::CasFailed(fresh)) => cas = fresh,
+                Err(CasError::StoreError(error)) => return Err(describe_store(&error)),
+            }
+        }
+        Err(format!(
+            "{key:?} changed under each of {MAX_SWAPS} attempts to update it"
+        ))
     }
 
     /// Pages through every key of the store (Spin's stores take no prefix).

@@ -123,6 +123,7 @@ async fn main() -> anyhow::Result<()> {
             .copied()
             .unwrap_or_default()
     };
+    let counted = counted_by_insights(&addresses[0]).await?;
     let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
     let warm = samples.get(samples.len() / 10).copied().unwrap_or_default();
     let report = json!({
@@ -142,6 +143,9 @@ async fn main() -> anyhow::Result<()> {
             "last": mib(samples.last().copied().unwrap_or_default()),
         },
         "llmRequestsAtTheMock": mock.requests().len(),
+        // What /v1/insights counted for the schema (0 with STRUCTURE_INSIGHTS=off); below the
+        // requests when concurrent counts overwrote each other.
+        "countedByInsights": counted,
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(path) = &args.json {
@@ -205,6 +209,31 @@ async fn client(
         }
     }
     (latencies, errors)
+}
+
+/// The calls `/v1/insights` counted for the bench's schema over the last 24 hours.
+async fn counted_by_insights(address: &str) -> anyhow::Result<u64> {
+    let stream = tokio::net::TcpStream::connect(address).await?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    let request = hyper::Request::get("/v1/insights?window=24h")
+        .header("host", address)
+        .body(Full::new(Bytes::new()))?;
+    let answer = sender
+        .send_request(request)
+        .await?
+        .into_body()
+        .collect()
+        .await?
+        .to_bytes();
+    let report: serde_json::Value = serde_json::from_slice(&answer)?;
+    let schemas = report["schemas"].as_array().cloned().unwrap_or_default();
+    Ok(schemas
+        .iter()
+        .find(|schema| schema["schema"] == "user-action-record")
+        .and_then(|schema| schema["calls"].as_u64())
+        .unwrap_or(0))
 }
 
 async fn post(

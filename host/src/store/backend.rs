@@ -9,6 +9,14 @@ pub struct Bucket {
     pub(crate) store: Arc<dyn KeyValueStore>,
 }
 
+/// The component's handle on one compare-and-swap (`wasi:keyvalue/atomics`): the key, and the
+/// value it was seen to hold, which a swap must still find there.
+pub struct Cas {
+    pub(crate) store: Arc<dyn KeyValueStore>,
+    pub(crate) key: String,
+    pub(crate) seen: Option<Vec<u8>>,
+}
+
 /// A key-value backend. Errors are messages; the component sees them as `error::other`.
 ///
 /// ```
@@ -20,6 +28,9 @@ pub struct Bucket {
 /// assert_eq!(store.keys_after(None, 10).unwrap(), ["t/acme/schemas/lead"]);
 /// store.delete("t/acme/schemas/lead").unwrap();
 /// assert_eq!(store.get("t/acme/schemas/lead").unwrap(), None);
+/// assert!(store.compare_and_swap("counter", None, b"1").unwrap());
+/// assert!(!store.compare_and_swap("counter", None, b"2").unwrap(), "someone wrote it first");
+/// assert!(store.compare_and_swap("counter", Some(b"1"), b"2").unwrap());
 /// ```
 pub trait KeyValueStore: Send + Sync {
     /// The value at `key`, `None` when there is none.
@@ -30,6 +41,14 @@ pub trait KeyValueStore: Send + Sync {
     fn delete(&self, key: &str) -> Result<(), String>;
     /// Up to `limit` keys after `after` (exclusive), in order.
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String>;
+    /// Stores `value` at `key` only if the value there is still `expected` (`None`: no value),
+    /// in one indivisible step; whether it did.
+    fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, String>;
 
     /// A page of about `limit` keys from `cursor` (what the page before gave; `None`: the
     /// start) and the next page's cursor (`None`: this was the last). The cursor's form and

@@ -37,6 +37,20 @@ impl KeyValueStore for MemoryStore {
         Ok(keys.take(limit).cloned().collect())
     }
 
+    fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, String> {
+        let mut entries = self.entries.write().map_err(poisoned)?;
+        if entries.get(key).map(Vec::as_slice) != expected {
+            return Ok(false);
+        }
+        entries.insert(key.to_owned(), value.to_vec());
+        Ok(true)
+    }
+
     fn waits(&self) -> bool {
         false
     }

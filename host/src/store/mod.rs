@@ -23,7 +23,7 @@ mod sqlite;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use backend::{Bucket, KeyValueStore};
+pub use backend::{Bucket, Cas, KeyValueStore};
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
 pub use sqlite::SqliteStore;

@@ -87,6 +87,18 @@ impl RedisStore {
     }
 }
 
+/// Compare-and-swap in one step on the server: `ARGV[1]` says whether a value is expected
+/// (`1`) or none (`0`), `ARGV[2]` the expected value, `ARGV[3]` the new one.
+const COMPARE_AND_SWAP: &str = r"
+local current = redis.call('GET', KEYS[1])
+local matches = (ARGV[1] == '0' and current == false) or (ARGV[1] == '1' and current == ARGV[2])
+if matches then
+  redis.call('SET', KEYS[1], ARGV[3])
+  return 1
+end
+return 0
+";
+
 impl KeyValueStore for RedisStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
         self.with(|connection| redis::cmd("GET").arg(key).query(connection))
@@ -99,6 +111,25 @@ impl KeyValueStore for RedisStore {
     fn delete(&self, key: &str) -> Result<(), String> {
         self.with(|connection| redis::cmd("DEL").arg(key).query::<i64>(connection))
             .map(drop)
+    }
+
+    fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, String> {
+        let swapped: i64 = self.with(|connection| {
+            redis::cmd("EVAL")
+                .arg(COMPARE_AND_SWAP)
+                .arg(1)
+                .arg(key)
+                .arg(if expected.is_some() { "1" } else { "0" })
+                .arg(expected.unwrap_or_default())
+                .arg(value)
+                .query(connection)
+        })?;
+        Ok(swapped == 1)
     }
 
     /// In order, so every key of the database is read: for tests and tools. The component

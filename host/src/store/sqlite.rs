@@ -171,6 +171,38 @@ impl KeyValueStore for SqliteStore {
         .map(drop)
     }
 
+    /// In a write transaction: no other writer comes between the read and the write.
+    fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, String> {
+        self.with(|connection| {
+            let transaction = rusqlite::Transaction::new_unchecked(
+                connection,
+                rusqlite::TransactionBehavior::Immediate,
+            )?;
+            let current: Option<Vec<u8>> = transaction
+                .query_row(
+                    "SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2",
+                    params![STORE, key],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if current.as_deref() != expected {
+                return Ok(false);
+            }
+            transaction.execute(
+                "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+                params![STORE, key, value],
+            )?;
+            transaction.commit()?;
+            Ok(true)
+        })
+    }
+
     fn keys_after(&self, after: Option<&str>, limit: usize) -> Result<Vec<String>, String> {
         self.with(|connection| {
             let mut statement = connection.prepare(
