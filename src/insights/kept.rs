@@ -21,7 +21,7 @@ pub const MAX_SCHEMAS: usize = 200;
 /// Where the calls of schemas beyond [`MAX_SCHEMAS`] are counted.
 pub const OTHER: &str = "other";
 /// The documents a schema's counts are spread over.
-pub const SHARDS: u64 = 16;
+pub const SHARDS: u64 = 64;
 
 const HOUR_MS: u64 = 3_600_000;
 const DAY_MS: u64 = 24 * HOUR_MS;
