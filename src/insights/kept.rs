@@ -113,6 +113,97 @@ fn turn(slot: &mut Slot, period: u64) -> Option<Slot> {
     (over.tally.calls > 0).then_some(over)
 }
 
+/// What counting a call in a current document did besides: the hour and day it turned over
+/// (for the history), whether the call came late (for a period already over: it is counted in
+/// the history instead), and whether the document was new.
+#[derive(Default)]
+struct Counted {
+    hour_over: Option<Slot>,
+    day_over: Option<Slot>,
+    late_hour: bool,
+    late_day: bool,
+    new: bool,
+}
+
+/// Counts `call` of `hour` and `day` in the current document at `key`, as one step.
+fn count_current(
+    store: &dyn KeyValue,
+    key: &str,
+    call: &Call,
+    (hour, day): (u64, u64),
+) -> Result<Counted, StructureError> {
+    let mut counted = Counted::default();
+    store::update(store, key, |current: Option<Current>| {
+        let new = current.is_none();
+        let mut current = current.unwrap_or_default();
+        // A call that ends after another that already turned the hour (an instant earlier on
+        // another instance) belongs to the hour before.
+        let (late_hour, late_day) = (current.hour.period > hour, current.day.period > day);
+        counted = Counted {
+            late_hour,
+            late_day,
+            new,
+            ..Counted::default()
+        };
+        if !late_hour {
+            counted.hour_over = turn(&mut current.hour, hour);
+            current.hour.tally.add(call);
+        }
+        if !late_day {
+            counted.day_over = turn(&mut current.day, day);
+            current.day.tally.add(call);
+        }
+        current
+    })?;
+    Ok(counted)
+}
+
+/// Files what `counted` left for the history at `key`: the periods turned over, and `call`
+/// when it came late.
+fn file_history(
+    store: &dyn KeyValue,
+    key: &str,
+    counted: &Counted,
+    call: &Call,
+    now_ms: u64,
+) -> Result<(), StructureError> {
+    if counted.hour_over.is_none()
+        && counted.day_over.is_none()
+        && !counted.late_hour
+        && !counted.late_day
+    {
+        return Ok(());
+    }
+    store::update(store, key, |history: Option<History>| {
+        let mut history = history.unwrap_or_default();
+        history.hours.extend(counted.hour_over.clone());
+        history.days.extend(counted.day_over.clone());
+        for (late, slots, window) in [
+            (counted.late_hour, &mut history.hours, Window::Day),
+            (counted.late_day, &mut history.days, Window::Week),
+        ] {
+            if !late {
+                continue;
+            }
+            let period = window.period(now_ms);
+            match slots.iter_mut().find(|slot| slot.period == period) {
+                Some(slot) => slot.tally.add(call),
+                None => {
+                    let mut slot = Slot {
+                        period,
+                        tally: Tally::default(),
+                    };
+                    slot.tally.add(call);
+                    slots.push(slot);
+                }
+            }
+        }
+        history.hours.retain(|slot| Window::Day.holds(slot, now_ms));
+        history.days.retain(|slot| Window::Week.holds(slot, now_ms));
+        history
+    })
+}
+
 fn prefix(scope: &Scope) -> String {
     format!("{}insights/", scope.own_prefix())
 }
@@ -149,49 +240,31 @@ pub fn record(
 ) -> Result<(), StructureError> {
     let prefix = prefix(scope);
     let shard = shard % SHARDS;
-    let (hour, day) = (Window::Day.period(now_ms), Window::Week.period(now_ms));
-    let count = |key: &str| {
-        let mut over: (Option<Slot>, Option<Slot>, bool) = (None, None, false);
-        store::update(store, key, |current: Option<Current>| {
-            let new = current.is_none();
-            let mut current = current.unwrap_or_default();
-            over = (
-                turn(&mut current.hour, hour),
-                turn(&mut current.day, day),
-                new,
-            );
-            current.hour.tally.add(call);
-            current.day.tally.add(call);
-            current
-        })
-        .map(|()| over)
-    };
+    let periods = (Window::Day.period(now_ms), Window::Week.period(now_ms));
     let mut name = format!("{schema}/{shard}");
-    let (mut hour_over, mut day_over, new) = count(&format!("{prefix}{name}"))?;
-    // A schema's first count at this level: within the bound, or counted as `other`.
-    if new && schema != OTHER {
-        let schemas = schemas_in(&store::keys(store, &prefix)?, &prefix);
-        if schemas.len() > MAX_SCHEMAS {
+    let mut counted = count_current(store, &format!("{prefix}{name}"), call, periods)?;
+    // A shard's first count: if it is also the schema's first at this level, within the bound
+    // or counted as `other`.
+    if counted.new && schema != OTHER {
+        let keys = store::keys(store, &prefix)?;
+        let shards = (keys.iter())
+            .filter(|key| {
+                key.strip_prefix(&prefix)
+                    .and_then(|name| name.split('/').next())
+                    == Some(schema)
+            })
+            .count();
+        let schemas = schemas_in(&keys, &prefix)
+            .iter()
+            .filter(|name| *name != OTHER)
+            .count();
+        if shards == 1 && schemas > MAX_SCHEMAS {
             store::delete(store, &format!("{prefix}{name}"))?;
             name = format!("{OTHER}/{shard}");
-            (hour_over, day_over, _) = count(&format!("{prefix}{name}"))?;
+            counted = count_current(store, &format!("{prefix}{name}"), call, periods)?;
         }
     }
-    if hour_over.is_some() || day_over.is_some() {
-        store::update(
-            store,
-            &history_key(scope, &name),
-            |history: Option<History>| {
-                let mut history = history.unwrap_or_default();
-                history.hours.extend(hour_over.clone());
-                history.days.extend(day_over.clone());
-                history.hours.retain(|slot| Window::Day.holds(slot, now_ms));
-                history.days.retain(|slot| Window::Week.holds(slot, now_ms));
-                history
-            },
-        )?;
-    }
-    Ok(())
+    file_history(store, &history_key(scope, &name), &counted, call, now_ms)
 }
 
 /// Each schema's tally over `window` at `scope`'s own level, the most called first (schemas
@@ -362,6 +435,34 @@ mod tests {
         assert_eq!(
             kept.iter().find(|(name, _)| name == OTHER).unwrap().1.calls,
             5
+        );
+    }
+
+    #[test]
+    fn calls_at_once_across_an_hours_turn_are_each_counted_once() {
+        let store = MemoryKeyValue::default();
+        let scope = Scope::new("acme", None).unwrap();
+        let start = 1_800_000_000_000 - 1_000; // a second before an hour turns
+        std::thread::scope(|threads| {
+            for thread in 0..8u64 {
+                let (store, scope) = (&store, &scope);
+                threads.spawn(move || {
+                    for n in 0..100u64 {
+                        // Half of each thread's calls before the turn, half after, in few shards.
+                        let now = start + n * 20;
+                        record(store, scope, "contact", &call("ok"), now, thread % 3).unwrap();
+                    }
+                });
+            }
+        });
+        let now = start + 2_000;
+        assert_eq!(
+            read(&store, &scope, Window::Day, now).unwrap()[0].1.calls,
+            800
+        );
+        assert_eq!(
+            read(&store, &scope, Window::Week, now).unwrap()[0].1.calls,
+            800
         );
     }
 }
