@@ -1,5 +1,5 @@
-//! The built component imports nothing a Spin 4 host (WASI 0.2.6, keyvalue draft2, config
-//! draft 2024-09-27) does not offer, at exactly those versions.
+//! The built component imports nothing a Spin 4 host (WASI 0.2.6, keyvalue draft2 with its
+//! atomics, config draft 2024-09-27) does not offer, at exactly those versions.
 
 use std::path::PathBuf;
 
@@ -39,6 +39,7 @@ fn the_component_conforms_to_the_spin_compatible_host_world() {
             .any(|prefix| name.starts_with(prefix));
         let extra = [
             "wasi:keyvalue/store@0.2.0-draft2",
+            "wasi:keyvalue/atomics@0.2.0-draft2",
             "wasi:config/store@0.2.0-draft-2024-09-27",
         ]
         .contains(&name.as_str());
