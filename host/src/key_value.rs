@@ -115,13 +115,8 @@ impl atomics::HostCas for KeyValueView<'_> {
         key: String,
     ) -> wasmtime::Result<Result<Resource<Cas>, wit::Error>> {
         let store = self.store_of(&bucket)?;
-        let seen = off_the_workers(store.clone(), {
-            let key = key.clone();
-            move |store| store.get(&key)
-        })
-        .await;
-        Ok(match seen {
-            Ok(seen) => Ok(self.table.push(Cas { store, key, seen })?),
+        Ok(match cas_on(store, key).await {
+            Ok(cas) => Ok(self.table.push(cas)?),
             Err(error) => Err(error),
         })
     }
@@ -184,22 +179,23 @@ impl atomics::Host for KeyValueView<'_> {
         match swapped {
             Ok(true) => Ok(Ok(())),
             // Someone wrote first: a handle on what is there now, for the retry.
-            Ok(false) => match off_the_workers(store.clone(), {
-                let key = key.clone();
-                move |store| store.get(&key)
-            })
-            .await
-            {
-                Ok(seen) => Ok(Err(CasError::CasFailed(self.table.push(Cas {
-                    store,
-                    key,
-                    seen,
-                })?))),
+            Ok(false) => match cas_on(store, key).await {
+                Ok(cas) => Ok(Err(CasError::CasFailed(self.table.push(cas)?))),
                 Err(error) => Ok(Err(CasError::StoreError(error))),
             },
             Err(error) => Ok(Err(CasError::StoreError(error))),
         }
     }
+}
+
+/// A compare-and-swap on `key` that has seen what `store` holds there now.
+async fn cas_on(store: Arc<dyn KeyValueStore>, key: String) -> Result<Cas, wit::Error> {
+    let read = {
+        let key = key.clone();
+        move |store: &dyn KeyValueStore| store.get(&key)
+    };
+    let seen = off_the_workers(store.clone(), read).await?;
+    Ok(Cas { store, key, seen })
 }
 
 impl KeyValueView<'_> {
@@ -292,6 +288,68 @@ mod tests {
             .unwrap();
         assert_eq!(backend.get("key-0000").unwrap(), None);
         HostBucket::drop(&mut view, bucket).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_swap_writes_only_over_what_its_handle_saw_and_hands_back_a_fresh_one() {
+        use crate::bindings::atomics::wasi::keyvalue::atomics::{Host as _, HostCas};
+        let backend: Arc<dyn KeyValueStore> = Arc::new(MemoryStore::default());
+        let mut table = ResourceTable::new();
+        let mut view = KeyValueView {
+            store: &backend,
+            table: &mut table,
+        };
+        let bucket = Host::open(&mut view, "default".into())
+            .await
+            .unwrap()
+            .unwrap();
+        let handle = || wasmtime::component::Resource::<Bucket>::new_borrow(bucket.rep());
+        let first = HostCas::new(&mut view, handle(), "n".into())
+            .await
+            .unwrap()
+            .unwrap();
+        let second = HostCas::new(&mut view, handle(), "n".into())
+            .await
+            .unwrap()
+            .unwrap();
+        let current = |cas: &Resource<Cas>| Resource::<Cas>::new_borrow(cas.rep());
+        assert_eq!(
+            HostCas::current(&mut view, current(&first)).await.unwrap(),
+            Ok(None)
+        );
+        assert!(view.swap(first, b"1".to_vec()).await.unwrap().is_ok());
+        let Err(CasError::CasFailed(fresh)) = view.swap(second, b"9".to_vec()).await.unwrap()
+        else {
+            panic!("the second swap saw nothing there, and found 1");
+        };
+        assert_eq!(
+            HostCas::current(&mut view, current(&fresh)).await.unwrap(),
+            Ok(Some(b"1".to_vec()))
+        );
+        assert!(view.swap(fresh, b"2".to_vec()).await.unwrap().is_ok());
+        assert_eq!(backend.get("n").unwrap(), Some(b"2".to_vec()));
+        assert_eq!(
+            view.increment(handle(), "count".into(), 5).await.unwrap(),
+            Ok(5)
+        );
+        assert_eq!(
+            view.increment(handle(), "count".into(), -2).await.unwrap(),
+            Ok(3)
+        );
+        assert!(
+            view.increment(handle(), "n".into(), i64::MAX)
+                .await
+                .unwrap()
+                .is_err(),
+            "2 + max overflows"
+        );
+        backend.set("text", b"ten").unwrap();
+        assert!(
+            view.increment(handle(), "text".into(), 1)
+                .await
+                .unwrap()
+                .is_err()
+        );
     }
 
     /// A store whose `get` waits, up to five seconds, for a release.
