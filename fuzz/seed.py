@@ -52,6 +52,12 @@ for method, head, body in [
     (2, "/v1/schemas/lead\ncontent-type: application/json", json.dumps({"schema": {"type": "object"}})),
     (1, "/mcp\ncontent-type: application/json\nmcp-protocol-version: 2025-06-18", mcp),
     (0, "/healthz", ""),
+    (2, "/v1/schemas/lead?check\ncontent-type: application/json", json.dumps({"schema": {"type": "object", "properties": {"a": {"type": "integr", "minItems": -1}}}})),
+    (2, "/v1/schemas/lead\ncontent-type: application/json\nif-match: \"0123abcd\"", json.dumps({"schema": {"type": "object"}, "version": "1.1"})),
+    (3, "/v1/schemas/lead\nif-match: *", ""),
+    (0, "/v1/insights?window=7d&format=csv", ""),
+    (0, "/v1/me", ""),
+    (0, "/console/console.js", ""),
 ]:
     put("http_request", bytes([method]) + f"{head}\n\n{body}".encode())
 
