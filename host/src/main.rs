@@ -4,13 +4,11 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 mod cli;
 
 use clap::Parser;
 use serde_json::Value;
-use structure_host::batch::ProviderBatch;
 use structure_host::{Request, Scope};
 
 use cli::arguments::{Cli, Command, SchemasAction, SettingsAction, client, pairs_to_object};
@@ -85,18 +83,9 @@ async fn run(cli: Cli) -> ExitCode {
                 Ok(defaults) => defaults,
                 Err(message) => return fail(EXIT_USAGE, &message),
             };
-            let provider_batch = match (provider_batch, Duration::try_from_secs_f64(poll_seconds)) {
-                (false, _) => None,
-                (true, Ok(first_poll)) => Some(ProviderBatch {
-                    first_poll,
-                    ..ProviderBatch::default()
-                }),
-                (true, Err(_)) => {
-                    return fail(
-                        EXIT_USAGE,
-                        "--poll-seconds must be a number of seconds, 0 or more",
-                    );
-                }
+            let provider_batch = match cli::batch::provider_batch(provider_batch, poll_seconds) {
+                Ok(provider_batch) => provider_batch,
+                Err(message) => return fail(EXIT_USAGE, &message),
             };
             let batch = structure_host::batch::Batch {
                 input,

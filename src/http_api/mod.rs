@@ -92,8 +92,8 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
         )
         .with_header("allow", &methods.join(", "));
     }
-    if segments.first() == Some(&"console") {
-        let file = segments.get(1).copied().unwrap_or_default();
+    if let ["console", file @ ..] = segments.as_slice() {
+        let file = file.first().copied().unwrap_or_default();
         return console::serve(file).unwrap_or_else(|| {
             ApiResponse::error(
                 404,
@@ -139,23 +139,29 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
     } else {
         None
     };
+    dispatch(&segments, name, body, request, &caller, ports)
+}
+
+/// The authenticated routes, once the body is read.
+fn dispatch(
+    segments: &[&str],
+    name: Option<&str>,
+    body: Option<Value>,
+    request: &ApiRequest,
+    caller: &Caller,
+    ports: &Ports<'_>,
+) -> ApiResponse {
     let scope = &caller.scope;
-    match (segments.as_slice(), request.method.as_str(), body) {
-        (["mcp"], _, Some(body)) => mcp::handle(&body, &caller, request, ports),
+    match (segments, request.method.as_str(), name) {
+        (["mcp"], ..) => mcp::handle(&body.unwrap_or_default(), caller, request, ports),
         (["v1", "insights"], ..) => insights::get(request, scope, ports),
-        (["v1", "structure"], _, body) => structure(body.unwrap_or_default(), scope, ports),
-        (_, "GET", _) if name.is_some() => schemas::get(name.unwrap_or_default(), scope, ports),
-        (_, "PUT", body) if name.is_some() => schemas::put(
-            name.unwrap_or_default(),
-            body.unwrap_or_default(),
-            request,
-            scope,
-            ports,
-        ),
-        (_, "DELETE", _) if name.is_some() => {
-            schemas::delete(name.unwrap_or_default(), request, scope, ports)
+        (["v1", "structure"], ..) => structure(body.unwrap_or_default(), scope, ports),
+        (_, "GET", Some(name)) => schemas::get(name, scope, ports),
+        (_, "PUT", Some(name)) => {
+            schemas::put(name, body.unwrap_or_default(), request, scope, ports)
         }
-        (_, method, _) => respond(rest(&segments, method, &caller, ports)),
+        (_, "DELETE", Some(name)) => schemas::delete(name, request, scope, ports),
+        (_, method, _) => respond(rest(segments, method, caller, ports)),
     }
 }
 

@@ -66,6 +66,29 @@ fn command(cli: &Path, mock: &MockLlm) -> Command {
     command
 }
 
+/// Prints `--provider-batch`'s CPU, wall time, peak memory and batches beside direct calls'.
+/// (It runs first, so that the peak resident set is its own.)
+fn report_rounds(
+    args: &Args,
+    ((cpu, wall), peak, batches): ((f64, f64), f64, Vec<mock_llm::batches::Created>),
+    direct: (f64, f64),
+) {
+    println!("{} texts, {} running at once", args.items, args.jobs);
+    println!("| | CPU s | CPU ms/item | wall s |");
+    println!("|---|---|---|---|");
+    for (name, (cpu, wall)) in [("--provider-batch", (cpu, wall)), ("direct calls", direct)] {
+        println!(
+            "| {name} | {cpu:.1} | {:.2} | {wall:.1} |",
+            cpu * 1000.0 / args.items as f64
+        );
+    }
+    let sizes: Vec<usize> = batches.iter().map(|batch| batch.ids.len()).collect();
+    println!(
+        "{} batch(es) of {sizes:?} requests; --provider-batch peak memory {peak:.0} MiB",
+        batches.len()
+    );
+}
+
 fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
     let mock = MockLlm::start();
@@ -110,32 +133,17 @@ fn main() -> anyhow::Result<()> {
         Ok(measured)
     };
     if args.provider_batch {
-        // First, so that the peak resident set is its own.
-        let rounds = run_batch(
-            &["--provider-batch", "--poll-seconds", "0.05"],
-            "rounds.jsonl",
-        )?;
-        let peak = children().1;
-        let batches = mock.batches();
+        let measured = (
+            run_batch(
+                &["--provider-batch", "--poll-seconds", "0.05"],
+                "rounds.jsonl",
+            )?,
+            children().1,
+            mock.batches(),
+        );
         let direct = run_batch(&[], "direct.jsonl")?;
         std::fs::remove_dir_all(&dir)?;
-        println!("{} texts, {} running at once", args.items, args.jobs);
-        println!("| | CPU s | CPU ms/item | wall s |");
-        println!("|---|---|---|---|");
-        for (name, (cpu, wall)) in [("--provider-batch", rounds), ("direct calls", direct)] {
-            println!(
-                "| {name} | {cpu:.1} | {:.2} | {wall:.1} |",
-                cpu * 1000.0 / args.items as f64
-            );
-        }
-        println!(
-            "{} batch(es) of {:?} requests; --provider-batch peak memory {peak:.0} MiB",
-            batches.len(),
-            batches
-                .iter()
-                .map(|batch| batch.ids.len())
-                .collect::<Vec<_>>()
-        );
+        report_rounds(&args, measured, direct);
         return Ok(());
     }
     let batch = run_batch(&[], "out.jsonl")?;

@@ -9,13 +9,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use structure_host::batch::{Batch, Done, Tally};
+use structure_host::batch::{Batch, Done, ProviderBatch, Tally};
 use structure_host::{Scope, Structure};
 
 /// The exit status of a batch stopped before every item had its line.
 const EXIT_STOPPED: u8 = 130;
 /// How often a batch whose stderr is no terminal says how far it is.
 const PLAIN_EVERY: Duration = Duration::from_secs(10);
+
+/// The provider-batch options of `--provider-batch` and `--poll-seconds`, or why they are not
+/// usable.
+pub fn provider_batch(enabled: bool, poll_seconds: f64) -> Result<Option<ProviderBatch>, String> {
+    if !enabled {
+        return Ok(None);
+    }
+    let first_poll = Duration::try_from_secs_f64(poll_seconds)
+        .map_err(|_| "--poll-seconds must be a number of seconds, 0 or more".to_owned())?;
+    Ok(Some(ProviderBatch {
+        first_poll,
+        ..ProviderBatch::default()
+    }))
+}
 
 pub async fn run(client: Structure, scope: Scope, batch: Batch) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
