@@ -405,3 +405,44 @@ fn a_provider_batch_restarted_mid_poll_polls_the_same_batch_and_submits_nothing_
         assert_eq!(mock.requests().len(), 2);
     });
 }
+
+#[test]
+fn a_batch_refused_for_a_moment_is_sent_again_and_one_refused_for_good_ends_its_items() {
+    let mock = MockLlm::start();
+    let provider = providers(&mock).into_iter().next().unwrap();
+    names(&mock, provider.4);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.jsonl"), "Ada wrote.\n").unwrap();
+    mock.plan_batch(Plan {
+        refuse: Some(503),
+        ..Plan::default()
+    });
+    let output = provider_batch(dir.path(), &provider).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(written(dir.path())["1"]["data"], json!({ "name": "Ada" }));
+    assert_eq!(mock.batches().len(), 1, "created the second time");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.jsonl"), "Ada wrote.\nCy wrote.\n").unwrap();
+    mock.plan_batch(Plan {
+        refuse: Some(401),
+        ..Plan::default()
+    });
+    let output = provider_batch(dir.path(), &provider).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "every item has its line: {}",
+        stderr(&output)
+    );
+    let lines = written(dir.path());
+    for id in ["1", "2"] {
+        let error = &lines[id]["error"];
+        assert_eq!(error["kind"], "provider", "{}", lines[id]);
+        assert!(
+            error["message"].as_str().unwrap().contains("refused"),
+            "{error}"
+        );
+    }
+    assert_eq!(mock.batches().len(), 1, "nothing more was created");
+}

@@ -281,7 +281,11 @@ impl Rounds {
             Err(failure) => {
                 let outcome = match failure {
                     Failure::Refused(answer) => Outcome::Answered(answer),
-                    Failure::Again(reason) => Outcome::Again(reason),
+                    Failure::Again(reason) => {
+                        // Not at once again: the provider (or the way to it) needs a moment.
+                        tokio::time::sleep(self.options.first_poll).await;
+                        Outcome::Again(reason)
+                    }
                 };
                 let outcomes = keys.into_iter().map(|key| (key, outcome.clone())).collect();
                 return self.settle(None, outcomes);
