@@ -362,7 +362,15 @@ fn a_provider_batch_restarted_mid_poll_polls_the_same_batch_and_submits_nothing_
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // Stopped once the batch has been polled: mid-poll.
+        while mock.batches().first().is_none_or(|batch| batch.polled == 0) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{}: never polled",
+                provider.0
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         // OpenAI's run is stopped with Ctrl-C (it exits 130, the items left), the others killed.
         if provider.4 == Wire::OpenAiChat {
             signal(&child, "-INT");
