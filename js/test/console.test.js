@@ -253,7 +253,7 @@ test('insights count the calls per schema, with charts and a CSV export', async 
   assert.deepEqual(page.errors, []);
 });
 
-test('a user signs in, uses the registry and the insights, by keyboard alone, and cannot edit', async () => {
+test('a user signs in, uses the registry, the insights and the playground by keyboard alone, and cannot edit', async () => {
   const keyboard = await context.newPage();
   await keyboard.goto(`${base}/console`);
   await keyboard.waitForSelector('body[data-ready="true"]');
@@ -288,5 +288,19 @@ test('a user signs in, uses the registry and the insights, by keyboard alone, an
   await keyboard.keyboard.press('Enter');
   await keyboard.waitForSelector('#insight-detail:not([hidden])');
   assert.match(await keyboard.textContent('#insight-name'), /contact · 2 calls/);
+
+  // The playground: pick the schema, type the text, run, all from the keyboard.
+  await mock.reply(answer({ name: 'Mary Jackson', email: 'mary@langley.example' }));
+  await tabTo(/^button#\|Playground$/, 'Shift+Tab');
+  await keyboard.keyboard.press('Enter');
+  await tabTo(/^select#play-schema/);
+  await keyboard.keyboard.press('Home'); // the first schema: contact
+  await tabTo(/^textarea#play-text/);
+  await keyboard.keyboard.type('Mary Jackson, mary@langley.example');
+  await tabTo(/^button#play-run/);
+  await keyboard.keyboard.press('Enter');
+  await keyboard.waitForSelector('body[data-runs="1"]');
+  assert.equal(await keyboard.textContent('#play-status'), 'ok', await keyboard.textContent('#play-message'));
+  assert.equal(await keyboard.textContent('#play-text-view mark'), 'Mary Jackson');
   await keyboard.close();
 });
