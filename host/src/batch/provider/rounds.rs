@@ -280,7 +280,18 @@ impl Rounds {
             Ok(batch) => batch,
             Err(failure) => {
                 let outcome = match failure {
-                    Failure::Refused(answer) => Outcome::Answered(answer),
+                    // Said as the batch API's refusal: a server with no batch API (a local
+                    // one) answers 404 here, which alone would say little.
+                    Failure::Refused(answer) => Outcome::Answered(synthetic(
+                        answer.status,
+                        &format!(
+                            "the provider's batch API refused the batch ({} {}): {}; \
+                             --provider-batch needs OpenAI's, Anthropic's or Gemini's batch API",
+                            answer.status,
+                            group.base,
+                            String::from_utf8_lossy(&answer.body)
+                        ),
+                    )),
                     Failure::Again(reason) => {
                         // Not at once again: the provider (or the way to it) needs a moment.
                         tokio::time::sleep(self.options.first_poll).await;
