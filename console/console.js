@@ -16,14 +16,17 @@ function el(tag, props = {}, ...children) {
 
 const state = { token: null, me: null, schemas: [], current: null, etag: null, isNew: false, checkTimer: 0, checkSeq: 0 };
 
+/** A request to the API with the token signed in with. */
+const authorized = (path, init = {}) => fetch(path, { ...init, headers: { authorization: `Bearer ${state.token}`, ...init.headers } });
+
 /** A call of the API: status, JSON body (or null), text, ETag. */
 async function api(path, { method = 'GET', body, headers = {} } = {}) {
-  const init = { method, headers: { authorization: `Bearer ${state.token}`, ...headers } };
+  const init = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  const response = await authorized(path, init);
   const text = await response.text();
   let json = null;
   try {
@@ -597,7 +600,7 @@ function barChart(bars, colours) {
 
 async function exportCsv() {
   const window = $('window').value;
-  const response = await fetch(`/v1/insights?window=${window}&format=csv`, { headers: { authorization: `Bearer ${state.token}` } });
+  const response = await authorized(`/v1/insights?window=${window}&format=csv`);
   const link = el('a', { href: URL.createObjectURL(await response.blob()), download: `structure-insights-${window}.csv` });
   document.body.append(link);
   link.click();

@@ -95,6 +95,7 @@ pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, po
         Some((category.to_owned(), pointer.to_owned()))
     })
     .collect();
+    let now = ports.clock.now_unix_millis();
     let call = Call {
         status: match error_kind {
             Some(_) => "error".to_owned(),
@@ -111,11 +112,10 @@ pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, po
         reasons,
         prompt_tokens: count("promptTokens"),
         completion_tokens: count("completionTokens"),
-        latency_ms: ports.clock.now_unix_millis().saturating_sub(started),
+        latency_ms: now.saturating_sub(started),
     };
     // A shard at random, so that calls at once seldom rewrite one document; none to hand, the
     // clock's milliseconds spread them less well.
-    let now = ports.clock.now_unix_millis();
     let shard = getrandom::u64().unwrap_or(now);
     let _ = insights::record(ports.key_value, scope, &schema, &call, now, shard);
 }

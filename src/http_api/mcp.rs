@@ -370,7 +370,7 @@ fn call_tool(
         }
         Err(error) => object(json!({
             "content": [{ "type": "text", "text": error.message }],
-            "structuredContent": error.to_json(),
+            "structuredContent": answered,
             "isError": true,
         })),
     })

@@ -8,6 +8,8 @@
 //! count (the store has no increment), and at an hour's turn one may move the hour into the
 //! history twice: insights are for seeing at a glance, metrics for exact counts.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::tally::{Call, Tally};
@@ -212,18 +214,14 @@ fn history_key(scope: &Scope, schema_and_shard: &str) -> String {
     format!("{}insights-history/{schema_and_shard}", scope.own_prefix())
 }
 
-/// The schemas that have counts at a level: the names before each key's shard.
-fn schemas_in(keys: &[String], prefix: &str) -> Vec<String> {
-    let mut schemas: Vec<String> = (keys.iter())
-        .filter_map(|key| {
-            key.strip_prefix(prefix)?
-                .split('/')
-                .next()
-                .map(str::to_owned)
-        })
-        .collect();
-    schemas.sort();
-    schemas.dedup();
+/// The schemas that have counts at a level, each with its shards' names (`schema/shard`, the
+/// keys after `prefix`).
+fn shards_by_schema<'k>(keys: &'k [String], prefix: &str) -> BTreeMap<&'k str, Vec<&'k str>> {
+    let mut schemas: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for name in keys.iter().filter_map(|key| key.strip_prefix(prefix)) {
+        let schema = name.split('/').next().unwrap_or(name);
+        schemas.entry(schema).or_default().push(name);
+    }
     schemas
 }
 
@@ -247,17 +245,9 @@ pub fn record(
     // or counted as `other`.
     if counted.new && schema != OTHER {
         let keys = store::keys(store, &prefix)?;
-        let shards = (keys.iter())
-            .filter(|key| {
-                key.strip_prefix(&prefix)
-                    .and_then(|name| name.split('/').next())
-                    == Some(schema)
-            })
-            .count();
-        let schemas = schemas_in(&keys, &prefix)
-            .iter()
-            .filter(|name| *name != OTHER)
-            .count();
+        let by_schema = shards_by_schema(&keys, &prefix);
+        let shards = by_schema.get(schema).map_or(0, Vec::len);
+        let schemas = by_schema.keys().filter(|name| **name != OTHER).count();
         if shards == 1 && schemas > MAX_SCHEMAS {
             store::delete(store, &format!("{prefix}{name}"))?;
             name = format!("{OTHER}/{shard}");
@@ -278,12 +268,8 @@ pub fn read(
     let prefix = prefix(scope);
     let keys = store::keys(store, &prefix)?;
     let mut tallies = Vec::new();
-    for schema in schemas_in(&keys, &prefix) {
+    for (schema, shards) in shards_by_schema(&keys, &prefix) {
         let mut tally = Tally::default();
-        let shards = keys.iter().filter_map(|key| {
-            let name = key.strip_prefix(&prefix)?;
-            (name.split('/').next() == Some(schema.as_str())).then_some(name)
-        });
         for name in shards {
             let Some(current) = store::read::<Current>(store, &format!("{prefix}{name}"))? else {
                 continue;
@@ -302,7 +288,7 @@ pub fn read(
             }
         }
         if tally.calls > 0 {
-            tallies.push((schema, tally));
+            tallies.push((schema.to_owned(), tally));
         }
     }
     tallies.sort_by(|(a_name, a), (b_name, b)| b.calls.cmp(&a.calls).then(a_name.cmp(b_name)));

@@ -95,21 +95,28 @@ impl Batch {
         let items =
             input::items(&text, folder, &self.defaults).filter(|item| !done.contains(&item.id));
         let mut running = JoinSet::new();
+        // Each result's line, written whole, then counted and handed on.
+        let mut keep = |finished: Result<Done, tokio::task::JoinError>| {
+            let done = finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
+            output.write(&done.id, done.result.clone())?;
+            tally.add(&done);
+            progress(&done, &tally);
+            Ok::<(), String>(())
+        };
         let Some(options) = &self.provider_batch else {
             let mut items = items;
             loop {
                 while running.len() < self.jobs.max(1) && !stop.load(Ordering::SeqCst) {
                     let Some(item) = items.next() else { break };
-                    running.spawn(call(client.clone(), scope.clone(), item));
+                    let (client, scope) = (client.clone(), scope.clone());
+                    running.spawn(run_item(item, async move |arguments| {
+                        client.call_tool(&scope, &arguments).await
+                    }));
                 }
                 let Some(finished) = running.join_next().await else {
                     break;
                 };
-                let done =
-                    finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
-                output.write(&done.id, done.result.clone())?;
-                tally.add(&done);
-                progress(&done, &tally);
+                keep(finished)?;
             }
             return Ok(tally);
         };
@@ -120,21 +127,21 @@ impl Batch {
         // Counted before any runs: a round leaves only when every item has parked or ended.
         rounds.expect(items.iter().filter(|item| item.arguments.is_ok()).count());
         for item in items {
-            running.spawn(call_in_rounds(
+            let (rounds, client, scope, id) = (
                 rounds.clone(),
                 client.clone(),
                 scope.clone(),
-                item,
-            ));
+                item.id.clone(),
+            );
+            running.spawn(run_item(item, async move |arguments| {
+                rounds.run(client, scope, id, arguments).await
+            }));
         }
         while let Some(finished) = next_unless_stopped(&mut running, &stop).await {
-            let done = finished.map_err(|error| format!("a call of the batch failed: {error}"))?;
             if let Some(broken) = rounds.broken() {
                 return Err(broken);
             }
-            output.write(&done.id, done.result.clone())?;
-            tally.add(&done);
-            progress(&done, &tally);
+            keep(finished)?;
         }
         running.abort_all();
         rounds.stop();
@@ -162,31 +169,16 @@ async fn next_unless_stopped(
     }
 }
 
-/// Runs `item` in the rounds of a provider batch.
-async fn call_in_rounds(
-    rounds: Arc<Rounds>,
-    client: Arc<Structure>,
-    scope: Scope,
-    item: Item,
-) -> Done {
+/// Runs `item` with `run` (an item whose line gave no arguments comes back as its error at
+/// once), timed.
+async fn run_item<F>(item: Item, run: impl FnOnce(serde_json::Value) -> F) -> Done
+where
+    F: Future<Output = Result<serde_json::Value, CallError>>,
+{
     let started = Instant::now();
     let result = match item.arguments {
         Err(message) => invalid_line(&message),
-        Ok(arguments) => result(rounds.run(client, scope, item.id.clone(), arguments).await),
-    };
-    Done {
-        id: item.id,
-        result,
-        seconds: started.elapsed().as_secs_f64(),
-    }
-}
-
-/// Runs `item` (an item whose line gave no arguments comes back as its error at once).
-async fn call(client: Arc<Structure>, scope: Scope, item: Item) -> Done {
-    let started = Instant::now();
-    let result = match item.arguments {
-        Err(message) => invalid_line(&message),
-        Ok(arguments) => result(client.call_tool(&scope, &arguments).await),
+        Ok(arguments) => result(run(arguments).await),
     };
     Done {
         id: item.id,

@@ -57,7 +57,7 @@ impl Http {
             .map_err(|error| Failure::Again(format!("{method} {url} failed: {error}")))?;
         match status {
             200..=299 => Ok(body),
-            429 | 500..=599 => Err(Failure::Again(format!(
+            _ if passing(status) => Err(Failure::Again(format!(
                 "{method} {url} answered {status}: {}",
                 String::from_utf8_lossy(&body)
             ))),
@@ -81,6 +81,11 @@ impl Http {
     }
 }
 
+/// Whether `status` is passing trouble (a rate limit, a server's error), worth another try.
+fn passing(status: u16) -> bool {
+    matches!(status, 429 | 500..=599)
+}
+
 /// The answer a request gets when its batch could not: `status` with an OpenAI-style error
 /// body, which every provider module of the component reads.
 pub fn synthetic(status: u16, message: &str) -> Answer {
@@ -102,13 +107,13 @@ pub enum Outcome {
 impl Outcome {
     /// The outcome of an answer with `status` and `body`.
     pub fn of(status: u16, body: &Value) -> Self {
-        match status {
-            429 | 500..=599 => Outcome::Again(format!("answered {status}: {body}")),
-            _ => Outcome::Answered(Answer {
-                status,
-                body: Bytes::from(body.to_string()),
-            }),
+        if passing(status) {
+            return Outcome::Again(format!("answered {status}: {body}"));
         }
+        Outcome::Answered(Answer {
+            status,
+            body: Bytes::from(body.to_string()),
+        })
     }
 }
 
