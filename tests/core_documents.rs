@@ -206,8 +206,9 @@ fn every_unreadable_document_is_a_typed_error_before_any_call() {
 }
 
 #[test]
-fn a_page_tree_that_loops_is_unreadable_in_bounded_time() {
-    // pdfplumber 0.4.1 follows a page's parent chain for an inherited crop box without end.
+fn a_page_tree_that_loops_is_read_in_bounded_time() {
+    // A page that names itself as its parent: a reader that looks inherited attributes up the
+    // parent chain without a guard never stops; this one walks the tree down, each node once.
     let bytes = pdf::parent_loop("Term: 2 years.");
     assert!(String::from_utf8_lossy(&bytes).contains("/Parent 4 0 R"));
     let (sent, answer) = std::sync::mpsc::channel();
@@ -217,19 +218,7 @@ fn a_page_tree_that_loops_is_unreadable_in_bounded_time() {
     let read = answer
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("the reader came back");
-    let error = read.unwrap_err();
-    assert_eq!(
-        error.kind,
-        ErrorKind::InvalidDocument {
-            reason: "unreadable".into()
-        },
-        "{error:?}"
-    );
-    assert!(
-        error.message.contains("loops back on itself"),
-        "{}",
-        error.message
-    );
+    assert_eq!(read.unwrap(), ["Term: 2 years."]);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Documents end to end: a PDF through the real .wasm in the wasmtime host, read page by page
 //! inside the component; a long one read in parts with its pages; one whose stream inflates
-//! past an instance's memory stopped without taking the machine, the next call unharmed.
+//! past the reader's bound refused with a typed error in bounded time, the next call unharmed.
 
 mod support;
 
@@ -9,7 +9,7 @@ use std::io::Write;
 use mock_llm::document::{Reader, terms_schema};
 use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
-use structure_host::{CallError, Request, SchemaInput, Scope, Status};
+use structure_host::{CallError, ErrorKind, Request, SchemaInput, Scope, Status};
 
 fn request(schema: Value) -> Request {
     Request {
@@ -77,7 +77,7 @@ async fn a_long_pdf_is_read_in_parts_and_each_value_has_its_page() {
 }
 
 #[tokio::test]
-async fn a_pdf_that_inflates_past_an_instances_memory_is_stopped_and_the_next_call_is_unharmed() {
+async fn a_pdf_that_inflates_past_the_readers_bound_is_refused_and_the_next_call_is_unharmed() {
     let mock = MockLlm::start();
     let structure = support::host_client(&mock, &[]);
     let schema = json!({ "type": "object", "properties": { "signer": { "type": "string" } } });
@@ -87,7 +87,15 @@ async fn a_pdf_that_inflates_past_an_instances_memory_is_stopped_and_the_next_ca
         .structure(&Scope::default(), &bomb)
         .await
         .unwrap_err();
-    assert!(matches!(error, CallError::Host(_)), "{error:?}");
+    let CallError::Structure(error) = error else {
+        panic!("a typed error, not a trap: {error:?}");
+    };
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidDocument("too-large".into()),
+        "{error:?}"
+    );
+    assert!(error.message.contains("inflates past"), "{}", error.message);
     assert!(started.elapsed().as_secs() < 60, "stopped in bounded time");
     assert!(mock.requests().is_empty(), "no LLM call");
     mock.push(Reply::answer(json!({ "signer": "Zoë Kim" })));
