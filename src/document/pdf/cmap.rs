@@ -121,7 +121,7 @@ impl CMap {
         }
         (self.cid_ranges.iter())
             .find(|(low, high, _)| (*low..=*high).contains(&code))
-            .map_or(code, |(low, _, cid)| cid + (code - low))
+            .map_or(code, |(low, _, cid)| cid.wrapping_add(code - low))
     }
 
     /// The next code at the start of `bytes` and its length, by the codespace ranges (two bytes

@@ -55,6 +55,14 @@ pub struct Runner<'f, 'a> {
     problem: Option<Problem>,
 }
 
+/// What one content stream's resource names stand for, each looked up once: a stream may name
+/// the same font or form millions of times.
+#[derive(Default)]
+struct Names {
+    fonts: HashMap<Vec<u8>, Option<Rc<Font>>>,
+    forms: HashMap<Vec<u8>, Option<Rc<Object>>>,
+}
+
 /// One run: the state and what it has placed.
 struct Run {
     state: State,
@@ -131,6 +139,7 @@ impl<'f, 'a> Runner<'f, 'a> {
     fn run(&mut self, run: &mut Run, content: &[u8], resources: &Dict, depth: usize) {
         let mut lexer = Lexer::new(content, 0);
         let mut operands: Vec<Object> = Vec::new();
+        let mut names = Names::default();
         while let Some(token) = lexer.token() {
             let operator = match token {
                 Token::Keyword(operator) => operator,
@@ -153,16 +162,27 @@ impl<'f, 'a> Runner<'f, 'a> {
                 skip_inline_image(&mut lexer);
             } else if operator == b"Do" {
                 if let Some(Object::Name(name)) = operands.last() {
-                    self.form(run, resources, name, depth);
+                    self.form(run, resources, &mut names, name, depth);
                 }
+            } else if operator == b"Tf" {
+                if let Some(Object::Name(name)) = operands.first() {
+                    let font = match names.fonts.get(name) {
+                        Some(font) => font.clone(),
+                        None => self.font(resources, name),
+                    };
+                    names.fonts.insert(name.clone(), font.clone());
+                    run.state.font = font;
+                }
+                run.state.size =
+                    (operands.get(1).and_then(Object::number)).map_or(0.0, |size| size as f32);
             } else {
-                self.operate(run, operator, &operands, resources);
+                Self::operate(run, operator, &operands);
             }
             operands.clear();
         }
     }
 
-    fn operate(&mut self, run: &mut Run, operator: &[u8], operands: &[Object], resources: &Dict) {
+    fn operate(run: &mut Run, operator: &[u8], operands: &[Object]) {
         let number = |index: usize| -> f32 {
             operands
                 .get(index)
@@ -191,12 +211,6 @@ impl<'f, 'a> Runner<'f, 'a> {
             b"BT" => {
                 run.text_matrix = IDENTITY;
                 run.line_matrix = IDENTITY;
-            }
-            b"Tf" => {
-                state.size = number(1);
-                if let Some(Object::Name(name)) = operands.first() {
-                    state.font = self.font(resources, name);
-                }
             }
             b"Tc" => state.char_spacing = number(0),
             b"Tw" => state.word_spacing = number(0),
@@ -253,23 +267,31 @@ impl<'f, 'a> Runner<'f, 'a> {
     }
 
     /// Draws the form XObject `name`, with its matrix and its own resources (or the page's).
-    fn form(&mut self, run: &mut Run, resources: &Dict, name: &[u8], depth: usize) {
+    fn form(
+        &mut self,
+        run: &mut Run,
+        resources: &Dict,
+        names: &mut Names,
+        name: &[u8],
+        depth: usize,
+    ) {
         if depth >= MAX_FORM_DEPTH {
             return;
         }
-        let Some(stream) = self
-            .file
-            .dict_at(resources, b"XObject")
-            .and_then(|objects| objects.get(name).map(|form| self.file.resolve(form)))
-        else {
+        let stream = names.forms.entry(name.to_vec()).or_insert_with(|| {
+            let stream = self.file.dict_at(resources, b"XObject").map(|objects| {
+                objects
+                    .get(name)
+                    .map_or(Object::Null, |form| self.file.resolve(form))
+            })?;
+            let is_form =
+                matches!(&stream, Object::Stream(dict, _) if dict.is(b"Subtype", b"Form"));
+            is_form.then(|| Rc::new(stream))
+        });
+        let Some(stream) = stream.clone() else { return };
+        let Object::Stream(dict, _) = stream.as_ref() else {
             return;
         };
-        let Object::Stream(dict, _) = &stream else {
-            return;
-        };
-        if !dict.is(b"Subtype", b"Form") {
-            return;
-        }
         let content = self.decoded(&stream);
         let own = self.file.dict_at(dict, b"Resources");
         let saved = run.state.clone();

@@ -41,6 +41,12 @@ pub struct File<'a> {
     decoded: Cell<usize>,
     /// A stream ran to the end of the file: the file is cut short, and text may be missing.
     cut_short: Cell<bool>,
+    /// Objects read so far, each read once.
+    cache: RefCell<HashMap<u32, Object>>,
+    /// Bytes lexed so far, against [`File::budget`]: a damaged file whose objects all run to its
+    /// end (an unclosed string after each) would otherwise take time square in its size.
+    work: Cell<usize>,
+    budget: usize,
 }
 
 impl<'a> File<'a> {
@@ -59,10 +65,14 @@ impl<'a> File<'a> {
             packed: RefCell::new(HashMap::new()),
             decoded: Cell::new(0),
             cut_short: Cell::new(false),
+            cache: RefCell::new(HashMap::new()),
+            work: Cell::new(0),
+            budget: bytes.len().saturating_mul(16).saturating_add(16 << 20),
         };
         let read = file.read_cross_references();
         if read.is_err() || file.trailer.get(b"Root").is_none() || file.catalog().is_none() {
             file.entries.clear();
+            file.cache.borrow_mut().clear();
             file.trailer = Dict::default();
             file.rebuild();
         }
@@ -74,11 +84,37 @@ impl<'a> File<'a> {
 
     /// The object numbered `id`, or `null` where there is none.
     pub fn get(&self, id: u32) -> Object {
-        match self.entries.get(&id) {
+        if let Some(object) = self.cache.borrow().get(&id) {
+            return object.clone();
+        }
+        let object = match self.entries.get(&id) {
             Some(&Entry::At(offset)) => self.object_at(offset).unwrap_or(Object::Null),
             Some(&Entry::Packed(stream, index)) => self.packed_object(stream, index),
             _ => Object::Null,
+        };
+        self.cache.borrow_mut().insert(id, object.clone());
+        object
+    }
+
+    /// Counts `bytes` lexed; false once the budget is spent.
+    fn spend(&self, bytes: usize) -> bool {
+        self.work.set(self.work.get().saturating_add(bytes));
+        self.work.get() <= self.budget
+    }
+
+    /// What went wrong while reading that the text cannot show: a file cut short, or one too
+    /// damaged to read in bounded time.
+    pub fn trouble(&self) -> Option<Problem> {
+        if self.work.get() > self.budget {
+            return Some(Problem::Unreadable(
+                "it is damaged throughout: its objects run into each other".into(),
+            ));
         }
+        self.cut_short.get().then(|| {
+            Problem::Unreadable(
+                "a stream in it runs to the end of the file: it is cut short".into(),
+            )
+        })
     }
 
     /// `object`, or what it refers to (through at most a few references).
@@ -120,11 +156,6 @@ impl<'a> File<'a> {
 
     fn catalog(&self) -> Option<Dict> {
         self.dict_at(&self.trailer, b"Root")
-    }
-
-    /// Whether a stream read so far runs to the end of the file without its `endstream`.
-    pub fn is_cut_short(&self) -> bool {
-        self.cut_short.get()
     }
 
     /// Each page's dictionary, in order, with the attributes pages inherit (`/Resources`)
@@ -358,6 +389,9 @@ impl<'a> File<'a> {
     fn object_at(&self, offset: usize) -> Result<Object, Problem> {
         let broken =
             || Problem::Unreadable(format!("no object where one is said to be ({offset})"));
+        if self.work.get() > self.budget {
+            return Err(broken());
+        }
         let mut lexer = Lexer::new(self.bytes, offset);
         match (lexer.token(), lexer.token(), lexer.token()) {
             (
@@ -368,6 +402,7 @@ impl<'a> File<'a> {
             _ => return Err(broken()),
         }
         let object = lexer.object().unwrap_or(Object::Null);
+        self.spend(lexer.pos.saturating_sub(offset));
         let Object::Dict(dict) = object else {
             return Ok(object);
         };
@@ -410,7 +445,9 @@ impl<'a> File<'a> {
                 return &rest[..length];
             }
         }
-        let end = find_first(rest, b"endstream").unwrap_or_else(|| {
+        let found = find_first(rest, b"endstream");
+        self.spend(found.unwrap_or(rest.len()));
+        let end = found.unwrap_or_else(|| {
             self.cut_short.set(true);
             rest.len()
         });
@@ -465,9 +502,13 @@ impl<'a> File<'a> {
         let Some(&(_, start)) = packed.starts.get(index) else {
             return Object::Null;
         };
-        Lexer::new(&packed.data, start)
-            .object()
-            .unwrap_or(Object::Null)
+        if self.work.get() > self.budget {
+            return Object::Null;
+        }
+        let mut lexer = Lexer::new(&packed.data, start);
+        let object = lexer.object().unwrap_or(Object::Null);
+        self.spend(lexer.pos.saturating_sub(start));
+        object
     }
 }
 

@@ -60,7 +60,7 @@ impl Font {
         {
             for (index, width) in widths.iter().enumerate().take(256) {
                 let width = file.resolve(width).number().unwrap_or(0.0) as f32;
-                if let Ok(code) = u32::try_from(first + index as i64) {
+                if let Ok(code) = u32::try_from(first.saturating_add(index as i64)) {
                     font.widths.insert(code, width);
                 }
             }

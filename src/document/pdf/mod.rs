@@ -68,10 +68,8 @@ pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureErr
         .map(|page| runner.page(page).map(layout::text))
         .collect::<Result<_, _>>()
         .map_err(error)?;
-    if file.is_cut_short() {
-        return Err(unreadable(
-            "a stream in it runs to the end of the file: it is cut short",
-        ));
+    if let Some(problem) = file.trouble() {
+        return Err(error(problem));
     }
     if pages.iter().all(|page| page.trim().is_empty()) {
         return Err(StructureError::invalid_document(

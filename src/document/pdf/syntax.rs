@@ -208,8 +208,9 @@ impl<'a> Lexer<'a> {
         let mut items = Vec::new();
         while let Some(token) = self.token() {
             match token {
-                Token::ArrayEnd => break,
-                Token::DictEnd | Token::Keyword(_) => {}
+                // A keyword ends an array left open (`endobj`, an operator): no array holds one.
+                Token::ArrayEnd | Token::Keyword(_) => break,
+                Token::DictEnd => {}
                 token => match self.nested(token, depth) {
                     Some(item) => items.push(item),
                     None => break,
@@ -224,13 +225,13 @@ impl<'a> Lexer<'a> {
         let mut entries = Vec::new();
         while let Some(token) = self.token() {
             let key = match token {
-                Token::DictEnd => break,
+                Token::DictEnd | Token::Keyword(_) => break,
                 Token::Object(Object::Name(key)) => key,
                 // A stray value where a key belongs is skipped, as readers do.
                 _ => continue,
             };
             let Some(token) = self.token() else { break };
-            if token == Token::DictEnd {
+            if matches!(token, Token::DictEnd | Token::Keyword(_)) {
                 break;
             }
             if let Some(value) = self.nested(token, depth) {

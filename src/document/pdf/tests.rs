@@ -271,3 +271,22 @@ fn a_file_cut_inside_a_page_s_content_is_an_error_not_half_a_page() {
     let error = pages(&whole[..cut], 10).unwrap_err();
     assert!(error.message.contains("cut short"), "{}", error.message);
 }
+
+#[test]
+fn a_file_whose_objects_all_run_to_its_end_is_read_in_bounded_time() {
+    // Each object opens a string it never closes, and no cross-reference holds: rebuilt, every
+    // object would be lexed to the end of the file — time square in its size — without the
+    // reader's budget of work.
+    let mut out = b"%PDF-1.7\n".to_vec();
+    for id in 1..=20_000 {
+        out.extend_from_slice(format!("{id} 0 obj\n<< /Type /Catalog /Pages ( \n").as_bytes());
+    }
+    let (sent, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sent.send(pages(&out, 10));
+    });
+    let read = answer
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the reader came back");
+    assert!(read.is_err());
+}
