@@ -297,6 +297,23 @@ impl Outcome {
     }
 }
 
+/// A tool result's usage: an outcome's `usage`, or an error's `error.usage` (`{"error": {...}}`,
+/// [`crate::StructureError::to_json`]). Every reader of a result's spending goes through here.
+pub fn usage_in(result: &Value) -> Option<&Value> {
+    match result.get("error") {
+        Some(error) => error.get("usage"),
+        None => result.get("usage"),
+    }
+}
+
+/// [`usage_in`], to change.
+pub fn usage_in_mut(result: &mut Value) -> Option<&mut Value> {
+    if result.get("error").is_some() {
+        return result.get_mut("error")?.get_mut("usage");
+    }
+    result.get_mut("usage")
+}
+
 impl Serialize for Outcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;

@@ -79,11 +79,8 @@ pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, po
     let error_kind = result.pointer("/error/kind").and_then(Value::as_str);
     let origin = result.get("schemaOrigin").and_then(Value::as_str);
     let schema = schema_label(asked, origin, error_kind);
-    let usage = match error_kind {
-        Some(_) => &result["error"]["usage"],
-        None => &result["usage"],
-    };
-    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let usage = crate::outcome::usage_in(result);
+    let count = |key: &str| (usage.and_then(|usage| usage.get(key)?.as_u64())).unwrap_or(0);
     let reasons = (result
         .pointer("/trace/reasons")
         .and_then(Value::as_array)

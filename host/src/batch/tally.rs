@@ -65,10 +65,7 @@ impl Tally {
         self.left = self.left.saturating_sub(1);
         let status = (done.result.get("status").and_then(Value::as_str)).unwrap_or("error");
         *self.statuses.entry(status.to_owned()).or_default() += 1;
-        let usage = done
-            .result
-            .get("usage")
-            .or_else(|| done.result.pointer("/error/usage"));
+        let usage = structure::outcome::usage_in(&done.result);
         let count = |key: &str| {
             usage
                 .and_then(|usage| usage.get(key)?.as_u64())

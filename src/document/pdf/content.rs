@@ -6,15 +6,18 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::Problem;
 use super::file::File;
 use super::font::Font;
 use super::layout::Char;
+use super::problem::Problem;
 use super::syntax::{Dict, Lexer, Object, Token, is_white};
 
 const MAX_FORM_DEPTH: usize = 8;
 const MAX_OPERATIONS: usize = 4_000_000;
 const MAX_SAVED_STATES: usize = 256;
+/// No operator takes more operands than this: more are a damaged stream, and only the last are
+/// kept.
+const MAX_OPERANDS: usize = 16;
 
 type Matrix = [f32; 6];
 const IDENTITY: Matrix = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
@@ -145,11 +148,11 @@ impl<'f, 'a> Runner<'f, 'a> {
                 Token::Keyword(operator) => operator,
                 Token::ArrayStart | Token::DictStart => {
                     lexer.pos -= if token == Token::ArrayStart { 1 } else { 2 };
-                    operands.extend(lexer.object());
+                    push_operand(&mut operands, lexer.object());
                     continue;
                 }
                 Token::Object(object) => {
-                    operands.push(object);
+                    push_operand(&mut operands, Some(object));
                     continue;
                 }
                 Token::ArrayEnd | Token::DictEnd => continue,
@@ -369,6 +372,13 @@ impl Run {
             self.text_matrix = multiply(&translate(shift, 0.0), &self.text_matrix);
         }
     }
+}
+
+fn push_operand(operands: &mut Vec<Object>, operand: Option<Object>) {
+    if operands.len() == MAX_OPERANDS {
+        operands.remove(0);
+    }
+    operands.extend(operand);
 }
 
 /// Moves past an inline image (`BI … ID <data> EI`): its data is not PDF syntax.

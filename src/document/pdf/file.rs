@@ -8,8 +8,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::Problem;
 use super::filters;
+use super::problem::Problem;
 use super::syntax::{Dict, Lexer, Object, Token};
 
 /// At most this many pages are walked: far above the operator's page limit.
@@ -69,10 +69,14 @@ impl<'a> File<'a> {
             work: Cell::new(0),
             budget: bytes.len().saturating_mul(16).saturating_add(16 << 20),
         };
+        // Cross-references that do not lead to every page (a wrong offset, a table of another
+        // version of the file) are rebuilt too.
         let read = file.read_cross_references();
-        if read.is_err() || file.trailer.get(b"Root").is_none() || file.catalog().is_none() {
+        if read.is_err() || file.catalog().is_none() || file.pages().is_err() {
             file.entries.clear();
             file.cache.borrow_mut().clear();
+            file.packed.borrow_mut().clear();
+            file.cut_short.set(false);
             file.trailer = Dict::default();
             file.rebuild();
         }
@@ -88,7 +92,7 @@ impl<'a> File<'a> {
             return object.clone();
         }
         let object = match self.entries.get(&id) {
-            Some(&Entry::At(offset)) => self.object_at(offset).unwrap_or(Object::Null),
+            Some(&Entry::At(offset)) => self.object_at(offset, Some(id)).unwrap_or(Object::Null),
             Some(&Entry::Packed(stream, index)) => self.packed_object(stream, index),
             _ => Object::Null,
         };
@@ -245,7 +249,7 @@ impl<'a> File<'a> {
         let broken = || Problem::Unreadable("its cross-reference table is damaged".into());
         let mut lexer = Lexer::new(self.bytes, offset);
         if lexer.token() != Some(Token::Keyword(b"xref")) {
-            let Ok(Object::Stream(dict, data)) = self.object_at(offset) else {
+            let Ok(Object::Stream(dict, data)) = self.object_at(offset, None) else {
                 return Err(broken());
             };
             self.read_stream_section(&dict, &filters::decode(&dict, &data)?);
@@ -385,8 +389,9 @@ impl<'a> File<'a> {
         }
     }
 
-    /// The indirect object written at `offset` (`N G obj … endobj`), a stream with its bytes.
-    fn object_at(&self, offset: usize) -> Result<Object, Problem> {
+    /// The indirect object written at `offset` (`N G obj … endobj`), a stream with its bytes;
+    /// an error where another object than `expected` is written there (a wrong offset).
+    fn object_at(&self, offset: usize, expected: Option<u32>) -> Result<Object, Problem> {
         let broken =
             || Problem::Unreadable(format!("no object where one is said to be ({offset})"));
         if self.work.get() > self.budget {
@@ -395,10 +400,10 @@ impl<'a> File<'a> {
         let mut lexer = Lexer::new(self.bytes, offset);
         match (lexer.token(), lexer.token(), lexer.token()) {
             (
-                Some(Token::Object(Object::Int(_))),
+                Some(Token::Object(Object::Int(id))),
                 Some(Token::Object(Object::Int(_))),
                 Some(Token::Keyword(b"obj")),
-            ) => {}
+            ) if expected.is_none_or(|expected| i64::from(expected) == id) => {}
             _ => return Err(broken()),
         }
         let object = lexer.object().unwrap_or(Object::Null);
@@ -467,7 +472,7 @@ impl<'a> File<'a> {
         let Some(&Entry::At(offset)) = self.entries.get(&stream) else {
             return None;
         };
-        let Ok(Object::Stream(dict, data)) = self.object_at(offset) else {
+        let Ok(Object::Stream(dict, data)) = self.object_at(offset, Some(stream)) else {
             return None;
         };
         let data = filters::decode(&dict, &data).ok()?;

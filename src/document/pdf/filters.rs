@@ -3,7 +3,7 @@
 //! are not here: no text is stored with them. Every stream is bounded by [`MAX_STREAM_BYTES`]
 //! once decoded, so a small file that inflates without end is refused, not followed.
 
-use super::Problem;
+use super::problem::Problem;
 use super::syntax::{Dict, Object};
 
 /// The most a stream may hold once decoded: far above any page's text and structure, far below

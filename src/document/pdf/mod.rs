@@ -21,6 +21,7 @@
 //! | `encoding.rs`, `cmap.rs`, `font.rs` | what a string's bytes say, and how wide each glyph is |
 //! | `content.rs` | where a page draws each glyph |
 //! | `layout.rs` | the glyphs as lines of text |
+//! | `problem.rs` | why a file could not be read |
 
 mod cmap;
 mod content;
@@ -29,20 +30,14 @@ mod file;
 mod filters;
 mod font;
 mod layout;
+mod problem;
 mod syntax;
 
 use std::collections::HashSet;
 
 use crate::error::StructureError;
 use crate::keys;
-
-/// Why a file could not be read.
-#[derive(Debug)]
-pub(crate) enum Problem {
-    Encrypted,
-    TooLarge(String),
-    Unreadable(String),
-}
+use problem::Problem;
 
 /// The text of each page of the PDF `bytes` (page 1 first), at most `max_pages` of them.
 pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureError> {
@@ -162,4 +157,35 @@ fn joined(page: &str, words: &HashSet<String>) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_split_at_a_lines_end_is_joined_and_a_compound_keeps_its_hyphen() {
+        let pages = vec![
+            "The information is confiden-\ntial and confidential.\nA non-\nappealable order.\nEnd-\nOf"
+                .to_owned(),
+        ];
+        let words = vocabulary(&pages);
+        assert_eq!(
+            joined(&pages[0], &words),
+            "The information is confidential and confidential.\nA non-appealable order.\nEnd-\nOf"
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_pdf_is_an_error_not_a_panic() {
+        for bytes in [
+            &b""[..],
+            b"%PDF-1.7\n garbage",
+            b"\x00\x01\x02",
+            &[0xff; 1000],
+        ] {
+            let error = pages(bytes, 10).unwrap_err();
+            assert!(
+                matches!(&error.kind, crate::error::ErrorKind::InvalidDocument { reason } if reason == "unreadable"),
+                "{error:?}"
+            );
+        }
+    }
+}

@@ -459,11 +459,7 @@ fn max_requests(api: Api) -> usize {
 
 /// Notes in `result`'s usage how many of its model calls a provider batch answered.
 fn mark_batch_priced(result: &mut Value, calls: u32) {
-    let usage = match result.get_mut("error") {
-        Some(error) => error.get_mut("usage"),
-        None => result.get_mut("usage"),
-    };
-    if let Some(Value::Object(usage)) = usage {
+    if let Some(Value::Object(usage)) = structure::outcome::usage_in_mut(result) {
         usage.insert("batchPricedCalls".into(), calls.into());
     }
 }

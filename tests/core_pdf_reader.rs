@@ -1,8 +1,9 @@
-//! The reader on PDFs written here, each built the way a kind of writer builds them: packed
+//! The PDF reader (`structure::document::pdf`) on PDFs written here, each built the way a kind of writer builds them: packed
 //! objects behind a cross-reference stream, composite fonts, glyph names, forms, and the damage
 //! readers meet (a wrong offset, a length that refers to itself, a page tree that loops).
 
-use super::*;
+use structure::document::pdf::pages;
+use structure::error::ErrorKind;
 
 /// A PDF of `objects` (object 1 first) with a classic cross-reference table.
 fn pdf(objects: &[&[u8]]) -> Vec<u8> {
@@ -188,6 +189,13 @@ fn damaged_cross_references_are_rebuilt_from_the_objects() {
         .rposition(|window| window == b"xref")
         .unwrap();
     assert_eq!(pages(&cut[..xref + 10], 10).unwrap(), ["Cut short"]);
+    // A table whose entry for the page points elsewhere: the page is found among the objects.
+    let whole = one_page(b"BT /F1 12 Tf 72 700 Td (Misplaced) Tj ET", HELVETICA);
+    let text = String::from_utf8_lossy(&whole);
+    let page_at = text.find("3 0 obj").unwrap();
+    let wrong = text.replacen(&format!("{page_at:010} 00000 n"), "0000000009 00000 n", 1);
+    assert_ne!(wrong, text);
+    assert_eq!(pages(wrong.as_bytes(), 10).unwrap(), ["Misplaced"]);
 }
 
 #[test]
@@ -215,11 +223,11 @@ fn an_encrypted_file_and_an_oversized_stream_are_typed_errors() {
         String::from_utf8_lossy(&encrypted).replace("/Root 1 0 R", "/Root 1 0 R /Encrypt 9 0 R");
     encrypted = text.into_bytes();
     let reason = |bytes: &[u8]| match pages(bytes, 10).unwrap_err().kind {
-        crate::error::ErrorKind::InvalidDocument { reason } => reason,
+        ErrorKind::InvalidDocument { reason } => reason,
         other => panic!("{other:?}"),
     };
     assert_eq!(reason(&encrypted), "encrypted");
-    let zeros = vec![b' '; super::filters::MAX_STREAM_BYTES + 1];
+    let zeros = vec![b' '; 64 << 20 | 1];
     let bomb = miniz_oxide::deflate::compress_to_vec_zlib(&zeros, 1);
     let out = pdf(&[
         CATALOG,
@@ -229,35 +237,6 @@ fn an_encrypted_file_and_an_oversized_stream_are_typed_errors() {
         HELVETICA,
     ]);
     assert_eq!(reason(&out), "too-large");
-}
-
-#[test]
-fn a_word_split_at_a_lines_end_is_joined_and_a_compound_keeps_its_hyphen() {
-    let pages = vec![
-        "The information is confiden-\ntial and confidential.\nA non-\nappealable order.\nEnd-\nOf"
-            .to_owned(),
-    ];
-    let words = vocabulary(&pages);
-    assert_eq!(
-        joined(&pages[0], &words),
-        "The information is confidential and confidential.\nA non-appealable order.\nEnd-\nOf"
-    );
-}
-
-#[test]
-fn what_is_not_a_pdf_is_an_error_not_a_panic() {
-    for bytes in [
-        &b""[..],
-        b"%PDF-1.7\n garbage",
-        b"\x00\x01\x02",
-        &[0xff; 1000],
-    ] {
-        let error = pages(bytes, 10).unwrap_err();
-        assert!(
-            matches!(&error.kind, crate::error::ErrorKind::InvalidDocument { reason } if reason == "unreadable"),
-            "{error:?}"
-        );
-    }
 }
 
 #[test]
