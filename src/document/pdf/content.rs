@@ -34,6 +34,16 @@ fn multiply(a: &Matrix, b: &Matrix) -> Matrix {
     ]
 }
 
+/// The matrix the six numbers at the end of `operands` write (`a b c d e f`).
+fn matrix_of(operands: &[Object]) -> Option<Matrix> {
+    let numbers = operands.get(operands.len().checked_sub(6)?..)?;
+    let mut matrix = IDENTITY;
+    for (slot, number) in matrix.iter_mut().zip(numbers) {
+        *slot = number.number()? as f32;
+    }
+    Some(matrix)
+}
+
 fn translate(x: f32, y: f32) -> Matrix {
     [1.0, 0.0, 0.0, 1.0, x, y]
 }
@@ -200,16 +210,10 @@ impl<'f, 'a> Runner<'f, 'a> {
                     *state = saved;
                 }
             }
-            b"cm" if operands.len() >= 6 => {
-                let matrix = [
-                    number(0),
-                    number(1),
-                    number(2),
-                    number(3),
-                    number(4),
-                    number(5),
-                ];
-                state.ctm = multiply(&matrix, &state.ctm);
+            b"cm" => {
+                if let Some(matrix) = matrix_of(operands) {
+                    state.ctm = multiply(&matrix, &state.ctm);
+                }
             }
             b"BT" => {
                 run.text_matrix = IDENTITY;
@@ -225,16 +229,11 @@ impl<'f, 'a> Runner<'f, 'a> {
                 run.state.leading = -number(1);
                 run.next_line(number(0), number(1));
             }
-            b"Tm" if operands.len() >= 6 => {
-                run.line_matrix = [
-                    number(0),
-                    number(1),
-                    number(2),
-                    number(3),
-                    number(4),
-                    number(5),
-                ];
-                run.text_matrix = run.line_matrix;
+            b"Tm" => {
+                if let Some(matrix) = matrix_of(operands) {
+                    run.line_matrix = matrix;
+                    run.text_matrix = matrix;
+                }
             }
             b"T*" => run.next_line(0.0, -run.state.leading),
             b"Tj" => run.show_operand(operands.first()),
@@ -298,17 +297,9 @@ impl<'f, 'a> Runner<'f, 'a> {
         let content = self.decoded(&stream);
         let own = self.file.dict_at(dict, b"Resources");
         let saved = run.state.clone();
-        if let Some(Object::Array(matrix)) =
-            dict.get(b"Matrix").map(|matrix| self.file.resolve(matrix))
-            && matrix.len() == 6
+        if let Some(Object::Array(matrix)) = dict.get(b"Matrix").map(|m| self.file.resolve(m))
+            && let Some(matrix) = matrix_of(&matrix)
         {
-            let matrix: Vec<f32> = matrix
-                .iter()
-                .map(|n| n.number().unwrap_or(0.0) as f32)
-                .collect();
-            let matrix = [
-                matrix[0], matrix[1], matrix[2], matrix[3], matrix[4], matrix[5],
-            ];
             run.state.ctm = multiply(&matrix, &run.state.ctm);
         }
         let (text_matrix, line_matrix) = (run.text_matrix, run.line_matrix);
