@@ -145,6 +145,16 @@ fn a_composite_font_reads_through_its_to_unicode_cmap_and_widths() {
 }
 
 #[test]
+fn a_composite_font_in_a_unicode_cmap_reads_without_a_to_unicode_map() {
+    let font = b"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H \
+        /DescendantFonts [6 0 R] >>";
+    let descendant = b"<< /Type /Font /Subtype /CIDFontType0 /DW 1000 >>";
+    let content = b"BT /F1 10 Tf 72 700 Td <4E2D6587> Tj ET";
+    let out = pdf(&[CATALOG, PAGES, PAGE, &stream("", content), font, descendant]);
+    assert_eq!(pages(&out, 10).unwrap(), ["中文"]);
+}
+
+#[test]
 fn glyph_names_of_an_encodings_differences_read_as_their_characters() {
     let font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman \
         /Encoding << /BaseEncoding /WinAnsiEncoding /Differences [1 /quotedblleft /fi /uni00E9 /quotedblright] >> >>";

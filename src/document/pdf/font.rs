@@ -24,6 +24,9 @@ pub struct Font {
     to_unicode: Option<CMap>,
     /// A simple font's encoding: the text of each code, where known.
     codes: Vec<Option<String>>,
+    /// A composite font's codes are Unicode (a predefined UCS-2 or UTF-16 CMap), for when it
+    /// has no `/ToUnicode`.
+    unicode_codes: bool,
     widths: HashMap<u32, f32>,
     width_ranges: Vec<(u32, u32, f32)>,
     default_width: f32,
@@ -50,6 +53,7 @@ impl Font {
             composite: None,
             to_unicode,
             codes: simple_encoding(file, dict),
+            unicode_codes: false,
             widths: HashMap::new(),
             width_ranges: Vec::new(),
             default_width: missing_width(file, dict),
@@ -76,7 +80,10 @@ impl Font {
     }
 
     fn composite(file: &File, dict: &Dict, to_unicode: Option<CMap>) -> Font {
-        let encoding = match dict.get(b"Encoding").map(|encoding| file.resolve(encoding)) {
+        let encoding = dict.get(b"Encoding").map(|encoding| file.resolve(encoding));
+        let unicode_codes = matches!(&encoding, Some(Object::Name(name))
+            if name.windows(4).any(|w| w == b"UCS2") || name.windows(5).any(|w| w == b"UTF16"));
+        let encoding = match encoding {
             Some(stream @ Object::Stream(..)) => {
                 CMap::parse(&file.decoded(&stream).unwrap_or_default())
             }
@@ -97,6 +104,7 @@ impl Font {
             composite: Some(encoding),
             to_unicode,
             codes: Vec::new(),
+            unicode_codes,
             widths: HashMap::new(),
             width_ranges: Vec::new(),
             default_width: descendant
@@ -154,6 +162,9 @@ impl Font {
             let text = (self.to_unicode.as_ref())
                 .and_then(|cmap| cmap.text(code))
                 .or_else(|| self.codes.get(code as usize).cloned().flatten())
+                .or_else(|| {
+                    (self.unicode_codes.then(|| char::from_u32(code)).flatten()).map(String::from)
+                })
                 .unwrap_or_default();
             let width_code = match &self.composite {
                 Some(cmap) => cmap.cid(code),
