@@ -279,3 +279,32 @@ fn a_file_whose_objects_all_run_to_its_end_is_read_in_bounded_time() {
         .expect("the reader came back");
     assert!(read.is_err());
 }
+
+#[test]
+fn two_fonts_on_one_line_read_as_one_line() {
+    // "Party: " in Helvetica (a simple font, WinAnsi), then "Zoë" in a composite font whose
+    // codes map through its ToUnicode CMap.
+    let page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+        /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 4 0 R >>";
+    let composite =
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+Arial /Encoding /Identity-H \
+        /DescendantFonts [7 0 R] /ToUnicode 8 0 R >>";
+    let descendant = b"<< /Type /Font /Subtype /CIDFontType2 /DW 500 >>";
+    let to_unicode = stream(
+        "",
+        b"1 begincodespacerange <0000> <FFFF> endcodespacerange \
+          3 beginbfchar <0001> <005A> <0002> <006F> <0003> <00EB> endbfchar",
+    );
+    let content = b"BT /F1 12 Tf 72 700 Td (Party: ) Tj /F2 12 Tf <000100020003> Tj ET";
+    let out = pdf(&[
+        CATALOG,
+        PAGES,
+        page,
+        &stream("", content),
+        HELVETICA,
+        composite,
+        descendant,
+        &to_unicode,
+    ]);
+    assert_eq!(pages(&out, 10).unwrap(), ["Party: Zoë"]);
+}
