@@ -297,16 +297,24 @@ impl Outcome {
     }
 }
 
-/// A tool result's usage: an outcome's `usage`, or an error's `error.usage` (`{"error": {...}}`,
-/// [`crate::StructureError::to_json`]). Every reader of a result's spending goes through here.
-pub fn usage_in(result: &Value) -> Option<&Value> {
-    match result.get("error") {
+/// What a tool result spent, read back from its `usage`: an outcome's, or an error's
+/// `error.usage` (`{"error": {...}}`, [`crate::StructureError::to_json`]); a missing count is 0.
+/// Every reader of a result's spending goes through here.
+pub fn usage_in(result: &Value) -> Usage {
+    let usage = match result.get("error") {
         Some(error) => error.get("usage"),
         None => result.get("usage"),
+    };
+    let count = |key: &str| (usage.and_then(|usage| usage.get(key)?.as_u64())).unwrap_or(0);
+    Usage {
+        llm_calls: u32::try_from(count("llmCalls")).unwrap_or(u32::MAX),
+        prompt_tokens: count("promptTokens"),
+        completion_tokens: count("completionTokens"),
+        cached_prompt_tokens: count("cachedPromptTokens"),
     }
 }
 
-/// [`usage_in`], to change.
+/// A tool result's `usage` object (an outcome's or an error's), to change.
 pub fn usage_in_mut(result: &mut Value) -> Option<&mut Value> {
     if result.get("error").is_some() {
         return result.get_mut("error")?.get_mut("usage");

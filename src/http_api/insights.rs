@@ -80,7 +80,6 @@ pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, po
     let origin = result.get("schemaOrigin").and_then(Value::as_str);
     let schema = schema_label(asked, origin, error_kind);
     let usage = crate::outcome::usage_in(result);
-    let count = |key: &str| (usage.and_then(|usage| usage.get(key)?.as_u64())).unwrap_or(0);
     let reasons = (result
         .pointer("/trace/reasons")
         .and_then(Value::as_array)
@@ -107,8 +106,8 @@ pub fn record(arguments: &Value, result: &Value, started: u64, scope: &Scope, po
             .and_then(Value::as_u64)
             .unwrap_or(0) as u32,
         reasons,
-        prompt_tokens: count("promptTokens"),
-        completion_tokens: count("completionTokens"),
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
         latency_ms: now.saturating_sub(started),
     };
     // A shard at random, so that calls at once seldom rewrite one document; none to hand, the

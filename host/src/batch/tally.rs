@@ -66,13 +66,8 @@ impl Tally {
         let status = (done.result.get("status").and_then(Value::as_str)).unwrap_or("error");
         *self.statuses.entry(status.to_owned()).or_default() += 1;
         let usage = structure::outcome::usage_in(&done.result);
-        let count = |key: &str| {
-            usage
-                .and_then(|usage| usage.get(key)?.as_u64())
-                .unwrap_or(0)
-        };
-        self.llm_calls += count("llmCalls");
-        self.tokens += count("promptTokens") + count("completionTokens");
+        self.llm_calls += u64::from(usage.llm_calls);
+        self.tokens += usage.prompt_tokens + usage.completion_tokens;
         self.slowest.push((done.id.clone(), done.seconds));
         self.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
         self.slowest.truncate(SLOWEST);

@@ -156,7 +156,7 @@ impl Record {
     fn read_result(&mut self, result: &Value) {
         if let Some(kind) = result.pointer("/error/kind").and_then(Value::as_str) {
             self.error_kind = Some(kind.to_owned());
-            self.usage = spent(result);
+            self.usage = structure::outcome::usage_in(result);
             return;
         }
         let Some(status) = result.get("status").and_then(Value::as_str) else {
@@ -172,7 +172,7 @@ impl Record {
             .map(|n| n as u32);
         self.schema_origin = text(result, "/schemaOrigin");
         self.model = text(result, "/trace/model");
-        self.usage = spent(result);
+        self.usage = structure::outcome::usage_in(result);
         self.reasons = result
             .pointer("/trace/reasons")
             .and_then(Value::as_array)
@@ -266,19 +266,6 @@ fn text(value: &Value, pointer: &str) -> Option<String> {
         .pointer(pointer)
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-/// The usage in a result or error as JSON (a missing count is 0).
-/// What the call `result` (an outcome or an error) spent.
-fn spent(result: &Value) -> Usage {
-    let usage = structure::outcome::usage_in(result);
-    let count = |key: &str| (usage.and_then(|usage| usage.get(key)?.as_u64())).unwrap_or(0);
-    Usage {
-        llm_calls: count("llmCalls") as u32,
-        prompt_tokens: count("promptTokens"),
-        completion_tokens: count("completionTokens"),
-        cached_prompt_tokens: count("cachedPromptTokens"),
-    }
 }
 
 #[cfg(test)]
