@@ -50,8 +50,9 @@ pub struct File<'a> {
 }
 
 impl<'a> File<'a> {
-    /// The file in `bytes`, its cross-references read, or rebuilt when they do not hold.
-    pub fn open(bytes: &'a [u8]) -> Result<Self, Problem> {
+    /// The file in `bytes` and its pages in order: its cross-references read, or rebuilt from
+    /// the objects when they do not hold.
+    pub fn open(bytes: &'a [u8]) -> Result<(Self, Vec<Dict>), Problem> {
         let head = &bytes[..bytes.len().min(1024)];
         if !head.windows(5).any(|window| window == b"%PDF-") {
             return Err(Problem::Unreadable(
@@ -72,18 +73,26 @@ impl<'a> File<'a> {
         // Cross-references that do not lead to every page (a wrong offset, a table of another
         // version of the file) are rebuilt too.
         let read = file.read_cross_references();
-        if read.is_err() || file.catalog().is_none() || file.pages().is_err() {
-            file.entries.clear();
-            file.cache.borrow_mut().clear();
-            file.packed.borrow_mut().clear();
-            file.cut_short.set(false);
-            file.trailer = Dict::default();
-            file.rebuild();
-        }
+        let pages = match read.and_then(|()| file.pages()) {
+            Ok(pages) if file.catalog().is_some() => Some(pages),
+            _ => {
+                file.entries.clear();
+                file.cache.borrow_mut().clear();
+                file.packed.borrow_mut().clear();
+                file.cut_short.set(false);
+                file.trailer = Dict::default();
+                file.rebuild();
+                None
+            }
+        };
         if file.trailer.get(b"Encrypt").is_some() {
             return Err(Problem::Encrypted);
         }
-        Ok(file)
+        let pages = match pages {
+            Some(pages) => pages,
+            None => file.pages()?,
+        };
+        Ok((file, pages))
     }
 
     /// The object numbered `id`, or `null` where there is none.
@@ -165,7 +174,7 @@ impl<'a> File<'a> {
     /// Each page's dictionary, in order, with the attributes pages inherit (`/Resources`)
     /// filled in from their ancestors. A page the tree names but the file lacks is an error: the
     /// file is cut short or damaged, and reading the rest would lose text without a word.
-    pub fn pages(&self) -> Result<Vec<Dict>, Problem> {
+    fn pages(&self) -> Result<Vec<Dict>, Problem> {
         let Some(root) = self
             .catalog()
             .and_then(|catalog| catalog.get(b"Pages").cloned())

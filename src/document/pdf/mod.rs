@@ -41,8 +41,7 @@ use problem::Problem;
 
 /// The text of each page of the PDF `bytes` (page 1 first), at most `max_pages` of them.
 pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureError> {
-    let file = file::File::open(bytes).map_err(error)?;
-    let pages = file.pages().map_err(error)?;
+    let (file, pages) = file::File::open(bytes).map_err(error)?;
     let count = pages.len();
     if count == 0 {
         return Err(unreadable("it has no page that can be read"));
