@@ -179,12 +179,14 @@ impl<'f, 'a> Runner<'f, 'a> {
                 }
             } else if operator == b"Tf" {
                 if let Some(Object::Name(name)) = operands.first() {
-                    let font = match names.fonts.get(name) {
+                    run.state.font = match names.fonts.get(name) {
                         Some(font) => font.clone(),
-                        None => self.font(resources, name),
+                        None => {
+                            let font = self.font(resources, name);
+                            names.fonts.insert(name.clone(), font.clone());
+                            font
+                        }
                     };
-                    names.fonts.insert(name.clone(), font.clone());
-                    run.state.font = font;
                 }
                 run.state.size =
                     (operands.get(1).and_then(Object::number)).map_or(0.0, |size| size as f32);

@@ -155,7 +155,7 @@ impl<'a> File<'a> {
         let Object::Stream(dict, data) = self.resolve(object) else {
             return Ok(Vec::new());
         };
-        let decoded = filters::decode(&dict, &data)?;
+        let decoded = filters::decode(&dict, data)?;
         let total = self.decoded.get().saturating_add(decoded.len());
         self.decoded.set(total);
         if total > MAX_DECODED_BYTES {
@@ -261,7 +261,7 @@ impl<'a> File<'a> {
             let Ok(Object::Stream(dict, data)) = self.object_at(offset, None) else {
                 return Err(broken());
             };
-            self.read_stream_section(&dict, &filters::decode(&dict, &data)?);
+            self.read_stream_section(&dict, &filters::decode(&dict, data)?);
             return Ok(dict);
         }
         loop {
@@ -484,7 +484,7 @@ impl<'a> File<'a> {
         let Ok(Object::Stream(dict, data)) = self.object_at(offset, Some(stream)) else {
             return None;
         };
-        let data = filters::decode(&dict, &data).ok()?;
+        let data = filters::decode(&dict, data).ok()?;
         let first = dict.get(b"First").and_then(Object::int).unwrap_or(0).max(0) as usize;
         let count = dict
             .get(b"N")

@@ -11,7 +11,7 @@ use super::syntax::{Dict, Object};
 pub const MAX_STREAM_BYTES: usize = 64 << 20;
 
 /// `data` with the filters of the stream `dict` undone, in order.
-pub fn decode(dict: &Dict, data: &[u8]) -> Result<Vec<u8>, Problem> {
+pub fn decode(dict: &Dict, data: Vec<u8>) -> Result<Vec<u8>, Problem> {
     let filters: Vec<&[u8]> = match dict.get(b"Filter").or_else(|| dict.get(b"F")) {
         Some(Object::Name(name)) => vec![name],
         Some(Object::Array(names)) => names.iter().filter_map(Object::name).collect(),
@@ -24,7 +24,7 @@ pub fn decode(dict: &Dict, data: &[u8]) -> Result<Vec<u8>, Problem> {
             _ => None,
         }
     };
-    let mut bytes = data.to_vec();
+    let mut bytes = data;
     for (index, filter) in filters.into_iter().enumerate() {
         bytes = match filter {
             b"FlateDecode" | b"Fl" => predicted(inflate(&bytes)?, parameters(index))?,
@@ -268,12 +268,12 @@ mod tests {
         );
         let deflated = miniz_oxide::deflate::compress_to_vec_zlib(b"BT (Hi) Tj ET", 6);
         assert_eq!(
-            decode(&filtered("FlateDecode"), &deflated).unwrap(),
+            decode(&filtered("FlateDecode"), deflated).unwrap(),
             b"BT (Hi) Tj ET"
         );
         let raw = miniz_oxide::deflate::compress_to_vec(b"BT (Hi) Tj ET", 6);
         assert_eq!(
-            decode(&filtered("FlateDecode"), &raw).unwrap(),
+            decode(&filtered("FlateDecode"), raw).unwrap(),
             b"BT (Hi) Tj ET"
         );
     }
@@ -297,7 +297,7 @@ mod tests {
         let zeros = vec![0u8; MAX_STREAM_BYTES + 1];
         let deflated = miniz_oxide::deflate::compress_to_vec_zlib(&zeros, 1);
         assert!(matches!(
-            decode(&filtered("FlateDecode"), &deflated),
+            decode(&filtered("FlateDecode"), deflated),
             Err(Problem::TooLarge(_))
         ));
     }
