@@ -1,1 +1,1 @@
-"""The extraction-quality eval of `structure` (see EVAL.md and README, "Extraction quality")."""
+"""The extraction-quality eval of `structure` (see EVAL.md and docs/evaluation.md)."""

@@ -127,7 +127,7 @@ pub(crate) enum Command {
     },
     /// Print the tool definition JSON, to register with an agent framework.
     ToolDefinition,
-    /// Serve the HTTP API and the MCP endpoint (see README), a fresh component instance per request.
+    /// Serve the HTTP API and the MCP endpoint (see docs/http-api.md), a fresh component instance per request.
     Serve {
         /// The address to listen on.
         #[arg(long, default_value = "127.0.0.1:3000")]
