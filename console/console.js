@@ -3,6 +3,9 @@
 // signs in with. Everything shown that came from the service (names, manuals, values, texts)
 // goes into the page as text nodes, never as markup: a hostile manual stays text.
 
+import { jsonErrorOffset, locate } from './locate.js';
+import { renderMarkdown } from './markdown.js';
+
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'structure-console-token';
 
@@ -14,10 +17,20 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
-const state = { token: null, me: null, schemas: [], current: null, etag: null, isNew: false, checkTimer: 0, checkSeq: 0 };
+const state = {
+  token: null,
+  me: null,
+  schemas: [],
+  current: null,
+  etag: null,
+  isNew: false,
+  checkTimer: 0,
+  checkSeq: 0,
+};
 
 /** A request to the API with the token signed in with. */
-const authorized = (path, init = {}) => fetch(path, { ...init, headers: { authorization: `Bearer ${state.token}`, ...init.headers } });
+const authorized = (path, init = {}) =>
+  fetch(path, { ...init, headers: { authorization: `Bearer ${state.token}`, ...init.headers } });
 
 /** A call of the API: status, JSON body (or null), text, ETag. */
 async function api(path, { method = 'GET', body, headers = {} } = {}) {
@@ -78,7 +91,9 @@ function signOut() {
 
 function showView(name) {
   for (const view of document.querySelectorAll('.view')) view.hidden = view.id !== name;
-  for (const tab of document.querySelectorAll('.tab')) tab.setAttribute('aria-pressed', String(tab.dataset.view === name));
+  for (const tab of document.querySelectorAll('.tab')) {
+    tab.setAttribute('aria-pressed', String(tab.dataset.view === name));
+  }
   if (name === 'playground') fillPlaygroundSchemas();
   if (name === 'insights') loadInsights();
 }
@@ -98,7 +113,13 @@ function renderSchemaList() {
     .map((schema) => {
       const open = el('button', { type: 'button', textContent: schema.name });
       open.addEventListener('click', () => openSchema(schema.name));
-      const row = el('tr', {}, el('td', {}, open), el('td', { textContent: schema.origin }), el('td', { textContent: schema.version }));
+      const row = el(
+        'tr',
+        {},
+        el('td', {}, open),
+        el('td', { textContent: schema.origin }),
+        el('td', { textContent: schema.version }),
+      );
       if (state.current?.name === schema.name) row.className = 'selected';
       return row;
     });
@@ -130,7 +151,9 @@ async function openSchema(name) {
 
 /** The next minor version: 1.2 → 1.3. */
 const nextMinor = (version) => {
-  const [major, minor] = String(version ?? '1.0').split('.').map(Number);
+  const [major, minor] = String(version ?? '1.0')
+    .split('.')
+    .map(Number);
   return Number.isInteger(major) && Number.isInteger(minor) ? `${major}.${minor + 1}` : '1.0';
 };
 
@@ -141,7 +164,11 @@ function editSchema(isNew) {
   $('edit-name').value = current?.name ?? '';
   $('edit-name').readOnly = !isNew;
   $('edit-version').value = isNew ? '1.0' : current.origin === 'bundled' ? current.version : nextMinor(current.version);
-  $('edit-schema-json').value = JSON.stringify(current?.schema ?? { type: 'object', properties: {}, required: [] }, null, 2);
+  $('edit-schema-json').value = JSON.stringify(
+    current?.schema ?? { type: 'object', properties: {}, required: [] },
+    null,
+    2,
+  );
   $('edit-manual').value = current?.manual ?? '';
   $('save-as-new').hidden = isNew;
   $('edit-status').textContent = '';
@@ -200,18 +227,10 @@ async function checkSchema() {
   document.body.dataset.checks = String(Number(document.body.dataset.checks ?? 0) + 1);
 }
 
-function jsonErrorOffset(message, text) {
-  const position = /position (\d+)/.exec(message);
-  if (position) return Number(position[1]);
-  const lineColumn = /line (\d+) column (\d+)/.exec(message);
-  if (!lineColumn) return null;
-  const lines = text.split('\n').slice(0, Number(lineColumn[1]) - 1);
-  return lines.reduce((sum, line) => sum + line.length + 1, 0) + Number(lineColumn[2]) - 1;
-}
-
 function renderProblems(problems, text) {
   const items = problems.map((problem) => {
-    const range = problem.pointer === null ? (problem.at === null || problem.at === undefined ? null : [problem.at, problem.at + 1]) : locate(text, problem.pointer);
+    const at = problem.at === null || problem.at === undefined ? null : [problem.at, problem.at + 1];
+    const range = problem.pointer === null ? at : locate(text, problem.pointer);
     const where = problem.pointer === null ? 'JSON' : problem.pointer || '(root)';
     const line = range ? ` (line ${text.slice(0, range[0]).split('\n').length})` : '';
     const go = el('button', { type: 'button', textContent: `${where}${line}` });
@@ -227,69 +246,6 @@ function renderProblems(problems, text) {
   $('edit-schema-json').setAttribute('aria-invalid', String(problems.length > 0));
 }
 
-/**
- * Where the value at JSON `pointer` is in `text` ([start, end] in UTF-16 units), or null: a
- * small parser that notes each value's place, for a mistake shown where it is typed.
- */
-function locate(text, pointer) {
-  const wanted = pointer === '' ? [] : pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
-  let at = 0;
-  const space = () => {
-    while (/\s/.test(text[at] ?? '')) at++;
-  };
-  const string = () => {
-    const start = at++;
-    while (at < text.length && text[at] !== '"') at += text[at] === '\\' ? 2 : 1;
-    at++;
-    return JSON.parse(text.slice(start, at));
-  };
-  const value = (path) => {
-    space();
-    const start = at;
-    const here = path.length === wanted.length && path.every((part, i) => part === wanted[i]);
-    const inside = path.every((part, i) => part === wanted[i]);
-    let found = null;
-    if (text[at] === '{') {
-      at++;
-      space();
-      while (text[at] !== '}' && at < text.length) {
-        space();
-        const key = string();
-        space();
-        at++; // the colon
-        const hit = value([...path, key]);
-        if (inside && hit) found = hit;
-        space();
-        if (text[at] === ',') at++;
-        space();
-      }
-      at++;
-    } else if (text[at] === '[') {
-      at++;
-      let index = 0;
-      space();
-      while (text[at] !== ']' && at < text.length) {
-        const hit = value([...path, String(index++)]);
-        if (inside && hit) found = hit;
-        space();
-        if (text[at] === ',') at++;
-        space();
-      }
-      at++;
-    } else if (text[at] === '"') {
-      string();
-    } else {
-      while (at < text.length && !/[\s,\]}]/.test(text[at])) at++;
-    }
-    return here ? [start, at] : found;
-  };
-  try {
-    return value([]);
-  } catch {
-    return null;
-  }
-}
-
 async function saveSchema(event) {
   event.preventDefault();
   const { registration, error } = formRegistration();
@@ -302,7 +258,10 @@ async function saveSchema(event) {
   const saved = await api(`/v1/schemas/${encodeURIComponent(name)}`, { method: 'PUT', body: registration, headers });
   if (saved.status === 409) {
     $('edit-status').replaceChildren(
-      el('span', { className: 'error', textContent: 'Someone changed this schema since you opened it. Your edit was not saved. ' }),
+      el('span', {
+        className: 'error',
+        textContent: 'Someone changed this schema since you opened it. Your edit was not saved. ',
+      }),
       reloadButton(name),
     );
     return;
@@ -340,9 +299,11 @@ function confirmAction(text) {
 }
 
 async function deleteSchema() {
-  const name = state.current.name;
-  if (!(await confirmAction(`Delete ${name} (${state.current.origin})? Callers that name it will get the level below, or an error.`))) return;
-  const deleted = await api(`/v1/schemas/${encodeURIComponent(name)}`, { method: 'DELETE', headers: state.etag ? { 'if-match': state.etag } : {} });
+  const { name, origin } = state.current;
+  const question = `Delete ${name} (${origin})? Callers that name it will get the level below, or an error.`;
+  if (!(await confirmAction(question))) return;
+  const headers = state.etag ? { 'if-match': state.etag } : {};
+  const deleted = await api(`/v1/schemas/${encodeURIComponent(name)}`, { method: 'DELETE', headers });
   if (!deleted.ok) {
     $('schema-empty').hidden = false;
     $('schema-empty').textContent = failure(deleted);
@@ -355,56 +316,14 @@ async function deleteSchema() {
   await loadSchemas();
 }
 
-// Markdown, as text nodes: headings, lists, code blocks, paragraphs, `code`, **strong**, *em*.
-
-function renderMarkdown(markdown, into) {
-  const blocks = [];
-  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (line.startsWith('```')) {
-      const code = [];
-      while (++i < lines.length && !lines[i].startsWith('```')) code.push(lines[i]);
-      blocks.push(el('pre', {}, el('code', { textContent: code.join('\n') })));
-    } else if (/^#{1,6}\s/.test(line)) {
-      const level = Math.min(6, /^#+/.exec(line)[0].length + 2);
-      blocks.push(el(`h${level}`, {}, ...inline(line.replace(/^#+\s*/, ''))));
-    } else if (/^\s*([-*]|\d+\.)\s/.test(line)) {
-      const ordered = /^\s*\d+\./.test(line);
-      const items = [];
-      while (i < lines.length && /^\s*([-*]|\d+\.)\s/.test(lines[i])) items.push(el('li', {}, ...inline(lines[i++].replace(/^\s*([-*]|\d+\.)\s/, ''))));
-      i--;
-      blocks.push(el(ordered ? 'ol' : 'ul', {}, ...items));
-    } else if (line.trim()) {
-      const paragraph = [line];
-      while (i + 1 < lines.length && lines[i + 1].trim() && !/^(#|```|\s*([-*]|\d+\.)\s)/.test(lines[i + 1])) paragraph.push(lines[++i]);
-      blocks.push(el('p', {}, ...inline(paragraph.join(' '))));
-    }
-  }
-  into.replaceChildren(...blocks);
-}
-
-function inline(text) {
-  const parts = [];
-  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*]+)\*/g;
-  let last = 0;
-  for (const match of text.matchAll(pattern)) {
-    parts.push(text.slice(last, match.index));
-    if (match[1] !== undefined) parts.push(el('code', { textContent: match[1] }));
-    else if (match[2] !== undefined) parts.push(el('strong', { textContent: match[2] }));
-    else parts.push(el('em', { textContent: match[3] }));
-    last = match.index + match[0].length;
-  }
-  parts.push(text.slice(last));
-  return parts.filter((part) => part !== '');
-}
-
 // Playground ------------------------------------------------------------------------------
 
 function fillPlaygroundSchemas() {
   const select = $('play-schema');
   const chosen = select.value;
-  const options = state.schemas.map((schema) => el('option', { value: schema.name, textContent: `${schema.name} (${schema.origin})` }));
+  const options = state.schemas.map((schema) =>
+    el('option', { value: schema.name, textContent: `${schema.name} (${schema.origin})` }),
+  );
   options.push(el('option', { value: '', textContent: 'inline JSON schema…' }));
   select.replaceChildren(...options);
   if (chosen) select.value = chosen;
@@ -447,19 +366,25 @@ function renderResult(result) {
   $('play-status').textContent = error ? `error: ${error.kind}` : outcome.status;
   $('play-iterations').textContent = String(outcome.iterations ?? 0);
   const usage = (error ? error.usage : outcome.usage) ?? {};
-  $('play-usage').textContent = `${usage.llmCalls ?? 0} LLM calls, ${usage.promptTokens ?? 0} prompt + ${usage.completionTokens ?? 0} completion tokens`;
+  const tokens = `${usage.promptTokens ?? 0} prompt + ${usage.completionTokens ?? 0} completion tokens`;
+  $('play-usage').textContent = `${usage.llmCalls ?? 0} LLM calls, ${tokens}`;
+  const stillInvalid = () => (outcome.errors ?? []).map((e) => e.message ?? JSON.stringify(e)).join('; ');
   $('play-message').textContent = error
     ? error.message
     : outcome.status === 'need-more-input'
       ? `The text lacks: ${outcome.need}`
       : outcome.status === 'stale'
-        ? `Still invalid after the last iteration: ${(outcome.errors ?? []).map((e) => e.message ?? JSON.stringify(e)).join('; ')}`
+        ? `Still invalid after the last iteration: ${stillInvalid()}`
         : '';
-  $('play-data').replaceChildren(outcome.data === undefined ? el('p', { className: 'hint', textContent: 'No data.' }) : tree(outcome.data, ''));
+  $('play-data').replaceChildren(
+    outcome.data === undefined ? el('p', { className: 'hint', textContent: 'No data.' }) : tree(outcome.data, ''),
+  );
   const sources = outcome.sources ?? [];
   renderText(outcome.text ?? $('play-text').value, sources);
   $('play-derived').replaceChildren(
-    ...sources.filter((source) => source.utf16Start === undefined).map((source) => el('li', { textContent: `derived: ${source.pointer}` })),
+    ...sources
+      .filter((source) => source.utf16Start === undefined)
+      .map((source) => el('li', { textContent: `derived: ${source.pointer}` })),
   );
   renderIterations(outcome.trace ?? {});
 }
@@ -479,7 +404,12 @@ function tree(value, pointer) {
   }
   const leaf = el('span', { className: 'leaf', tabIndex: 0, textContent: JSON.stringify(value) });
   leaf.dataset.pointer = pointer;
-  for (const [on, lit] of [['mouseenter', true], ['mouseleave', false], ['focus', true], ['blur', false]]) {
+  for (const [on, lit] of [
+    ['mouseenter', true],
+    ['mouseleave', false],
+    ['focus', true],
+    ['blur', false],
+  ]) {
     leaf.addEventListener(on, () => light(pointer, lit));
   }
   return leaf;
@@ -494,10 +424,14 @@ function light(pointer, lit) {
   }
 }
 
-/** The text with each source's span marked: cut at every span's ends, each piece marked with the sources covering it. */
+/**
+ * The text with each source's span marked: cut at every span's ends, each piece marked with the
+ * sources covering it.
+ */
 function renderText(text, sources) {
   const spans = sources.filter((source) => source.utf16Start !== undefined && source.utf16End > source.utf16Start);
-  const cuts = [...new Set([0, text.length, ...spans.flatMap((span) => [span.utf16Start, span.utf16End])])].sort((a, b) => a - b);
+  const ends = spans.flatMap((span) => [span.utf16Start, span.utf16End]);
+  const cuts = [...new Set([0, text.length, ...ends])].sort((a, b) => a - b);
   const pieces = [];
   for (let i = 0; i + 1 < cuts.length; i++) {
     const [start, end] = [cuts[i], cuts[i + 1]];
@@ -507,10 +441,17 @@ function renderText(text, sources) {
       continue;
     }
     const kind = covering.some((span) => span.match === 'exact') ? 'exact' : 'normalized';
-    const mark = el('mark', { className: `m-${kind}`, textContent: text.slice(start, end), title: covering.map((span) => `${span.pointer} (${span.match})`).join(', ') });
+    const mark = el('mark', {
+      className: `m-${kind}`,
+      textContent: text.slice(start, end),
+      title: covering.map((span) => `${span.pointer} (${span.match})`).join(', '),
+    });
     mark.dataset.pointers = JSON.stringify(covering.map((span) => span.pointer));
-    mark.addEventListener('mouseenter', () => covering.forEach((span) => light(span.pointer, true)));
-    mark.addEventListener('mouseleave', () => covering.forEach((span) => light(span.pointer, false)));
+    const lightAll = (lit) => () => {
+      for (const span of covering) light(span.pointer, lit);
+    };
+    mark.addEventListener('mouseenter', lightAll(true));
+    mark.addEventListener('mouseleave', lightAll(false));
     pieces.push(mark);
   }
   $('play-text-view').replaceChildren(...pieces);
@@ -528,7 +469,11 @@ function renderIterations(trace) {
         'li',
         {},
         `Answer ${iteration} broke ${own.length} rule(s); fed back: `,
-        el('ul', {}, ...own.map((reason) => el('li', { textContent: `${reason.pointer || '(root)'}: ${reason.category}` }))),
+        el(
+          'ul',
+          {},
+          ...own.map((reason) => el('li', { textContent: `${reason.pointer || '(root)'}: ${reason.category}` })),
+        ),
         feedback[iteration - 1] ? el('pre', { textContent: feedback[iteration - 1] }) : null,
       ),
     );
@@ -548,8 +493,14 @@ async function loadInsights() {
     open.addEventListener('click', () => showInsight(schema));
     const status = (name) => String(schema.statuses[name] ?? 0);
     const cells = [
-      String(schema.calls), status('ok'), status('need-more-input'), status('stale'), status('error'),
-      schema.meanIterations.toFixed(2), String(schema.latencyMs.p50 ?? '> 60000'), String(schema.latencyMs.p95 ?? '> 60000'),
+      String(schema.calls),
+      status('ok'),
+      status('need-more-input'),
+      status('stale'),
+      status('error'),
+      schema.meanIterations.toFixed(2),
+      String(schema.latencyMs.p50 ?? '> 60000'),
+      String(schema.latencyMs.p95 ?? '> 60000'),
       String(schema.promptTokens + schema.completionTokens),
     ];
     return el('tr', {}, el('td', {}, open), ...cells.map((cell) => el('td', { textContent: cell })));
@@ -565,8 +516,16 @@ function showInsight(schema) {
   $('insight-name').textContent = `${schema.schema} · ${schema.calls} calls`;
   const statuses = ['ok', 'need-more-input', 'stale', 'error'].map((name) => [name, schema.statuses[name] ?? 0]);
   $('chart-status').replaceChildren(barChart(statuses, ['#2e9d57', '#d9a400', '#e06c1f', '#b3261e']));
-  $('chart-iterations').replaceChildren(barChart(schema.iterations.map((bar) => [String(bar.iterations), bar.calls]), ['#2457c5']));
-  const list = (items, key) => (items.length ? items.map((item) => el('li', { textContent: `${item[key] || '(root)'}: ${item.count}` })) : [el('li', { textContent: 'none' })]);
+  $('chart-iterations').replaceChildren(
+    barChart(
+      schema.iterations.map((bar) => [String(bar.iterations), bar.calls]),
+      ['#2457c5'],
+    ),
+  );
+  const list = (items, key) =>
+    items.length
+      ? items.map((item) => el('li', { textContent: `${item[key] || '(root)'}: ${item.count}` }))
+      : [el('li', { textContent: 'none' })];
   $('top-reasons').replaceChildren(...list(schema.reasons, 'category'));
   $('top-pointers').replaceChildren(...list(schema.pointers, 'pointer'));
 }
@@ -592,8 +551,10 @@ function barChart(bars, colours) {
     const bar = svg('rect', { x, y, width: step * 0.7, height: barHeight, fill: colours[i % colours.length] });
     bar.dataset.label = label;
     bar.dataset.count = String(count);
-    chart.append(bar, svg('text', { x: x + step * 0.35, y: y - 4, 'text-anchor': 'middle', 'font-size': 12 }, String(count)));
-    chart.append(svg('text', { x: x + step * 0.35, y: height - 10, 'text-anchor': 'middle', 'font-size': 12 }, label));
+    const caption = (atY, text) =>
+      svg('text', { x: x + step * 0.35, y: atY, 'text-anchor': 'middle', 'font-size': 12 }, text);
+    chart.append(bar, caption(y - 4, String(count)));
+    chart.append(caption(height - 10, label));
   });
   return chart;
 }
@@ -601,7 +562,10 @@ function barChart(bars, colours) {
 async function exportCsv() {
   const window = $('window').value;
   const response = await authorized(`/v1/insights?window=${window}&format=csv`);
-  const link = el('a', { href: URL.createObjectURL(await response.blob()), download: `structure-insights-${window}.csv` });
+  const link = el('a', {
+    href: URL.createObjectURL(await response.blob()),
+    download: `structure-insights-${window}.csv`,
+  });
   document.body.append(link);
   link.click();
   link.remove();
@@ -621,9 +585,14 @@ $('new-schema').addEventListener('click', () => editSchema(true));
 $('edit-schema').addEventListener('click', () => editSchema(false));
 $('delete-schema').addEventListener('click', deleteSchema);
 $('save-as-new').addEventListener('click', saveAsNewName);
-$('cancel-edit').addEventListener('click', () => (state.current ? openSchema(state.current.name) : ($('schema-edit').hidden = true)));
+$('cancel-edit').addEventListener('click', () => {
+  if (state.current) openSchema(state.current.name);
+  else $('schema-edit').hidden = true;
+});
 $('schema-edit').addEventListener('submit', saveSchema);
-for (const id of ['edit-schema-json', 'edit-version', 'edit-name']) $(id).addEventListener('input', () => scheduleCheck());
+for (const id of ['edit-schema-json', 'edit-version', 'edit-name']) {
+  $(id).addEventListener('input', () => scheduleCheck());
+}
 $('edit-manual').addEventListener('input', () => {
   renderMarkdown($('edit-manual').value, $('manual-preview'));
   scheduleCheck();

@@ -131,6 +131,9 @@ export interface Trace {
   attempts?: { model: string; outcome: string; usage: Usage }[];
   /** `minConfidence`: the optional values dropped for a confidence below it, by JSON pointer. */
   lowConfidence?: string[];
+  /** What an `ok` answer was given without: each optional value that stayed invalid after every reason message, and
+   * each part of a long text whose answer did, with why. */
+  leftOut?: string[];
 }
 
 interface OutcomeCommon {

@@ -108,7 +108,7 @@ fn the_console_is_served_under_a_strict_policy_within_60_kb_gzipped() {
         !name.is_empty() && after[name.len()..].starts_with('=')
     });
     assert!(!handler, "no inline event handler");
-    for file in ["console.js", "console.css"] {
+    for file in ["console.js", "locate.js", "markdown.js", "console.css"] {
         let served = service.call("GET", &format!("/console/{file}"), "", None, &[]);
         assert_eq!(served.status, 200, "{file}");
         assert!(header(&served, "content-security-policy").is_some());

@@ -109,9 +109,10 @@ function showError(error) {
   show({
     status: 'error',
     label: typed ? `error: ${error.kind}` : 'error',
-    output: typed && error.detail !== undefined
-      ? `${error.message}\n\n${JSON.stringify(error.detail, null, 2)}`
-      : String(error?.message ?? error),
+    output:
+      typed && error.detail !== undefined
+        ? `${error.message}\n\n${JSON.stringify(error.detail, null, 2)}`
+        : String(error?.message ?? error),
   });
 }
 

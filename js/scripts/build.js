@@ -4,7 +4,7 @@
 // component built elsewhere. A step whose inputs have not changed is skipped.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -20,7 +20,10 @@ const ready = readFileSync(wasm);
 // What test/component.test.js checks: the component shipped is pre-initialised from the one the
 // host embeds.
 mkdirSync(dist, { recursive: true });
-writeFileSync(join(dist, 'component.json'), JSON.stringify({ file: wasm, preinitialisedFrom: preinitialisedFrom(ready) }));
+writeFileSync(
+  join(dist, 'component.json'),
+  JSON.stringify({ file: wasm, preinitialisedFrom: preinitialisedFrom(ready) }),
+);
 const jcoVersion = JSON.parse(readFileSync(join(js, 'node_modules/@bytecodealliance/jco/package.json'))).version;
 const digest = createHash('sha256').update(ready).update(jcoVersion).digest('hex');
 
@@ -37,7 +40,16 @@ for (const [name, flags] of Object.entries(builds)) {
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) continue;
   rmSync(out, { recursive: true, force: true });
   run(join(js, 'node_modules/.bin/jco'), [
-    'transpile', wasm, '--name', 'structure', '--instantiation', 'async', '--quiet', '-o', out, ...flags,
+    'transpile',
+    wasm,
+    '--name',
+    'structure',
+    '--instantiation',
+    'async',
+    '--quiet',
+    '-o',
+    out,
+    ...flags,
   ]);
   writeFileSync(stamp, wanted);
   console.log(`built dist/${name} from ${wasm}`);

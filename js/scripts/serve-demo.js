@@ -16,7 +16,8 @@ const TYPES = {
 /** Serves `root` on 127.0.0.1:`port` (0 = any free port); resolves to the server once listening. */
 export async function serveDirectory(root, port = 0) {
   const server = createServer(async (request, response) => {
-    const asked = normalize(decodeURIComponent(new URL(request.url, 'http://page').pathname)).replace(/^(\.\.[/\\])+/, '');
+    const pathname = decodeURIComponent(new URL(request.url, 'http://page').pathname);
+    const asked = normalize(pathname).replace(/^(\.\.[/\\])+/, '');
     const path = asked.endsWith('/') ? `${asked}index.html` : asked;
     try {
       const body = await readFile(join(root, path));
@@ -30,6 +31,9 @@ export async function serveDirectory(root, port = 0) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const server = await serveDirectory(fileURLToPath(new URL('../dist/demo/', import.meta.url)), Number(process.argv[2] ?? 8090));
+  const server = await serveDirectory(
+    fileURLToPath(new URL('../dist/demo/', import.meta.url)),
+    Number(process.argv[2] ?? 8090),
+  );
   console.log(`structure demo on http://127.0.0.1:${server.address().port}/ (Ctrl-C stops it)`);
 }

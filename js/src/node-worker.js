@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { instantiate } from '../dist/node/structure.js';
-import { StructureError, compileOnce, createStructureWith } from './structure.js';
+import { compileOnce, createStructureWith, StructureError } from './structure.js';
 
 const { config, kvPort, kvFlag } = workerData;
 const flag = new Int32Array(kvFlag);

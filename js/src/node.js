@@ -6,18 +6,10 @@
 // writes cross over), so it outlives any worker. `close()` ends the workers.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { memoryKeyValue } from './key-value.js';
-import {
-  StructureError,
-  checkKeyValue,
-  checkScope,
-  structureEach,
-  structureError,
-  synchronous,
-  toolArguments,
-} from './structure.js';
+import { checkKeyValue, checkScope, structureEach, structureError, synchronous, toolArguments } from './structure.js';
 
-export { StructureError } from './structure.js';
 export { localStorageKeyValue, memoryKeyValue } from './key-value.js';
+export { StructureError } from './structure.js';
 
 const DEFAULT_SCOPE = Object.freeze({ tenant: 'default' });
 /** The most workers one client may own. */
@@ -206,7 +198,9 @@ class Slot {
     channel.port1.unref();
     await new Promise((resolve, reject) => {
       worker.once('message', (message) =>
-        message.ready ? resolve() : reject(new Error(`the structure component did not start: ${message.error.message}`)),
+        message.ready
+          ? resolve()
+          : reject(new Error(`the structure component did not start: ${message.error.message}`)),
       );
       worker.once('error', reject);
     });

@@ -26,10 +26,18 @@ export async function toolArguments(request) {
   const bytes =
     typeof Blob !== 'undefined' && document instanceof Blob
       ? new Uint8Array(await document.arrayBuffer())
-      : new Uint8Array(document instanceof ArrayBuffer ? document : document.buffer.slice(document.byteOffset, document.byteOffset + document.byteLength));
+      : new Uint8Array(
+          document instanceof ArrayBuffer
+            ? document
+            : document.buffer.slice(document.byteOffset, document.byteOffset + document.byteLength),
+        );
   const declared = typeof Blob !== 'undefined' && document instanceof Blob ? document.type.split(';')[0].trim() : '';
   const pdf = bytes.length >= 5 && String.fromCharCode(...bytes.subarray(0, 5)) === '%PDF-';
-  const mediaType = ['application/pdf', 'text/plain'].includes(declared) ? declared : pdf ? 'application/pdf' : 'text/plain';
+  const mediaType = ['application/pdf', 'text/plain'].includes(declared)
+    ? declared
+    : pdf
+      ? 'application/pdf'
+      : 'text/plain';
   return { ...request, document: { mediaType, data: base64(bytes) } };
 }
 
@@ -76,7 +84,13 @@ export async function* structureEach(client, items, { jobs = 4 } = {}) {
     const call = client
       .structure(request)
       .then((outcome) => ({ id, outcome }))
-      .catch((error) => ({ id, error: error instanceof StructureError ? plainError(error) : { kind: 'host', message: String(error?.message ?? error) } }))
+      .catch((error) => ({
+        id,
+        error:
+          error instanceof StructureError
+            ? plainError(error)
+            : { kind: 'host', message: String(error?.message ?? error) },
+      }))
       .then((done) => ({ key, done }));
     running.set(key, call);
   };
@@ -188,9 +202,7 @@ class Structure {
 
   /** `files` maps each path in the skill folder, other than SKILL.md, to its text. */
   registerSkill({ skillMd, files = {} }) {
-    return this.#call((api, scope) =>
-      plainInfo(api.registerSkill(scope, { skillMd, files: Object.entries(files) })),
-    );
+    return this.#call((api, scope) => plainInfo(api.registerSkill(scope, { skillMd, files: Object.entries(files) })));
   }
 
   deregisterSchema(name) {
@@ -338,7 +350,8 @@ export function keyValueImports(backend) {
   // instance comes between the check and the write. (Node's workers each run an instance of
   // their own over one backend: between two workers a swap is not one step. Its one user, the
   // insights of the HTTP API, is not served under jco.)
-  const same = (a, b) => (a === undefined || b === undefined ? a === b : a.length === b.length && a.every((byte, i) => byte === b[i]));
+  const same = (a, b) =>
+    a === undefined || b === undefined ? a === b : a.length === b.length && a.every((byte, i) => byte === b[i]);
   class Cas {
     constructor(key, seen) {
       this.key = key;

@@ -29,7 +29,13 @@ before(async () => {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+    ],
   });
 });
 
@@ -40,13 +46,15 @@ after(async () => {
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-test('the demo page structures text in Chromium and shows the result, the iterations and the reasons fed back', async () => {
+test('the demo page structures text in Chromium and shows the result, iterations and reasons fed back', async () => {
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
   await page.goto(`http://127.0.0.1:${site.address().port}/`);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 60_000 });
-  assert.ok((await page.locator('#schema-name option').allTextContents()).some((text) => text.startsWith('contact (bundled)')));
+  assert.ok(
+    (await page.locator('#schema-name option').allTextContents()).some((text) => text.startsWith('contact (bundled)')),
+  );
 
   // The first answer breaks the schema, the second is valid: two iterations, one reason fed back.
   const ada = { name: 'Ada Lovelace', email: 'ada@analytical.example', organization: 'Analytical Engines Ltd' };
@@ -104,7 +112,9 @@ test('the demo page lists every record and the incomplete ones in records mode',
   await page.fill('#prompt', 'Ada Lovelace, ada@analytical.example. Grace Hopper, no email given.');
   await page.fill('#schema-json', JSON.stringify(schema));
   await page.check('#records');
-  await mock.reply(answer({ records: [{ name: 'Ada Lovelace', email: 'ada@analytical.example' }, { name: 'Grace Hopper' }] }));
+  await mock.reply(
+    answer({ records: [{ name: 'Ada Lovelace', email: 'ada@analytical.example' }, { name: 'Grace Hopper' }] }),
+  );
   await page.click('#run');
   await page.waitForSelector('body[data-runs="4"]');
   assert.equal(await page.textContent('#status'), 'ok', await page.textContent('#output'));
@@ -123,7 +133,11 @@ test('the demo page reads a PDF picked from a file and shows the page each value
   await page.fill('#prompt', '');
   await page.fill('#schema-json', JSON.stringify(schema));
   const pdf = await mock.pdf(['Mutual non-disclosure agreement.', 'Signed for the Discloser by Zoë Kim.']);
-  await page.setInputFiles('#document', { name: 'contract.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) });
+  await page.setInputFiles('#document', {
+    name: 'contract.pdf',
+    mimeType: 'application/pdf',
+    buffer: Buffer.from(pdf),
+  });
   await mock.reply(answer({ signer: 'Zoë Kim' }));
   await page.click('#run');
   await page.waitForSelector('body[data-runs="5"]');

@@ -33,10 +33,23 @@ let page;
 
 /** `structure serve` on a free port, as the README runs it. */
 async function startServer(llmBaseUrl) {
-  execFileSync('cargo', ['build', '--quiet', '--package', 'structure-host', '--bin', 'structure'], { cwd: workspace, stdio: 'inherit' });
+  execFileSync('cargo', ['build', '--quiet', '--package', 'structure-host', '--bin', 'structure'], {
+    cwd: workspace,
+    stdio: 'inherit',
+  });
   const targetDir = process.env.CARGO_TARGET_DIR ?? join(workspace, 'target');
-  const env = { ...process.env, STRUCTURE_API_TOKENS: JSON.stringify(TOKENS), STRUCTURE_MODEL: 'openai/gpt-4.1-mini', OPENAI_BASE_URL: llmBaseUrl, OPENAI_API_KEY: 'sk-console-test' };
-  const child = spawn(join(targetDir, 'debug', 'structure'), ['--store', 'memory', 'serve', '--listen', '127.0.0.1:0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const env = {
+    ...process.env,
+    STRUCTURE_API_TOKENS: JSON.stringify(TOKENS),
+    STRUCTURE_MODEL: 'openai/gpt-4.1-mini',
+    OPENAI_BASE_URL: llmBaseUrl,
+    OPENAI_API_KEY: 'sk-console-test',
+  };
+  const child = spawn(
+    join(targetDir, 'debug', 'structure'),
+    ['--store', 'memory', 'serve', '--listen', '127.0.0.1:0'],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const lines = createInterface({ input: child.stderr });
   const [line] = await Promise.race([
     once(lines, 'line'),
@@ -49,7 +62,10 @@ async function startServer(llmBaseUrl) {
 
 /** The API, as an admin, from outside the page (another editor). */
 const asAdmin = (path, init = {}) =>
-  fetch(`${base}${path}`, { ...init, headers: { authorization: 'Bearer console-admin', 'content-type': 'application/json', ...(init.headers ?? {}) } });
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { authorization: 'Bearer console-admin', 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
 
 async function signIn(target, token) {
   await target.goto(`${base}/console`);
@@ -82,13 +98,23 @@ before(async () => {
     headless: true,
     viewport: { width: 1280, height: 900 },
     acceptDownloads: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+    ],
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.errors = [];
   page.on('pageerror', (error) => page.errors.push(error.message));
   // A refused request (the 409 the test provokes) is logged by the browser itself; anything else is a fault.
-  page.on('console', (message) => message.type() === 'error' && !/Failed to load resource/.test(message.text()) && page.errors.push(message.text()));
+  page.on(
+    'console',
+    (message) =>
+      message.type() === 'error' && !/Failed to load resource/.test(message.text()) && page.errors.push(message.text()),
+  );
 });
 
 after(async () => {
@@ -103,17 +129,25 @@ test('sign in; a schema with a mistake shows it at its pointer; fixed, it saves'
   assert.equal(await page.textContent('#who-text'), 'acme · admin');
   assert.ok(!page.url().includes('console-admin'), 'the token is never in a URL');
   assert.deepEqual(await context.cookies(), [], 'no cookies');
-  assert.ok((await page.locator('#schemas tbody tr').allTextContents()).some((row) => row.startsWith('contactbundled')));
+  assert.ok(
+    (await page.locator('#schemas tbody tr').allTextContents()).some((row) => row.startsWith('contactbundled')),
+  );
 
   await page.click('#new-schema');
   await page.fill('#edit-name', 'person');
-  const wrong = JSON.stringify({ type: 'object', properties: { name: { type: 'string' }, age: { type: 'integr' } }, required: ['name'] }, null, 2);
+  const wrong = JSON.stringify(
+    { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integr' } }, required: ['name'] },
+    null,
+    2,
+  );
   await afterCheck(() => page.fill('#edit-schema-json', wrong));
   const problem = page.locator('#problems button[data-pointer="/properties/age/type"]');
   await problem.waitFor();
   assert.match(await page.textContent('#problems'), /\/properties\/age\/type \(line 8\)/);
   await problem.click();
-  const selected = await page.$eval('#edit-schema-json', (area) => area.value.slice(area.selectionStart, area.selectionEnd));
+  const selected = await page.$eval('#edit-schema-json', (area) =>
+    area.value.slice(area.selectionStart, area.selectionEnd),
+  );
   assert.equal(selected, '"integr"', 'the mistake is selected where it is typed');
   await shot('editor-mistake');
 
@@ -135,7 +169,15 @@ test('an edit made stale by another editor is answered 409 and nothing is overwr
   assert.equal(await page.inputValue('#edit-version'), '1.1', 'a minor bump is offered');
   const other = await asAdmin('/v1/schemas/person', {
     method: 'PUT',
-    body: JSON.stringify({ schema: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' }, email: { type: 'string' } }, required: ['name'] }, version: '1.1', manual: 'theirs' }),
+    body: JSON.stringify({
+      schema: {
+        type: 'object',
+        properties: { name: { type: 'string' }, age: { type: 'integer' }, email: { type: 'string' } },
+        required: ['name'],
+      },
+      version: '1.1',
+      manual: 'theirs',
+    }),
   });
   assert.equal(other.status, 200);
   await page.fill('#edit-manual', 'mine');
@@ -151,7 +193,10 @@ test('an edit made stale by another editor is answered 409 and nothing is overwr
 
 test('a hostile manual stays text', async () => {
   const manual = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script> **really** <b>bold</b>';
-  const registered = await asAdmin('/v1/schemas/hostile', { method: 'PUT', body: JSON.stringify({ schema: { type: 'object' }, manual }) });
+  const registered = await asAdmin('/v1/schemas/hostile', {
+    method: 'PUT',
+    body: JSON.stringify({ schema: { type: 'object' }, manual }),
+  });
   assert.equal(registered.status, 200);
   await page.reload();
   await page.waitForSelector('body[data-signed-in="true"]');
@@ -191,7 +236,8 @@ test('the playground marks each value at exactly its source span, and shows what
       const length = node.textContent.length;
       if (node.nodeName === 'MARK') {
         for (const pointer of JSON.parse(node.dataset.pointers)) {
-          const span = (spans[pointer] ??= { start: offset, end: offset, kinds: [] });
+          spans[pointer] ??= { start: offset, end: offset, kinds: [] };
+          const span = spans[pointer];
           span.end = offset + length;
           span.kinds.push(node.className);
         }
@@ -201,10 +247,16 @@ test('the playground marks each value at exactly its source span, and shows what
     return { spans, text: view.textContent };
   });
   assert.equal(marked.text, text);
-  for (const [pointer, value] of [['/name', ada.name], ['/email', ada.email]]) {
+  for (const [pointer, value] of [
+    ['/name', ada.name],
+    ['/email', ada.email],
+  ]) {
     const start = text.indexOf(value);
     assert.deepEqual([marked.spans[pointer].start, marked.spans[pointer].end], [start, start + value.length], pointer);
-    assert.ok(marked.spans[pointer].kinds.every((kind) => kind === 'm-exact'), pointer);
+    assert.ok(
+      marked.spans[pointer].kinds.every((kind) => kind === 'm-exact'),
+      pointer,
+    );
   }
   await page.hover('#play-data .leaf[data-pointer="/email"]');
   assert.equal(await page.locator('#play-text-view mark.active').textContent(), ada.email);
@@ -220,7 +272,10 @@ test('the playground marks each value at exactly its source span, and shows what
   const pdf = await mock.pdf(['Purchase order', 'Buyer: Katherine Johnson, Hampton']);
   await mock.reply(answer({ buyer: 'Katherine Johnson' }));
   await page.selectOption('#play-schema', '');
-  await page.fill('#play-inline', JSON.stringify({ type: 'object', properties: { buyer: { type: 'string' } }, required: ['buyer'] }));
+  await page.fill(
+    '#play-inline',
+    JSON.stringify({ type: 'object', properties: { buyer: { type: 'string' } }, required: ['buyer'] }),
+  );
   await page.fill('#play-text', '');
   await page.setInputFiles('#play-pdf', { name: 'order.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) });
   await page.click('#play-run');
@@ -253,14 +308,15 @@ test('insights count the calls per schema, with charts and a CSV export', async 
   assert.deepEqual(page.errors, []);
 });
 
-test('a user signs in, uses the registry, the insights and the playground by keyboard alone, and cannot edit', async () => {
+test('a user signs in, uses the registry, insights and playground by keyboard alone, and cannot edit', async () => {
   const keyboard = await context.newPage();
   await keyboard.goto(`${base}/console`);
   await keyboard.waitForSelector('body[data-ready="true"]');
-  const focused = () => keyboard.evaluate(() => {
-    const active = document.activeElement;
-    return `${active.tagName.toLowerCase()}#${active.id}|${active.textContent.trim().slice(0, 40)}`;
-  });
+  const focused = () =>
+    keyboard.evaluate(() => {
+      const active = document.activeElement;
+      return `${active.tagName.toLowerCase()}#${active.id}|${active.textContent.trim().slice(0, 40)}`;
+    });
   /** Presses `key` until the focused element matches `wanted` (at most 60 times). */
   const tabTo = async (wanted, key = 'Tab') => {
     for (let i = 0; i < 60; i++) {

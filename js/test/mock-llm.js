@@ -34,9 +34,14 @@ export async function startMockLlm() {
     /** A PDF whose pages hold `pages` (text), as bytes. */
     pdf: async (pages) =>
       new Uint8Array(
-        await (await fetch(new URL('/_mock/pdf', baseUrl), { method: 'POST', body: JSON.stringify({ pages }) })).arrayBuffer(),
+        await (
+          await fetch(new URL('/_mock/pdf', baseUrl), { method: 'POST', body: JSON.stringify({ pages }) })
+        ).arrayBuffer(),
       ),
-    /** Makes the mock stand for a server kind: `{ kind: 'openai', contextLimit: 2048 }`, `{ kind: 'llamacpp', nCtx: 4096 }`. */
+    /**
+     * Makes the mock stand for a server kind: `{ kind: 'openai', contextLimit: 2048 }`,
+     * `{ kind: 'llamacpp', nCtx: 4096 }`.
+     */
     serveAs: (server) => control('server', { method: 'POST', body: JSON.stringify(server) }),
     /** The requests the mock received, bodies parsed. */
     requests: async () => (await control('requests')).map((recorded) => ({ ...recorded, json: parse(recorded.body) })),
@@ -54,7 +59,9 @@ export function completion(content) {
       object: 'chat.completion',
       created: 1767225600,
       model: 'mock',
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      choices: [
+        { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+      ],
       usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
     }),
   };

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, test } from 'node:test';
-import { StructureError, createStructure, memoryKeyValue } from 'structure-tool';
+import { createStructure, memoryKeyValue, StructureError } from 'structure-tool';
 import { instantiate } from '../dist/node/structure.js';
 import { createStructureWith, keyValueImports } from '../src/structure.js';
 import { answer, completion, need, providerError, startMockLlm } from './mock-llm.js';
@@ -64,14 +64,21 @@ test('sources: each value of the data with its span of the prompt, in JavaScript
   assert.deepEqual(byPointer['/organization'], { pointer: '/organization', match: 'derived' });
 });
 
-test('records: every record of the text, each with its sources; a record lacking a required value is incomplete', async () => {
+test('records: every record of the text with its sources; one lacking a required value is incomplete', async () => {
   const text = 'Zoë ordered 2 lamps. Ada ordered a desk, no count given.';
   const order = {
     type: 'object',
     properties: { customer: { type: 'string' }, item: { type: 'string' }, quantity: { type: 'integer' } },
     required: ['customer', 'item', 'quantity'],
   };
-  await mock.reply(answer({ records: [{ customer: 'Zoë', item: 'lamps', quantity: 2 }, { customer: 'Ada', item: 'desk' }] }));
+  await mock.reply(
+    answer({
+      records: [
+        { customer: 'Zoë', item: 'lamps', quantity: 2 },
+        { customer: 'Ada', item: 'desk' },
+      ],
+    }),
+  );
   const outcome = await structure.structure({ prompt: text, schema: order, records: true });
   assert.equal(outcome.status, 'ok');
   assert.deepEqual(outcome.data, [{ customer: 'Zoë', item: 'lamps', quantity: 2 }]);
@@ -85,8 +92,11 @@ test('records: every record of the text, each with its sources; a record lacking
   assert.match(sent.json.messages[0].content, /every record/);
 });
 
-test('records: a long text is read in chunks, their calls in flight together under jco, a retry waiting beside them', async () => {
-  const text = Array.from({ length: 8 }, (_, i) => `Paragraph ${i}: nothing was ordered on this day, and the shop stayed quiet.`).join('\n\n');
+test('records: a long text is read in chunks, calls in flight together under jco and a retry beside them', async () => {
+  const text = Array.from(
+    { length: 8 },
+    (_, i) => `Paragraph ${i}: nothing was ordered on this day, and the shop stayed quiet.`,
+  ).join('\n\n');
   // The first call is told to wait: its retry waits on a timer beside the calls in flight.
   const limited = providerError(429, 'rate_limit_exceeded', 'slow down');
   await mock.reply({ ...limited, headers: [...limited.headers, ['retry-after-ms', '300']] });
@@ -105,7 +115,7 @@ test('records: a long text is read in chunks, their calls in flight together und
   assert.equal((await mock.requests()).length, outcome.trace.chunks + 1);
 });
 
-test('a long document is read in parts under jco and merged into one object, the window learned from a refusal', async () => {
+test('a long document is read in parts under jco and merged into one, the window learned from a refusal', async () => {
   await mock.serveAs({ kind: 'openai', contextLimit: 2048 });
   await mock.readDocuments();
   const { text, schema } = await mock.document(20000);
@@ -196,7 +206,9 @@ test('errors are StructureErrors with the WIT kind and its detail', async () => 
 
   // maxLoops reaches the component as JSON: a string or an out-of-range number is refused, not wrapped.
   for (const maxLoops of ['3', 266, 0]) {
-    const refused = await structure.structure({ prompt, schema: 'contact', schemaMode: 'named', maxLoops }).catch((e) => e);
+    const refused = await structure
+      .structure({ prompt, schema: 'contact', schemaMode: 'named', maxLoops })
+      .catch((e) => e);
     assert.equal(refused.kind, 'invalid-request', `maxLoops ${JSON.stringify(maxLoops)}`);
     assert.equal(refused.detail, 'maxLoops');
   }
@@ -214,8 +226,14 @@ test('a configuration error names the missing setting', async () => {
 const strictForm = (schema) =>
   Array.isArray(schema) || typeof schema !== 'object' || schema === null
     ? schema
-    : Object.fromEntries(Object.entries(schema).map(([key, value]) => [key,
-      key === 'properties' ? Object.entries(value).map(([name, sub]) => ({ key: name, value: strictForm(sub) })) : strictForm(value)]));
+    : Object.fromEntries(
+        Object.entries(schema).map(([key, value]) => [
+          key,
+          key === 'properties'
+            ? Object.entries(value).map(([name, sub]) => ({ key: name, value: strictForm(sub) }))
+            : strictForm(value),
+        ]),
+      );
 
 test('text mode: the built schema is cached in the key-value store given', async () => {
   const schema = {
@@ -224,17 +242,26 @@ test('text mode: the built schema is cached in the key-value store given', async
     required: ['name', 'email'],
     additionalProperties: false,
   };
-  await mock.reply(completion(JSON.stringify({ schema: strictForm(schema), confidence: 0.95, clarifyingQuestions: [] })));
+  await mock.reply(
+    completion(JSON.stringify({ schema: strictForm(schema), confidence: 0.95, clarifyingQuestions: [] })),
+  );
   await mock.reply(answer({ name: 'Ada Lovelace', email: 'ada@example.org' }));
   const first = await structure.structure({ prompt, schema: "A person's name and email.", schemaMode: 'text' });
   assert.equal(first.status, 'ok');
   assert.equal(first.schemaOrigin, 'inferred');
   assert.equal(first.trace.schemaBuilder.cacheHit, false);
   assert.equal(first.usage.llmCalls, 2);
-  assert.ok([...store.keys()].some((key) => key.startsWith('t/default/builder-cache/')), [...store.keys()].join());
+  assert.ok(
+    [...store.keys()].some((key) => key.startsWith('t/default/builder-cache/')),
+    [...store.keys()].join(),
+  );
 
   await mock.reply(answer({ name: 'Alan Turing', email: 'alan@example.org' }));
-  const second = await structure.structure({ prompt: 'Alan Turing, alan@example.org', schema: "  a PERSON'S name  and email . ", schemaMode: 'text' });
+  const second = await structure.structure({
+    prompt: 'Alan Turing, alan@example.org',
+    schema: "  a PERSON'S name  and email . ",
+    schemaMode: 'text',
+  });
   assert.equal(second.status, 'ok');
   assert.equal(second.trace.schemaBuilder.cacheHit, true);
   assert.equal(second.usage.llmCalls, 1);
@@ -245,10 +272,14 @@ test('a failing key-value store is a storage error, not an exception from the ba
   const broken = await createStructure({
     config: { openai_base_url: mock.baseUrl, openai_api_key: 'sk' },
     keyValue: {
-      get: () => { throw new Error('disk on fire'); },
+      get: () => {
+        throw new Error('disk on fire');
+      },
       set() {},
       delete() {},
-      keys: () => { throw new Error('disk on fire'); },
+      keys: () => {
+        throw new Error('disk on fire');
+      },
     },
   });
   const error = await broken.listSchemas().catch((e) => e);
@@ -275,9 +306,14 @@ test('a key-value store that answers with a Promise is a typed error, not a hang
     }
     await asyncStore.close();
     // The same store given to the component in this thread, as the browser build does.
-    const direct = await createStructureWith(instantiate, (name) =>
-      readFile(new URL(`../dist/node/${name}`, import.meta.url)).then((bytes) => WebAssembly.compile(bytes)),
-    { config: {}, keyValue: { get: async () => undefined, set: async () => {}, delete: async () => {}, keys: async () => [] } });
+    const direct = await createStructureWith(
+      instantiate,
+      (name) => readFile(new URL(`../dist/node/${name}`, import.meta.url)).then((bytes) => WebAssembly.compile(bytes)),
+      {
+        config: {},
+        keyValue: { get: async () => undefined, set: async () => {}, delete: async () => {}, keys: async () => [] },
+      },
+    );
     const error = await direct.listSchemas().catch((e) => e);
     assert.ok(error instanceof StructureError, String(error));
     assert.equal(error.kind, 'storage');
@@ -308,7 +344,10 @@ test('the registry and settings, per scope, in the store given', async () => {
   assert.ok((await project.listSchemas()).some((schema) => schema.name === 'lead'));
   assert.equal((await project.getSchema('lead')).manual, 'A sales lead.');
   const otherTenant = structure.withScope({ tenant: 'globex' });
-  assert.equal((await otherTenant.listSchemas()).some((schema) => schema.name === 'lead'), false);
+  assert.equal(
+    (await otherTenant.listSchemas()).some((schema) => schema.name === 'lead'),
+    false,
+  );
   assert.equal((await otherTenant.getSchema('lead').catch((e) => e)).kind, 'schema-not-found');
 
   await mock.reply(answer({ company: 'Initech' }));
@@ -339,7 +378,10 @@ test('calls made together run one at a time, in order', async () => {
     structure.structure({ prompt: 'one', schema }),
     structure.structure({ prompt: 'two', schema }),
   ]);
-  assert.deepEqual(outcomes.map((outcome) => outcome.data.age), [1, 2]);
+  assert.deepEqual(
+    outcomes.map((outcome) => outcome.data.age),
+    [1, 2],
+  );
 });
 
 test('structureEach: many requests, a few calls at a time, each result as its call ends', async () => {
@@ -394,5 +436,8 @@ test('wasi:keyvalue/atomics: a swap writes only over the value its handle saw, e
   assert.deepEqual([...backend.get('n')], [2]);
   assert.equal(atomics.increment(bucket, 'count', 5n), 5n);
   assert.equal(atomics.increment(bucket, 'count', -2n), 3n);
-  assert.throws(() => atomics.increment(bucket, 'n', 1n), (error) => error.tag === 'other');
+  assert.throws(
+    () => atomics.increment(bucket, 'n', 1n),
+    (error) => error.tag === 'other',
+  );
 });

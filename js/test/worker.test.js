@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rm, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { after, before, beforeEach, test } from 'node:test';
-import { StructureError, createStructure, memoryKeyValue } from 'structure-tool';
+import { fileURLToPath } from 'node:url';
+import { createStructure, memoryKeyValue, StructureError } from 'structure-tool';
 import { answer, startMockLlm } from './mock-llm.js';
 
 const POOL = Symbol.for('structure-tool.pool');
@@ -101,7 +101,8 @@ test('a worker killed mid-call rejects that call with a typed error; the next ca
 test('close() lets the process exit', async () => {
   const program = `
     import { createStructure } from 'structure-tool';
-    const structure = await createStructure({ config: { openai_base_url: ${JSON.stringify(mock.baseUrl)}, openai_api_key: 'sk' } });
+    const config = { openai_base_url: ${JSON.stringify(mock.baseUrl)}, openai_api_key: 'sk' };
+    const structure = await createStructure({ config });
     const definition = await structure.toolDefinition();
     await structure.close();
     console.log(definition.name);
@@ -113,7 +114,9 @@ test('close() lets the process exit', async () => {
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   const exited = once(child, 'exit');
-  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('the process did not exit')), 20000).unref());
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error('the process did not exit')), 20000).unref(),
+  );
   const [code] = await Promise.race([exited, timeout]).finally(() => rm(file, { force: true }));
   assert.equal(code, 0);
   assert.equal(output.trim(), 'structure');

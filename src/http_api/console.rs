@@ -10,6 +10,8 @@ use super::exchange::ApiResponse;
 
 const INDEX: &str = include_str!("../../console/index.html");
 const SCRIPT: &str = include_str!("../../console/console.js");
+const LOCATE: &str = include_str!("../../console/locate.js");
+const MARKDOWN: &str = include_str!("../../console/markdown.js");
 const STYLE: &str = include_str!("../../console/console.css");
 
 /// The policy every console file is served under.
@@ -17,10 +19,13 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
     style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
     form-action 'none'; frame-ancestors 'none'";
 
-/// The console's files: the page, its script and its style.
-pub const FILES: [(&str, &str, &str); 3] = [
+/// The console's files: the page, its script and the modules it imports (where a JSON pointer's
+/// value is in the editor's text; the manuals' Markdown), and its style.
+pub const FILES: [(&str, &str, &str); 5] = [
     ("", "text/html; charset=utf-8", INDEX),
     ("console.js", "text/javascript; charset=utf-8", SCRIPT),
+    ("locate.js", "text/javascript; charset=utf-8", LOCATE),
+    ("markdown.js", "text/javascript; charset=utf-8", MARKDOWN),
     ("console.css", "text/css; charset=utf-8", STYLE),
 ];
 
