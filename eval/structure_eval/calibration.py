@@ -139,13 +139,17 @@ def _drop(data: Any, pointer: str) -> None:
         node.pop(last, None)
 
 
-def held(case: dict, schema: Any, outcome: dict, threshold: float) -> tuple[str, Any]:
-    """(status, data) of `outcome` once held to `threshold`."""
+def held(case: dict, schema: Any, outcome: dict, threshold: float,
+         optional_only: bool = False) -> tuple[str, Any]:
+    """(status, data) of `outcome` once held to `threshold`; with `optional_only`, a required
+    value below it stays (only the values the answer may lack are dropped)."""
     if outcome["status"] != "ok":
         return outcome["status"], None
     data = copy.deepcopy(outcome["data"])
     low = [s["pointer"] for s in (outcome.get("detail") or {}).get("sources") or []
            if s.get("confidence") is not None and s["confidence"] < threshold]
+    if optional_only:
+        low = [pointer for pointer in low if not _required(schema, pointer)]
     if any(_required(schema, pointer) for pointer in low):
         return "need-more-input", None
     # Last first, so that dropping an array's later item leaves its earlier ones in place.
@@ -156,7 +160,7 @@ def held(case: dict, schema: Any, outcome: dict, threshold: float) -> tuple[str,
 
 
 def sweep(cases: dict[str, dict], schemas: dict[str, Any], entries: list[dict],
-          thresholds: list[float]) -> list[dict]:
+          thresholds: list[float], optional_only: bool = False) -> list[dict]:
     """Need recall, precision and exact answers at each threshold (0: off)."""
     rows = []
     for threshold in thresholds:
@@ -164,7 +168,7 @@ def sweep(cases: dict[str, dict], schemas: dict[str, Any], entries: list[dict],
         for entry in entries:
             case = cases[entry["case"]]
             schema = schemas[case["schema"]]
-            status, data = held(case, schema, entry["outcome"], threshold)
+            status, data = held(case, schema, entry["outcome"], threshold, optional_only)
             if "absent" in case:
                 absent += 1
                 true += status == "need-more-input"
@@ -191,13 +195,15 @@ def report(run: dict, cases: dict[str, dict], schemas: dict[str, Any], system: s
              "", "| confidence | values | mean confidence | correct |", "|---|---|---|---|"]
     lines += [f"| {band} | {n} | {mean:.2f} | {share:.2f} |" for band, n, mean, share in rows]
     lines += ["", f"expected calibration error: {ece:.3f}" if ece is not None else "no values", "",
-              "| min confidence | exact | need recall | need precision | abstentions | judged values at or above it: right / wrong |",
-              "|---|---|---|---|---|---|"]
-    for row in sweep(cases, schemas, entries, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]):
+              "| min confidence | exact | need recall | need precision | abstentions | judged values at or above it: right / wrong | exact, optional values only |",
+              "|---|---|---|---|---|---|---|"]
+    thresholds = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    optional = sweep(cases, schemas, entries, thresholds, optional_only=True)
+    for row, only in zip(sweep(cases, schemas, entries, thresholds), optional):
         recall = "–" if row["need_recall"] is None else f"{row['need_recall']:.2f}"
         precision = "–" if row["need_precision"] is None else f"{row['need_precision']:.2f}"
         name = "off" if row["threshold"] == 0 else f"{row['threshold']:.1f}"
         kept = [ok for confidence, ok in judged if confidence >= row["threshold"]]
         lines.append(f"| {name} | {row['exact']}/{row['complete']} | {recall} | {precision} | {row['abstentions']} "
-                     f"| {sum(kept)} / {len(kept) - sum(kept)} |")
+                     f"| {sum(kept)} / {len(kept) - sum(kept)} | {only['exact']}/{only['complete']} |")
     return "\n".join(lines)

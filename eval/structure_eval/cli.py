@@ -1,4 +1,4 @@
-"""`eval/run`: the extraction-quality eval, end to end (see EVAL.md and README, "Extraction quality")."""
+"""`eval/run`: the extraction-quality eval, end to end (see EVAL.md and docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -31,13 +31,16 @@ REFERENCE_TIME = "2025-06-01T12:00:00Z"
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="eval/run",
-        description="Score `structure` and a one-call json_schema baseline on a case set, against the local "
-        "SmolLM2-135M model (started here) or any OpenAI-compatible endpoint.",
+        description="Score `structure` and a one-call json_schema baseline on a case set, against a local "
+        "model (started here: Qwen2.5-Coder-0.5B-Instruct by default, or SmolLM2-135M) or any "
+        "OpenAI-compatible endpoint.",
     )
     p.add_argument("--cases", type=pathlib.Path, default=DEFAULT_CASES, help="JSON Lines case file (default: %(default)s)")
     p.add_argument("--schemas", type=pathlib.Path, default=DEFAULT_SCHEMAS, help="directory of <name>.json schemas")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint (…/v1); default: start the local model server")
-    p.add_argument("--model", default=setup.MODEL_ALIAS, help="the model name the endpoint knows (default: %(default)s)")
+    p.add_argument("--local-model", default=setup.DEFAULT_LOCAL_MODEL, choices=sorted(setup.LOCAL_MODELS),
+                   help="the local model to start when no --base-url is given (default: %(default)s)")
+    p.add_argument("--model", help="the model name the endpoint knows (default: the local model's)")
     p.add_argument("--profile", default="llamacpp",
                    choices=["llamacpp", "ollama", "vllm", "openai-compatible", "openai", "auto"],
                    help="structure's provider profile for the endpoint (default: %(default)s); auto: "
@@ -48,11 +51,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
                    help="structure_reference_time for structure (default: %(default)s; 'now' for the clock)")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra structure setting (repeatable), e.g. structure_max_loops=2")
-    p.add_argument("--max-tokens", type=int, default=1024, help="output token limit per call, both systems")
-    p.add_argument("--n-ctx", type=int, default=4096,
-                   help="the model's context window, tokens: the local server's, and the one a document "
-                   "case's baseline cuts its text to fit (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=300, help="seconds per LLM request")
+    p.add_argument("--max-tokens", type=int,
+                   help="output token limit per call (default: the baseline 1024, structure its own default)")
+    p.add_argument("--n-ctx", type=int, default=8192,
+                   help="the model's context window, tokens: the local server's (structure is told it with "
+                   "structure_context_tokens, as a user of a server that states none must), and the one a "
+                   "document case's baseline cuts its text to fit (default: %(default)s)")
+    p.add_argument("--timeout", type=float,
+                   help="seconds per LLM request (default: the baseline 900, structure its own default)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this (repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="run only the first N cases (after --only)")
     p.add_argument("--from-pdf", type=pathlib.Path, metavar="DIR",
@@ -187,7 +193,9 @@ def main(argv: list[str]) -> int:
     started = dt.datetime.now(dt.timezone.utc)
     results_dir = EVAL / "results"
     out = args.out or results_dir / f"{started:%Y%m%d-%H%M%S}{'-' + args.label if args.label else ''}.json"
-    server = setup.local_server(args.port, n_ctx=args.n_ctx) if local else None
+    local_model = setup.LOCAL_MODELS[args.local_model]
+    model = args.model or local_model.alias
+    server = setup.local_server(local_model, args.port, n_ctx=args.n_ctx) if local else None
     base_url = args.base_url
     results = {s: [] for s in systems}
     with (server if server else _nothing()) as running:
@@ -195,8 +203,12 @@ def main(argv: list[str]) -> int:
         if running:
             base_url, process = running
         store = tempfile.TemporaryDirectory(prefix="structure-eval-store-")
-        endpoint = Endpoint(base_url=base_url, model=args.model, profile=args.profile, api_key=api_key,
-                            max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=args.settings,
+        settings = list(args.settings)
+        if local and not any(s.startswith("structure_context_tokens=") for s in settings):
+            # llama-cpp-python states no window over HTTP: its user tells structure (README).
+            settings.append(f"structure_context_tokens={args.n_ctx}")
+        endpoint = Endpoint(base_url=base_url, model=model, profile=args.profile, api_key=api_key,
+                            max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=settings,
                             n_ctx=args.n_ctx, local_server=local,
                             store=str(pathlib.Path(store.name) / "store.db"))
         for index, case in enumerate(cases, 1):
@@ -217,9 +229,9 @@ def main(argv: list[str]) -> int:
         "label": args.label,
         "started": started.isoformat(),
         "config": {
-            "cases": str(args.cases), "model": args.model, "profile": args.profile,
-            "base_url": args.base_url or "local SmolLM2-135M-Instruct (llama-cpp-python)",
-            "settings": args.settings, "max_tokens": args.max_tokens, "reference_time": args.reference_time,
+            "cases": str(args.cases), "model": model, "profile": args.profile,
+            "base_url": args.base_url or f"local {local_model.title} (llama-cpp-python)",
+            "settings": endpoint.structure_settings, "max_tokens": args.max_tokens, "reference_time": args.reference_time,
             "n_ctx": args.n_ctx, "limit": args.limit, "only": args.only, "commit": _git_commit(),
         },
         "systems": {},

@@ -26,6 +26,12 @@ from typing import Any, Callable
 
 from .scoring import Outcome
 
+BASELINE_MAX_TOKENS = 1024
+BASELINE_TIMEOUT = 900.0
+# How long the eval waits for one `structure` command when no request timeout is given: longer
+# than its own call timeout, so that structure's limits are the ones that bind.
+STRUCTURE_PROCESS_TIMEOUT = 3600.0
+
 BASELINE_SYSTEM = (
     "Extract the information in the user's text as one JSON object that conforms to this JSON "
     "Schema:\n{schema}\nAnswer with the JSON object only."
@@ -41,10 +47,11 @@ class Endpoint:
     model: str
     profile: str = "llamacpp"
     api_key: str | None = None
-    max_tokens: int = 1024
-    timeout: float = 300.0
+    # `None`: the baseline's own (BASELINE_MAX_TOKENS, BASELINE_TIMEOUT) and structure's defaults.
+    max_tokens: int | None = None
+    timeout: float | None = None
     structure_settings: list[str] = field(default_factory=list)
-    n_ctx: int = 4096
+    n_ctx: int = 8192
     # The eval's own local model server (its kind is known even when `structure` is left to
     # find it out).
     local_server: bool = False
@@ -78,7 +85,7 @@ def baseline_system(schema: Any) -> str:
 def document_max_tokens(endpoint: Endpoint) -> int:
     """The answer's token limit on a document: a quarter of the window at most, so that most of it
     is left for the text."""
-    return min(endpoint.max_tokens, endpoint.n_ctx // 4)
+    return min(endpoint.max_tokens or BASELINE_MAX_TOKENS, endpoint.n_ctx // 4)
 
 
 def fit_text(text: str, system: str, n_ctx: int, max_tokens: int) -> str:
@@ -129,7 +136,7 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
             "type": "json_schema",
             "json_schema": {"name": "extraction", "schema": schema, "strict": False},
         },
-        "max_tokens": endpoint.max_tokens,
+        "max_tokens": endpoint.max_tokens or BASELINE_MAX_TOKENS,
     }
     if endpoint.temperature() is not None:
         body["temperature"] = endpoint.temperature()
@@ -141,7 +148,7 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
     )
     start = time.monotonic()
     try:
-        with urllib.request.urlopen(request, timeout=endpoint.timeout) as response:
+        with urllib.request.urlopen(request, timeout=endpoint.timeout or BASELINE_TIMEOUT) as response:
             reply = json.load(response)
     except urllib.error.HTTPError as error:
         detail = error.read().decode(errors="replace")[:500]
@@ -177,10 +184,10 @@ def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings
     command = [binary, "--store", endpoint.store, "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
     if endpoint.profile != "auto":
         command += ["--set", f"structure_provider_profile={endpoint.profile}"]
-    command += [
-        "--set", f"structure_max_output_tokens={endpoint.max_tokens}",
-        "--set", f"structure_request_timeout_ms={int(endpoint.timeout * 1000)}",
-    ]
+    if endpoint.max_tokens is not None:
+        command += ["--set", f"structure_max_output_tokens={endpoint.max_tokens}"]
+    if endpoint.timeout is not None:
+        command += ["--set", f"structure_request_timeout_ms={int(endpoint.timeout * 1000)}"]
     for setting in [*settings, *endpoint.structure_settings]:
         command += ["--set", setting]
     command += ["run", "--schema", schema_arg] + (["--records"] if records else [])
@@ -197,7 +204,7 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
     start = time.monotonic()
     process = subprocess.run(
         structure_command(binary, schema_arg, endpoint, settings, records, file), input=prompt, capture_output=True, text=True, env=env,
-        timeout=endpoint.timeout * 10,
+        timeout=endpoint.timeout * 10 if endpoint.timeout else STRUCTURE_PROCESS_TIMEOUT,
     )
     wall = time.monotonic() - start
     try:

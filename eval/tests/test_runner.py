@@ -33,8 +33,15 @@ class StructureCommand(unittest.TestCase):
         args = parse([])
         self.assertEqual(args.systems.split(","), list(SYSTEMS))
         self.assertEqual(args.reference_time, REFERENCE_TIME)
-        self.assertEqual((args.n_ctx, args.limit), (4096, None))
+        self.assertEqual((args.n_ctx, args.limit, args.local_model), (8192, None, "qwen"))
+        self.assertIsNone(args.model)
         self.assertEqual((parse(["--n-ctx", "2048", "--limit", "3"]).n_ctx, parse(["--limit", "3"]).limit), (2048, 3))
+
+    def test_structure_runs_with_its_own_limits_unless_given(self):
+        command = structure_command("structure", "nda.json", Endpoint("u", "m"))
+        self.assertFalse(any(part.startswith(("structure_max_output_tokens", "structure_request_timeout_ms"))
+                             for part in command), command)
+        self.assertEqual(document_max_tokens(Endpoint("u", "m", n_ctx=8192)), 1024)
 
     def test_profile_auto_leaves_the_server_kind_to_structure(self):
         args = parse(["--profile", "auto", "--base-url", "http://127.0.0.1:9/v1", "--model", "smol"])
