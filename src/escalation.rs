@@ -102,7 +102,7 @@ pub fn build(
                 provider.as_ref(),
                 ports,
                 settings,
-                retry,
+                retry.for_profile(settings, provider.profile_name()),
                 spent_before,
             )
         });
@@ -177,21 +177,21 @@ fn attempt(
     let window = provider.endpoint().window();
     let mut before = plan.spent_before;
     before.add(spent);
+    let profile = provider.profile_name();
     let limits = content::Limits {
         max_loops: plan.max_loops,
-        retry: plan.retry,
+        retry: plan.retry.for_profile(settings, profile),
         budget: settings.token_budget.map(|limit| content::Budget {
             limit,
             spent_before: before.prompt_tokens + before.completion_tokens,
             max_output_tokens: settings.max_output_tokens,
         }),
-        extractive: settings.extractive.for_profile(provider.profile_name()),
+        extractive: settings.extractive.for_profile(profile),
         grounding: settings.grounding,
         reference_time: settings.reference_time,
         records: plan.records,
-        chunk_bytes: settings.chunk_tokens(provider.profile_name()) as usize
-            * content::BYTES_PER_TOKEN as usize,
-        max_concurrent: settings.max_concurrent_calls as usize,
+        chunk_bytes: settings.chunk_tokens(profile) as usize * content::BYTES_PER_TOKEN as usize,
+        max_concurrent: settings.max_concurrent_calls(profile, provider.endpoint().slots) as usize,
         max_chunks: settings.limits.max_chunks,
         min_confidence: settings.min_confidence,
     };

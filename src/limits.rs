@@ -16,7 +16,6 @@ pub const DEFAULT_MAX_SCHEMA_DEPTH: usize = 32;
 pub const DEFAULT_MAX_SCHEMA_PROPERTIES: usize = 1000;
 pub const DEFAULT_MAX_ENUM_VALUES: usize = 1000;
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_MAX_MANUAL_BYTES: usize = 64 << 10;
 pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 20 << 20;
 pub const DEFAULT_MAX_DOCUMENT_PAGES: usize = 500;
@@ -38,8 +37,9 @@ pub struct CallLimits {
     pub enum_values: usize,
     /// Bytes read from one provider response.
     pub response_bytes: usize,
-    /// The whole call: every LLM request, retries and waits included.
-    pub call_timeout: Duration,
+    /// The whole call: every LLM request, retries and waits included; `None`: by the server's
+    /// kind (`Settings::call_timeout`).
+    pub call_timeout: Option<Duration>,
     /// Bytes of a schema's manual.
     pub manual_bytes: usize,
     /// Bytes of a document beside the prompt.
@@ -66,7 +66,7 @@ impl Default for CallLimits {
             schema_properties: DEFAULT_MAX_SCHEMA_PROPERTIES,
             enum_values: DEFAULT_MAX_ENUM_VALUES,
             response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            call_timeout: DEFAULT_CALL_TIMEOUT,
+            call_timeout: None,
             manual_bytes: DEFAULT_MAX_MANUAL_BYTES,
             document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             document_pages: DEFAULT_MAX_DOCUMENT_PAGES,

@@ -158,6 +158,11 @@ pub struct Trace {
     /// JSON pointer into the answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub low_confidence: Vec<String>,
+    /// What an `ok` answer was given without: each optional value that stayed invalid after
+    /// every reason message, and each part of a long text whose answer did (where it is), with
+    /// why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// One model's try at a call that escalates.
@@ -192,6 +197,7 @@ impl Trace {
         self.feedback.extend(conversation.feedback);
         self.reasons.extend(conversation.reasons);
         self.retries += conversation.retries;
+        self.left_out.extend(conversation.left_out);
     }
 }
 

@@ -129,7 +129,7 @@ fn run(
 fn run_against(
     schema: Value,
     text: &str,
-    model: &ContractModel,
+    model: &dyn Transport,
     config: &MapConfig,
     key_value: &MemoryKeyValue,
 ) -> Result<Outcome, StructureError> {
@@ -142,6 +142,56 @@ fn run_against(
         clock: &clock,
     };
     structure::structure(&request, &structure::Scope::default(), &ports)
+}
+
+/// `model`, but the model requests `twist` answers itself (kept among `model.sent` too), and
+/// the calls in flight at once and each model request's timeout noted.
+struct Twisted<'a> {
+    model: &'a ContractModel,
+    twist: &'a dyn Fn(&Value) -> Option<Reply>,
+    in_flight: RefCell<Vec<usize>>,
+    timeouts: RefCell<Vec<std::time::Duration>>,
+}
+
+impl<'a> Twisted<'a> {
+    fn new(model: &'a ContractModel, twist: &'a dyn Fn(&Value) -> Option<Reply>) -> Self {
+        Self {
+            model,
+            twist,
+            in_flight: RefCell::default(),
+            timeouts: RefCell::default(),
+        }
+    }
+}
+
+impl Transport for Twisted<'_> {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        if body.get("messages").is_some() {
+            self.timeouts.borrow_mut().push(request.timeout);
+        }
+        if let Some(reply) = (self.twist)(&body) {
+            self.model.sent.borrow_mut().push(body);
+            return Ok(response(reply));
+        }
+        self.model.send(request)
+    }
+
+    fn pump(&self, max_in_flight: usize, work: &mut dyn structure::ports::Pump) {
+        self.in_flight.borrow_mut().push(max_in_flight);
+        while let structure::ports::Next::Start(id, request) = work.next() {
+            let result = self.send(&request);
+            work.done(id, result);
+        }
+    }
+}
+
+/// The text of a model request: its first user message.
+fn asked_text(body: &Value) -> &str {
+    (body["messages"].as_array().into_iter().flatten())
+        .find(|message| message["role"] == "user")
+        .and_then(|message| message["content"].as_str())
+        .unwrap_or("")
 }
 
 fn data(outcome: &Outcome) -> &Value {
@@ -505,4 +555,272 @@ fn a_per_model_window_applies_to_its_model_only() {
     .unwrap();
     let window = outcome.trace.context_window.as_ref().unwrap();
     assert_eq!((window.tokens, window.from.as_str()), (3000, "setting"));
+}
+
+#[test]
+fn a_text_that_leaves_an_objects_answer_room_is_read_whole_in_one_call() {
+    // About 6,000 tokens of an 8,192 window at three bytes a token: a quarter of the window is
+    // not left for the answer, an eighth is, and one object needs no more.
+    let text = planted_document(18_000, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let config = config(&[("structure_context_tokens", "8192")]);
+    let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    assert_eq!(data(&outcome)["parties"].as_array().unwrap().len(), 3);
+    assert_eq!((outcome.usage.llm_calls, outcome.trace.chunks), (1, 0));
+}
+
+#[test]
+fn an_answer_the_window_cuts_off_is_read_in_parts_instead() {
+    let text = planted_document(18_000, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let whole = text.clone();
+    let cut = move |body: &Value| {
+        (asked_text(body) == whole).then(|| Reply::truncated(r#"{"answer": {"parties": ["Acme"#))
+    };
+    let twisted = Twisted::new(&model, &cut);
+    let config = config(&[("structure_context_tokens", "8192")]);
+    let outcome = run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config,
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert_eq!(data(&outcome)["governing_law"], "Delaware");
+    assert!(outcome.trace.chunks > 1, "read in parts");
+    assert_eq!(
+        outcome.usage.llm_calls as usize,
+        model.sent.borrow().len(),
+        "the cut-off call counts"
+    );
+}
+
+#[test]
+fn an_optional_value_that_stays_invalid_is_left_out_not_the_answer() {
+    // "0 months" breaks `minimum: 1`, and the model says it again when told.
+    let zero = Terms {
+        term_months: Some((0, 0.6)),
+        ..Terms::default()
+    };
+    let model = ContractModel::new(Server::default());
+    for (chars, window) in [(1_500, "8192"), (40_000, "2048")] {
+        let text = planted_document(chars, &zero);
+        let config = config(&[("structure_context_tokens", window)]);
+        let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+        let data = data(&outcome);
+        assert_eq!(data["governing_law"], "Delaware", "{chars}");
+        // (Told of a broken rule, this mock model also drops its third party.)
+        assert!(data["parties"].as_array().unwrap().len() >= 2, "{chars}");
+        assert!(data.get("term_months").is_none(), "{chars}: {data}");
+        let left_out = &outcome.trace.left_out;
+        assert!(
+            left_out.len() == 1 && left_out[0].contains("left out /term_months"),
+            "{chars}: {left_out:?}"
+        );
+        assert!(outcome.sources.iter().all(|s| s.pointer != "/term_months"));
+    }
+}
+
+#[test]
+fn a_part_whose_answer_stays_invalid_loses_its_own_values_not_the_documents() {
+    let text = planted_document(40_000, &Terms::default());
+    let model = ContractModel::new(Server::default());
+    let garble = |body: &Value| {
+        asked_text(body)
+            .contains("Zoë Kim")
+            .then(|| Reply::answer(json!("I cannot say")))
+    };
+    let twisted = Twisted::new(&model, &garble);
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let outcome = run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config,
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    let data = data(&outcome);
+    assert_eq!(
+        data["parties"],
+        json!(["Acme Widgets Inc.", "Łukasz Nowak LLC"])
+    );
+    assert_eq!(
+        (data["governing_law"].as_str(), data["term_months"].as_u64()),
+        (Some("Delaware"), Some(24))
+    );
+    let left_out = &outcome.trace.left_out;
+    assert!(
+        !left_out.is_empty()
+            && left_out
+                .iter()
+                .all(|line| line.starts_with("left out the part: characters ")),
+        "{left_out:?}"
+    );
+    assert_sources_are_slices(&outcome, &text);
+
+    // Every part's answer stays invalid: nothing was read, and the result says why.
+    let everything = |_: &Value| Some(Reply::answer(json!("I cannot say")));
+    let twisted = Twisted::new(&model, &everything);
+    let outcome = run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config,
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert!(
+        matches!(outcome.answer, Answer::Stale(_)),
+        "{:?}",
+        outcome.answer
+    );
+    assert!(outcome.trace.left_out.is_empty());
+}
+
+#[test]
+fn calls_in_flight_and_request_timeouts_fit_the_servers_kind() {
+    let text = planted_document(40_000, &Terms::default());
+    let none = |_: &Value| None;
+    // llama.cpp (it says so, and its one slot): one request at a time, ten minutes each.
+    let model = ContractModel::new(Server::LlamaCpp { n_ctx: 2048 });
+    let twisted = Twisted::new(&model, &none);
+    let outcome = run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config(&[]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert!(outcome.trace.chunks > 1);
+    assert_eq!(*twisted.in_flight.borrow(), [1]);
+    assert!(twisted.timeouts.borrow().iter().all(|t| t.as_secs() == 600));
+    // vLLM serves many at once; a setting says what it says.
+    for (server, set, calls) in [
+        (
+            Server::Vllm {
+                max_model_len: 2048,
+            },
+            None,
+            4,
+        ),
+        (Server::LlamaCpp { n_ctx: 2048 }, Some("3"), 3),
+    ] {
+        let model = ContractModel::new(server);
+        let twisted = Twisted::new(&model, &none);
+        let config = match set {
+            Some(calls) => config(&[("structure_max_concurrent_calls", calls)]),
+            None => config(&[]),
+        };
+        run_against(
+            terms_schema(),
+            &text,
+            &twisted,
+            &config,
+            &MemoryKeyValue::default(),
+        )
+        .unwrap();
+        assert_eq!(*twisted.in_flight.borrow(), [calls]);
+    }
+    // A hosted provider's requests keep two minutes.
+    let model = ContractModel::new(Server::default());
+    let twisted = Twisted::new(&model, &none);
+    let config = config(&[
+        ("structure_context_tokens", "2048"),
+        ("structure_provider_profile", "openai-compatible"),
+    ]);
+    run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config,
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert!(twisted.timeouts.borrow().iter().all(|t| t.as_secs() == 120));
+}
+
+#[test]
+fn a_guessed_window_never_refuses_a_request_before_it_is_sent() {
+    // A schema of about 12,000 tokens against a server that states no window (8,192 guessed).
+    let mut schema = terms_schema();
+    schema["description"] = json!("A contract's terms. ".repeat(1_800));
+    let model = ContractModel::new(Server::default());
+    let outcome = run_against(
+        schema.clone(),
+        "Party: Ada Lovelace. This Agreement is effective as of 2021-03-04.",
+        &model,
+        &config(&[]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert_eq!(data(&outcome)["parties"], json!(["Ada Lovelace"]));
+    assert_eq!(outcome.usage.llm_calls, 1);
+    assert_eq!(
+        outcome.trace.context_window.as_ref().unwrap().from,
+        "default"
+    );
+    // A window that was set is known: the same request is refused before it is sent.
+    let model = ContractModel::new(Server::default());
+    let error = run_against(
+        schema,
+        "Party: Ada Lovelace.",
+        &model,
+        &config(&[("structure_context_tokens", "8192")]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&error.kind, ErrorKind::Configuration { key } if key == "structure_context_tokens"),
+        "{error:?}"
+    );
+    assert!(model.sent.borrow().is_empty());
+}
+
+#[test]
+fn a_choice_that_stays_invalid_leaves_an_optional_field_out_and_asks_for_a_required_one() {
+    let terms = Terms {
+        superseded_date: Some(("2019-07-01".into(), 0.8)),
+        ..Terms::default()
+    };
+    let text = planted_document(40_000, &terms);
+    let model = ContractModel::new(Server::default());
+    let garbled =
+        |body: &Value| is_choice(body).then(|| Reply::answer(json!({ "effective_date": 7 })));
+    let config = config(&[("structure_context_tokens", "2048")]);
+    // Required: asked for, with what the parts gave; never guessed, never the choice's errors.
+    let twisted = Twisted::new(&model, &garbled);
+    let outcome = run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config,
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    assert!(
+        need.contains("/effective_date (")
+            && need.contains("2019-07-01")
+            && need.contains("2021-03-04"),
+        "{need}"
+    );
+    // Optional: left out, the rest kept.
+    let mut schema = terms_schema();
+    schema["required"] = json!(["parties"]);
+    let twisted = Twisted::new(&model, &garbled);
+    let outcome =
+        run_against(schema, &text, &twisted, &config, &MemoryKeyValue::default()).unwrap();
+    let data = data(&outcome);
+    assert!(data.get("effective_date").is_none(), "{data}");
+    assert_eq!(data["parties"].as_array().unwrap().len(), 3);
+    let left_out = &outcome.trace.left_out;
+    assert!(
+        left_out.len() == 1 && left_out[0].starts_with("left out /effective_date: "),
+        "{left_out:?}"
+    );
 }

@@ -216,6 +216,51 @@ fn a_wrapped_root_ends_as_the_loop_does_for_objects() {
     );
 }
 
+#[test]
+fn a_bare_value_of_the_roots_type_is_read_as_the_answer() {
+    for (schema, bare) in [
+        (json!({ "type": "number" }), json!(42)),
+        (json!({ "type": "boolean" }), json!(true)),
+        (
+            json!({ "type": "array", "items": { "type": "string" } }),
+            json!(["a", "b"]),
+        ),
+        (json!({ "enum": ["spam", "ham"] }), json!("ham")),
+    ] {
+        let (outcome, bodies) = run(
+            "The answer: 42, true, a and b, ham.",
+            schema.clone(),
+            false,
+            vec![Reply::answer(bare.clone())],
+        );
+        assert_eq!(data(&outcome), bare, "{schema}");
+        assert_eq!(bodies.len(), 1, "{schema}: accepted at once");
+        let repairs = &ok(&outcome).trace.repairs;
+        assert!(
+            repairs.iter().any(|r| r.contains("bare answer")),
+            "{repairs:?}"
+        );
+    }
+    // A bare value the root does not accept is told in the root's own terms, never the
+    // wrapper's.
+    let many = || Reply::answer(json!("many"));
+    let (outcome, _) = run(
+        "Some.",
+        json!({ "type": "number" }),
+        false,
+        vec![many(), many(), many()],
+    );
+    let Answer::Stale(errors) = &ok(&outcome).answer else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.starts_with("/: ") && !e.contains("object")),
+        "{errors:?}"
+    );
+}
+
 fn order() -> Value {
     json!({ "type": "object", "properties": { "order": { "type": "string" }, "units": { "type": "integer" } }, "required": ["order"] })
 }

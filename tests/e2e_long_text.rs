@@ -119,8 +119,8 @@ async fn a_llama_cpp_server_says_its_window_and_gets_its_profile() {
         .collect();
     assert_eq!(
         asked,
-        ["GET /v1/models"],
-        "the list says the kind and the window"
+        ["GET /v1/models", "GET /props"],
+        "the list says the kind and the window, /props the requests it serves at once"
     );
     for request in mock.requests() {
         let body = request.json();

@@ -43,6 +43,7 @@ impl Outcome {
     ///         chunk_of: Vec::new(),
     ///         attempts: Vec::new(),
     ///         low_confidence: Vec::new(),
+    ///         left_out: Vec::new(),
     ///     },
     /// };
     /// let json = outcome.to_json();
@@ -164,6 +165,7 @@ fn core_trace(trace: &Trace) -> structure::Trace {
             })
             .collect(),
         low_confidence: trace.low_confidence.clone(),
+        left_out: trace.left_out.clone(),
     }
 }
 

@@ -5,9 +5,10 @@ pub mod format;
 pub mod lenient;
 pub mod spans;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::schema::subset;
+use crate::schema::violation::show;
+use crate::schema::{root, subset};
 use format::{ANSWER_KEY, AnswerFormat, NEED_KEY};
 
 /// What one answer says.
@@ -60,6 +61,16 @@ pub fn decode(
     let answer = match need(answer, target, repairs) {
         Ok(need) => return Decoded::Need(need),
         Err(answer) => answer,
+    };
+    let answer = if !answer.is_object() && root::is_wrapper(target) {
+        // The value of a root that is not an object, given bare: the value it travels as.
+        repairs.push(format!(
+            "read the bare answer {} as the value asked for",
+            show(&answer)
+        ));
+        json!({ root::WRAPPED_KEY: answer })
+    } else {
+        answer
     };
     Decoded::Candidate(subset::restore(
         &format.source,

@@ -24,7 +24,6 @@
 //! assert!((confidence["/name"] - 0.9).abs() < 1e-9);
 //! ```
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -32,6 +31,7 @@ use serde_json::Value;
 
 use crate::answer::format::ANSWER_KEY;
 use crate::answer::spans;
+use crate::content::leave_out::{Dropped, by_segments, droppable};
 use crate::keys;
 use crate::outcome::{Answer, Outcome, Source};
 use crate::provider::Token;
@@ -119,21 +119,6 @@ fn probability(offsets: &[Range<usize>], tokens: &[Token], range: &Range<usize>)
     (mean.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0
 }
 
-/// The nearest of `pointer` and the objects and arrays holding it whose removal leaves `data`
-/// valid against `schema` (an unsure `count` goes with the optional `term` that requires it),
-/// and `data` without it; `None` when the answer needs every one of them.
-fn droppable(data: &Value, pointer: &str, schema: &CompiledSchema) -> Option<(String, Value)> {
-    let mut at = pointer;
-    while !at.is_empty() {
-        let mut without = data.clone();
-        if remove(&mut without, at) && schema.is_valid(&without) {
-            return Some((at.to_owned(), without));
-        }
-        at = at.rsplit_once('/').map_or("", |(parent, _)| parent);
-    }
-    None
-}
-
 /// Gives each of `sources` the confidence of its value, found under `at` in the answer (a
 /// record's sources under `/records/3`; `""` for the answer itself).
 pub fn annotate(sources: &mut [Source], confidences: &BTreeMap<String, f64>, at: &str) {
@@ -207,15 +192,15 @@ pub fn hold_to(
     // Last first: dropping an array's later item leaves its earlier ones where they are.
     low.sort_by(|(a, _), (b, _)| by_segments(b, a));
     let mut data = data;
-    let mut dropped = Dropped { steps: Vec::new() };
+    let mut dropped = Dropped::default();
     let mut unsure = Vec::new();
     for (pointer, confidence) in low {
         if data.pointer(pointer).is_none() {
             continue; // gone with an optional object that held it
         }
-        match droppable(&data, pointer, schema) {
+        match droppable(&data, pointer, |without| schema.is_valid(without)) {
             Some((at, without)) => {
-                dropped.steps.push((at.clone(), array_item(&data, &at)));
+                dropped.push(&data, at);
                 data = without;
             }
             None => unsure.push(format!("{pointer} ({confidence})")),
@@ -231,117 +216,6 @@ pub fn hold_to(
         unsure.join(", "),
         keys::MIN_CONFIDENCE
     ))
-}
-
-/// What [`hold_to`] took from an answer, in the order it took it, and so where the answer's
-/// values are now: those taken are gone, later items of the same arrays moved up.
-#[derive(Debug, PartialEq)]
-pub struct Dropped {
-    /// Each pointer dropped, with the array and index it named, if an array's item.
-    steps: Vec<(String, Option<(String, usize)>)>,
-}
-
-impl Dropped {
-    /// The pointers dropped, in the order they were.
-    pub fn pointers(&self) -> Vec<String> {
-        self.steps
-            .iter()
-            .map(|(pointer, _)| pointer.clone())
-            .collect()
-    }
-
-    /// `sources` where their values are now, those of dropped values gone.
-    pub fn sources(&self, sources: Vec<Source>) -> Vec<Source> {
-        (sources.into_iter())
-            .filter_map(|source| {
-                let pointer = self.moved(&source.pointer)?;
-                Some(Source { pointer, ..source })
-            })
-            .collect()
-    }
-
-    /// Where the value at `pointer` is now; `None` when it was dropped.
-    pub fn moved(&self, pointer: &str) -> Option<String> {
-        let mut pointer = pointer.to_owned();
-        for (dropped, item) in &self.steps {
-            if within(&pointer, dropped) {
-                return None;
-            }
-            if let Some((parent, index)) = item {
-                pointer = moved_up(&pointer, parent, *index);
-            }
-        }
-        Some(pointer)
-    }
-}
-
-fn within(pointer: &str, ancestor: &str) -> bool {
-    pointer == ancestor || pointer.starts_with(&format!("{ancestor}/"))
-}
-
-/// The array and index `pointer` names in `data`, when it names an array's item.
-fn array_item(data: &Value, pointer: &str) -> Option<(String, usize)> {
-    let (parent, last) = pointer.rsplit_once('/')?;
-    data.pointer(parent)?.as_array()?;
-    Some((parent.to_owned(), last.parse().ok()?))
-}
-
-/// `pointer` after item `index` of the array at `parent` was removed.
-fn moved_up(pointer: &str, parent: &str, index: usize) -> String {
-    let Some(rest) = pointer.strip_prefix(&format!("{parent}/")) else {
-        return pointer.to_owned();
-    };
-    let (segment, tail) = rest
-        .split_once('/')
-        .map_or((rest, None), |(a, b)| (a, Some(b)));
-    match segment.parse::<usize>() {
-        Ok(at) if at > index => match tail {
-            Some(tail) => format!("{parent}/{}/{tail}", at - 1),
-            None => format!("{parent}/{}", at - 1),
-        },
-        _ => pointer.to_owned(),
-    }
-}
-
-/// Removes the value at `pointer` from `data` (a property, or an array's item).
-fn remove(data: &mut Value, pointer: &str) -> bool {
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
-        return false;
-    };
-    let name = last.replace("~1", "/").replace("~0", "~");
-    match data.pointer_mut(parent) {
-        Some(Value::Object(object)) => object.remove(&name).is_some(),
-        Some(Value::Array(items)) => match name.parse::<usize>() {
-            Ok(index) if index < items.len() => {
-                items.remove(index);
-                true
-            }
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
-/// Pointers in document order: segment by segment, array indices as numbers.
-fn by_segments(a: &str, b: &str) -> Ordering {
-    let mut left = a.split('/');
-    let mut right = b.split('/');
-    loop {
-        match (left.next(), right.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) => {
-                let order = match (x.parse::<usize>(), y.parse::<usize>()) {
-                    (Ok(x), Ok(y)) => x.cmp(&y),
-                    _ => x.cmp(y),
-                };
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -513,12 +387,5 @@ mod tests {
         };
         assert_eq!(data, serde_json::json!({"name": "Ada"}));
         assert_eq!(dropped.pointers(), ["/term"]);
-    }
-
-    #[test]
-    fn pointers_sort_in_document_order_with_numeric_indices() {
-        let mut pointers = vec!["/a/10", "/a/9", "/a/9/x", "/b", "/a"];
-        pointers.sort_by(|a, b| by_segments(a, b));
-        assert_eq!(pointers, ["/a", "/a/9", "/a/9/x", "/a/10", "/b"]);
     }
 }

@@ -26,6 +26,19 @@ pub(super) trait Judge {
         format: &AnswerFormat,
         repairs: &mut Vec<String>,
     ) -> Result<Self::Accepted, Vec<Violation>>;
+
+    /// What to accept of an answer that stayed invalid (`violations` are what it breaks) when
+    /// the conversation is over: the answer without the values that broke the schema, when it
+    /// can do without them, and a line for each left out (pointer and why); `None` when it
+    /// cannot (the conversation is stale).
+    fn without_invalid(
+        &self,
+        _text: &str,
+        _format: &AnswerFormat,
+        _violations: &[Violation],
+    ) -> Option<(Self::Accepted, Vec<String>)> {
+        None
+    }
 }
 
 /// What a dialogue came to.
@@ -108,6 +121,12 @@ impl<'a> Dialogue<'a> {
         let repeated = self.last_answer.as_ref() == Some(&answer);
         self.last_answer = Some(answer);
         if repeated || self.iterations >= u32::from(self.max_loops) {
+            if let Some((kept, left_out)) =
+                judge.without_invalid(delivered.text(), &self.format, &violations)
+            {
+                self.trace.left_out.extend(left_out);
+                return Ok(Some(Settled::Accepted(kept)));
+            }
             return Ok(Some(Settled::Stale(violations)));
         }
         let iteration = self.iterations;

@@ -16,6 +16,7 @@ pub mod chunked;
 pub mod confidence;
 mod dialogue;
 pub mod grounding;
+pub mod leave_out;
 pub mod long_text;
 mod one;
 pub mod prompt;

@@ -10,8 +10,9 @@ use crate::content::check::violations;
 use crate::content::confidence;
 use crate::content::dialogue::{Dialogue, Judge, Settled};
 use crate::content::grounding::{Grounded, ground, provenance};
+use crate::content::leave_out;
 use crate::content::{long_text, prompt, reason};
-use crate::error::StructureError;
+use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Trace, Usage};
 use crate::schema::TargetSchema;
 use crate::schema::violation::Violation;
@@ -48,10 +49,18 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
     let mut dialogue = Dialogue::new(provider, format, conversation, limits.max_loops);
     let first = dialogue.request();
     let endpoint = provider.endpoint();
-    let room = endpoint.window().answer_room(endpoint.max_output_tokens);
+    let room = endpoint
+        .window()
+        .whole_text_room(endpoint.max_output_tokens);
     if first.tokens.is_some_and(|tokens| tokens.output < room) {
         return long_text::extract(call, text);
     }
+    // The answer the window leaves, when it is less than the answer limit: an answer cut off
+    // there needed more room than the text left it, and the text is read in parts instead.
+    let window_bound = first
+        .tokens
+        .filter(|tokens| tokens.output < endpoint.max_output_tokens)
+        .is_some();
     trace
         .schema_transforms
         .extend(dialogue.format.transforms.iter().cloned());
@@ -61,13 +70,25 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         grounding: limits.grounding,
     };
     let mut usage = Usage::default();
-    let settled = call.caller().converse(
+    let settled = match call.caller().converse(
         &mut dialogue,
         &judge,
         Some(first),
         &mut usage,
         &mut trace.retries,
-    )?;
+    ) {
+        Err(error) if window_bound && error.kind == ErrorKind::Truncated => {
+            // The error carries what the call spent so far.
+            let mut outcome = long_text::extract(call, text).map_err(|later| {
+                let mut spent = error.usage;
+                spent.add(later.usage);
+                later.with_usage(spent)
+            })?;
+            outcome.usage.add(error.usage);
+            return Ok(outcome);
+        }
+        settled => settled?,
+    };
     let answer = match settled {
         Settled::Accepted(answer) => answer,
         Settled::Stale(violations) => {
@@ -123,6 +144,23 @@ impl Judge for One<'_> {
                 }
             }
         }
+    }
+
+    fn without_invalid(
+        &self,
+        text: &str,
+        format: &AnswerFormat,
+        broken: &[Violation],
+    ) -> Option<(Answer, Vec<String>)> {
+        let Decoded::Candidate(candidate) =
+            decode(text, format, &self.target.schema, &mut Vec::new())
+        else {
+            return None;
+        };
+        let (kept, dropped) = leave_out::without_invalid(&candidate, broken, |value| {
+            violations(self.target, value, self.text, self.grounding, |_| false)
+        })?;
+        Some((Answer::Ok(kept), leave_out::reasons(&dropped, broken)))
     }
 }
 

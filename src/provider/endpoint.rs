@@ -12,7 +12,7 @@ use crate::error::StructureError;
 use crate::ports::{HttpRequest, HttpResponse, TokenEstimate};
 use crate::provider::delivery::Delivery;
 use crate::provider::model::ModelRef;
-use crate::provider::window::Window;
+use crate::provider::window::{Window, WindowSource};
 use crate::provider::wire;
 use crate::schema::subset::{FULL, Subset};
 use crate::settings::Settings;
@@ -43,6 +43,8 @@ pub struct Endpoint {
     /// token holds: for the next call (this one was planned with `window`).
     measured: Cell<Option<Window>>,
     timeout: Duration,
+    /// Requests the server serves at once, when it said (llama.cpp's slots).
+    pub slots: Option<u32>,
     max_response_bytes: usize,
     /// The profile the requests are shaped for (`openai`, `anthropic`, ...).
     pub profile: &'static str,
@@ -78,7 +80,8 @@ impl Endpoint {
             max_output_tokens: settings.max_output_tokens,
             window: Cell::new(window),
             measured: Cell::new(None),
-            timeout: settings.request_timeout,
+            timeout: settings.request_timeout(&model.provider),
+            slots: None,
             max_response_bytes: settings.limits.response_bytes,
             profile: "",
             delivery: Delivery::Prompt,
@@ -132,6 +135,14 @@ impl Endpoint {
         } else {
             enforced
         };
+        self
+    }
+
+    /// Requests that wait at most `timeout` each, to a server that serves `slots` at once (when
+    /// it said).
+    pub fn serving(mut self, timeout: Duration, slots: Option<u32>) -> Self {
+        self.timeout = timeout;
+        self.slots = slots;
         self
     }
 
@@ -192,12 +203,18 @@ impl Endpoint {
     ) -> HttpRequest {
         let window = self.window();
         let prompt_bytes = wire::json_len(&body).saturating_sub(unread_bytes);
-        let output = window.output_tokens(prompt_bytes, self.max_output_tokens);
+        let mut output = window.output_tokens(prompt_bytes, self.max_output_tokens);
+        let least = Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens);
+        if output < least && window.source == WindowSource::Default {
+            // A guessed window never refuses a request: it is sent with the answer's own limit,
+            // and a server whose window is smaller says so (which teaches the window).
+            output = self.max_output_tokens;
+        }
         let estimate = TokenEstimate {
             prompt_bytes,
             prompt: window.prompt_tokens(prompt_bytes),
             output,
-            fits: output >= Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens),
+            fits: output >= least,
         };
         insert_at(&mut body, limit_at, Value::from(output.max(1)));
         let mut request = self.post_json(path, body);

@@ -63,6 +63,7 @@ impl OpenAiChat {
         Ok(Self {
             endpoint: endpoint
                 .delivering(profile.name(), delivery, profile.subset(delivery))
+                .serving(settings.request_timeout(profile.name()), server.slots)
                 .asking_logprobs(logprobs),
             profile,
         })

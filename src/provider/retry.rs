@@ -21,29 +21,42 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// A provider asking for a longer wait is not retried: its error comes back at once.
     pub max_wait: Duration,
-    /// When the whole call must be over (unix milliseconds): no request starts after it, and
-    /// none may run past it.
-    pub deadline_unix_millis: u64,
-    /// The call's time limit, for the message when the deadline passes.
+    /// When the call started (unix milliseconds).
+    pub started_unix_millis: u64,
+    /// The call's time limit: no request starts after it is spent, and none may run past it.
     pub call_timeout: Duration,
 }
 
 impl RetryPolicy {
-    /// The policy of a call that started at `started_unix_millis`.
+    /// The policy of a call that started at `started_unix_millis`, its time limit a hosted
+    /// provider's until the provider is known ([`RetryPolicy::for_profile`]).
     pub fn from_settings(settings: &Settings, started_unix_millis: u64) -> Self {
-        let call_timeout = settings.limits.call_timeout;
         Self {
             max_retries: settings.max_retries,
             max_wait: settings.max_retry_wait,
-            deadline_unix_millis: started_unix_millis
-                .saturating_add(u64::try_from(call_timeout.as_millis()).unwrap_or(u64::MAX)),
-            call_timeout,
+            started_unix_millis,
+            call_timeout: settings.call_timeout(""),
         }
+    }
+
+    /// The policy with the time limit of a call to a provider of `profile` (a local server's
+    /// is longer unless `structure_call_timeout_ms` is set).
+    pub fn for_profile(self, settings: &Settings, profile: &str) -> Self {
+        Self {
+            call_timeout: settings.call_timeout(profile),
+            ..self
+        }
+    }
+
+    /// When the whole call must be over (unix milliseconds).
+    fn deadline_unix_millis(&self) -> u64 {
+        let limit = u64::try_from(self.call_timeout.as_millis()).unwrap_or(u64::MAX);
+        self.started_unix_millis.saturating_add(limit)
     }
 
     /// The time left at `now`, or the error saying the call is out of time.
     fn remaining(&self, now_unix_millis: u64, usage: Usage) -> Result<Duration, StructureError> {
-        match self.deadline_unix_millis.checked_sub(now_unix_millis) {
+        match self.deadline_unix_millis().checked_sub(now_unix_millis) {
             Some(left) if left > 0 => Ok(Duration::from_millis(left)),
             _ => Err(StructureError::new(
                 crate::error::ErrorKind::BudgetExhausted,

@@ -6,7 +6,7 @@
 //! | server | asked | says |
 //! |---|---|---|
 //! | vLLM | `GET /v1/models` | `max_model_len`, `owned_by: "vllm"` |
-//! | llama.cpp | `GET /v1/models`, `GET /props` | `owned_by: "llamacpp"`; `meta.n_ctx` or `n_ctx` |
+//! | llama.cpp | `GET /v1/models`, `GET /props` | `owned_by: "llamacpp"`; `meta.n_ctx` or `n_ctx`; `total_slots` (requests served at once) |
 //! | llama-cpp-python | `GET /v1/models` | `owned_by: "me"` (no window: 2,048 unless a refusal says more) |
 //! | Ollama | `GET /api/version`, `/api/ps`, `POST /api/show` | the context a loaded model runs with, or `num_ctx` |
 //!
@@ -45,6 +45,8 @@ pub struct Server {
     pub kind: Option<Profile>,
     /// The context window, when a setting, the table, the server or a refusal gave it.
     pub window: Option<Window>,
+    /// How many requests the server serves at once, when it said (llama.cpp's slots).
+    pub slots: Option<u32>,
 }
 
 /// What is kept in the key-value store for a base URL and model.
@@ -52,6 +54,8 @@ pub struct Server {
 struct Facts {
     kind: Option<String>,
     window: Option<Window>,
+    #[serde(default)]
+    slots: Option<u32>,
     /// When they were learned (unix milliseconds).
     at: u64,
 }
@@ -69,7 +73,11 @@ impl Server {
             None => window::hosted(&model.provider, &model.name)
                 .map(|tokens| Window::new(tokens, WindowSource::Table)),
         };
-        Self { kind: None, window }
+        Self {
+            kind: None,
+            window,
+            slots: None,
+        }
     }
 
     /// What is known of `model`'s server: [`Server::known`], else what the server said or
@@ -100,6 +108,7 @@ impl Server {
         let facts = Facts {
             kind: found.kind.map(|kind| kind.name().to_owned()),
             window: found.window,
+            slots: found.slots,
             at: now,
         };
         // The facts only save the next call a probe: a store that cannot keep them costs
@@ -123,6 +132,7 @@ impl Server {
         let facts = Facts {
             kind: kind.map(|kind| kind.name().to_owned()),
             window: Some(learned),
+            slots: None,
             at: ports.clock.now_unix_millis(),
         };
         crate::store::write(ports.key_value, &facts_key(&base_url, &model.name), &facts)
@@ -134,6 +144,7 @@ impl Facts {
         Server {
             kind: self.kind.as_deref().and_then(Profile::named),
             window: self.window,
+            slots: self.slots,
         }
     }
 }
@@ -182,9 +193,11 @@ fn probe(base_url: &str, model: &str, ports: &Ports<'_>) -> Option<Server> {
         }
         match entry.get("owned_by").and_then(Value::as_str) {
             Some("llamacpp") => {
-                // Recent builds say the slot's context here; older ones only in `/props`.
-                let tokens = number(entry, "/meta/n_ctx").or_else(|| llama_cpp_props(root, ports));
-                return Some(found(Profile::LlamaCpp, tokens));
+                // Recent builds say the slot's context here; older ones only in `/props`,
+                // which also says how many requests it serves at once.
+                let props = llama_cpp_props(root, ports);
+                let tokens = number(entry, "/meta/n_ctx").or_else(|| n_ctx(&props));
+                return Some(with_slots(found(Profile::LlamaCpp, tokens), &props));
             }
             // llama-cpp-python's server: it states no window.
             Some("me") if entry.get("permissions").is_some() => {
@@ -197,6 +210,7 @@ fn probe(base_url: &str, model: &str, ports: &Ports<'_>) -> Option<Server> {
             return Some(Server {
                 kind: None,
                 window: found(Profile::OpenAiCompatible, Some(tokens)).window,
+                slots: None,
             });
         }
     }
@@ -205,19 +219,26 @@ fn probe(base_url: &str, model: &str, ports: &Ports<'_>) -> Option<Server> {
     {
         return Some(ollama(root, model, version, ports));
     }
-    if let Answer::Json(props) = get_json(&format!("{root}/props"), ports)
-        && n_ctx(&props).is_some()
-    {
-        return Some(found(Profile::LlamaCpp, n_ctx(&props)));
+    let props = llama_cpp_props(root, ports);
+    if n_ctx(&props).is_some() {
+        return Some(with_slots(found(Profile::LlamaCpp, n_ctx(&props)), &props));
     }
     Some(Server::default())
 }
 
-/// A llama.cpp server's context per slot, from `/props`.
-fn llama_cpp_props(root: &str, ports: &Ports<'_>) -> Option<u32> {
+/// A llama.cpp server's `/props` (its context per slot, its slots), or `null`.
+fn llama_cpp_props(root: &str, ports: &Ports<'_>) -> Value {
     match get_json(&format!("{root}/props"), ports) {
-        Answer::Json(props) => n_ctx(&props),
-        _ => None,
+        Answer::Json(props) => props,
+        _ => Value::Null,
+    }
+}
+
+/// `server` with the slots llama.cpp's `/props` says it has (`total_slots`).
+fn with_slots(server: Server, props: &Value) -> Server {
+    Server {
+        slots: number(props, "/total_slots").filter(|&slots| slots > 0),
+        ..server
     }
 }
 
@@ -306,6 +327,7 @@ fn found(kind: Profile, tokens: Option<u32>) -> Server {
         window: tokens
             .filter(|&tokens| u64::from(tokens) >= crate::settings::MIN_CONTEXT_TOKENS)
             .map(|tokens| Window::new(tokens, WindowSource::Server)),
+        slots: None,
     }
 }
 
@@ -389,6 +411,10 @@ mod tests {
         );
         assert_eq!(n_ctx(&json!({ "n_ctx": 2048 })), Some(2048));
         assert_eq!(n_ctx(&json!({ "total_slots": 1 })), None);
+        let slots = |props: Value| with_slots(Server::default(), &props).slots;
+        assert_eq!(slots(json!({ "total_slots": 4 })), Some(4));
+        assert_eq!(slots(json!({ "total_slots": 0 })), None);
+        assert_eq!(slots(Value::Null), None);
     }
 
     #[test]

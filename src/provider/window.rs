@@ -163,6 +163,16 @@ impl Window {
             .min(max_output)
     }
 
+    /// The answer a text must leave room for to be read whole, in one request: an eighth of
+    /// the window, at least [`Window::MIN_OUTPUT_TOKENS`]·4, at most `max_output`. Less than a
+    /// part leaves ([`Window::answer_room`]): one object rarely needs more, and an answer the
+    /// window cuts off is read in parts after all (`content::one`).
+    pub fn whole_text_room(&self, max_output: u32) -> u32 {
+        (self.tokens / 8)
+            .max(Self::MIN_OUTPUT_TOKENS * 4)
+            .min(max_output)
+    }
+
     /// Whether a request whose prompt has `prompt_bytes` leaves an answer `room` tokens.
     pub fn fits(&self, prompt_bytes: usize, room: u32) -> bool {
         self.prompt_tokens(prompt_bytes).saturating_add(room) <= self.tokens
@@ -453,6 +463,11 @@ mod tests {
         assert!(!window.fits(4_800, 512));
         assert_eq!(window.answer_room(4096), 512);
         assert_eq!(window.answer_room(200), 200);
+        assert_eq!(window.whole_text_room(4096), 256);
+        assert_eq!(
+            Window::new(8192, WindowSource::Setting).whole_text_room(4096),
+            1024
+        );
         assert_eq!(
             Window::new(1_000_000, WindowSource::Table).answer_room(4096),
             4096

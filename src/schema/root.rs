@@ -349,6 +349,20 @@ fn wrapper(schema: &Value) -> Value {
     Value::Object(outer)
 }
 
+/// Whether `schema` is the object a root that is not one travels in ([`wrapper`]): an answer
+/// that gives the bare value instead (`42` for `{"value": 42}`) is read as that value.
+pub fn is_wrapper(schema: &Value) -> bool {
+    let Value::Object(map) = schema else {
+        return false;
+    };
+    map.get("additionalProperties") == Some(&Value::Bool(false))
+        && map.get("required") == Some(&json!([WRAPPED_KEY]))
+        && map
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|properties| properties.len() == 1 && properties.contains_key(WRAPPED_KEY))
+}
+
 /// Prefixes every same-document reference into `schema`'s value (not into its definitions,
 /// which stay at the root) with `prefix`: `#` → `#<prefix>`, `#/items` → `#<prefix>/items`.
 fn rebase_refs(schema: &mut Value, prefix: &str) {

@@ -104,8 +104,43 @@ type Built = Result<Validator, jsonschema::ValidationError<'static>>;
 /// further is a violation, never a pass: a crafted pattern costs at most a few milliseconds.
 pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 
+/// Formats a later draft defines, asserted whatever draft a schema is written in: a user who
+/// writes `"format": "uuid"` in a draft-06 schema wants a UUID, and `jsonschema` ignores the
+/// formats a schema's own draft does not define. Each is checked as Draft 2020-12 checks it.
+pub const LATER_DRAFT_FORMATS: [&str; 8] = [
+    "duration",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "relative-json-pointer",
+    "uri-reference",
+    "uri-template",
+    "uuid",
+];
+
+/// Whether `text` is a `format` of [`LATER_DRAFT_FORMATS`] (index `at`), as Draft 2020-12's
+/// own check says; each check is built once per instance.
+fn later_draft_format(at: usize, text: &str) -> bool {
+    static CHECKS: std::sync::OnceLock<Vec<Validator>> = std::sync::OnceLock::new();
+    let checks = CHECKS.get_or_init(|| {
+        (LATER_DRAFT_FORMATS.iter())
+            .map(|format| {
+                jsonschema::draft202012::options()
+                    .should_validate_formats(true)
+                    .build(&json!({ "format": format }))
+                    .expect("a format check compiles")
+            })
+            .collect()
+    });
+    checks[at].is_valid(&Value::String(text.to_owned()))
+}
+
 fn options() -> jsonschema::ValidationOptions<'static> {
-    jsonschema::options()
+    let mut options = jsonschema::options();
+    for (at, format) in LATER_DRAFT_FORMATS.iter().enumerate() {
+        options = options.with_format(*format, move |text: &str| later_draft_format(at, text));
+    }
+    options
         .should_validate_formats(true)
         // A format no one checks is an annotation (its near misses are refused before: see
         // `schema::keywords`); OpenAPI's string formats are checked here.
@@ -412,6 +447,44 @@ mod tests {
                 .map(drop)
                 .map_err(|error| format!("{} at {}", error, error.instance_path().as_str()));
             assert_eq!(kept, jsonschema_check(schema), "{schema}");
+        }
+    }
+
+    #[test]
+    fn formats_of_later_drafts_are_asserted_whatever_the_draft() {
+        for draft in [
+            "http://json-schema.org/draft-04/schema#",
+            "http://json-schema.org/draft-06/schema#",
+            "http://json-schema.org/draft-07/schema#",
+            "https://json-schema.org/draft/2020-12/schema",
+        ] {
+            let schema = json!({
+                "$schema": draft,
+                "type": "object",
+                "properties": {
+                    "id": { "type": "string", "format": "uuid" },
+                    "wait": { "type": "string", "format": "duration" },
+                    "at": { "type": "string", "format": "json-pointer" },
+                },
+            });
+            let (checked, unchecked) = both_ways(&schema);
+            for compiled in [checked, unchecked] {
+                for wrong in [
+                    json!({ "id": "123456789" }),
+                    json!({ "id": "2c0c6ac6-9c2d-4d4b-8c4a-0b0a0e0f0e0" }),
+                    json!({ "wait": "three days" }),
+                    json!({ "at": "no/slash/first" }),
+                ] {
+                    assert!(!compiled.is_valid(&wrong), "{draft}: {wrong}");
+                    assert_eq!(compiled.violations(&wrong).len(), 1, "{draft}: {wrong}");
+                }
+                let right = json!({
+                    "id": "2c0c6ac6-9c2d-4d4b-8c4a-0b0a0e0f0e01",
+                    "wait": "P3D",
+                    "at": "/a/b",
+                });
+                assert!(compiled.is_valid(&right), "{draft}");
+            }
         }
     }
 

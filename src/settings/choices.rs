@@ -12,7 +12,17 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("analyze", "openai/gpt-4.1"),
 ];
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+/// One request's time limit for a hosted provider.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// One request's time limit for a server of local models ([`LOCAL_PROFILES`]): on two CPU
+/// cores a 0.5B model takes 30 to 100 s to read a 15,000-character contract, and more on a
+/// busy machine (EVAL.md, "A model that reads").
+pub const DEFAULT_REQUEST_TIMEOUT_LOCAL: Duration = Duration::from_secs(600);
+/// A whole call's time limit for a hosted provider ([`crate::limits::CallLimits::call_timeout`]).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+/// A whole call's for a server of local models: a long document read there takes several
+/// such requests, one after another.
+pub const DEFAULT_CALL_TIMEOUT_LOCAL: Duration = Duration::from_secs(1800);
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
@@ -21,7 +31,12 @@ pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.8;
 /// well before their contexts fill).
 pub const DEFAULT_CHUNK_TOKENS_LOCAL: u32 = 1_500;
 pub const DEFAULT_CHUNK_TOKENS_HOSTED: u32 = 6_000;
+/// Calls in flight at once to a server that can take several (hosted providers, vLLM).
 pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 4;
+/// The profiles whose servers answer one request at a time unless started otherwise
+/// (llama.cpp with one slot, llama-cpp-python, Ollama): more in flight only queue there, and
+/// a queued request's time runs against its timeout.
+pub const ONE_AT_A_TIME_PROFILES: &[&str] = &["ollama", "llamacpp"];
 /// The smallest context window a setting may state: less cannot hold the instructions.
 pub const MIN_CONTEXT_TOKENS: u64 = 256;
 /// The most calls in flight a setting may ask for.

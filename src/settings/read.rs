@@ -11,11 +11,12 @@ use crate::ports::Config;
 use crate::request::{DEFAULT_MAX_LOOPS, MAX_MAX_LOOPS};
 use crate::secret::Secret;
 use crate::settings::choices::{
-    ContextTokens, DEFAULT_ALIASES, DEFAULT_CHUNK_TOKENS_HOSTED, DEFAULT_CHUNK_TOKENS_LOCAL,
-    DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_OUTPUT_TOKENS,
-    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,
+    ContextTokens, DEFAULT_ALIASES, DEFAULT_CALL_TIMEOUT, DEFAULT_CALL_TIMEOUT_LOCAL,
+    DEFAULT_CHUNK_TOKENS_HOSTED, DEFAULT_CHUNK_TOKENS_LOCAL, DEFAULT_CONFIDENCE_THRESHOLD,
+    DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RETRY_WAIT, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT_LOCAL,
     DeliveryChoice, Extractive, Grounding, LOCAL_PROFILES, Logprobs, MAX_MAX_CONCURRENT_CALLS,
-    MIN_CONTEXT_TOKENS,
+    MIN_CONTEXT_TOKENS, ONE_AT_A_TIME_PROFILES,
 };
 
 /// The settings of one call.
@@ -42,7 +43,8 @@ pub struct Settings {
     /// Milliseconds since the Unix epoch; `None`: the clock's now.
     pub reference_time: Option<u64>,
     pub max_output_tokens: u32,
-    pub request_timeout: Duration,
+    /// One request's time limit as set; `None`: by the server's kind ([`Settings::request_timeout`]).
+    pub request_timeout: Option<Duration>,
     pub max_retries: u32,
     pub max_retry_wait: Duration,
     pub token_budget: Option<u64>,
@@ -51,7 +53,8 @@ pub struct Settings {
     pub chunk_tokens: Option<u32>,
     /// The model's context window as configured; `None`: discovered ([`crate::provider::window`]).
     pub context_tokens: Option<ContextTokens>,
-    pub max_concurrent_calls: u32,
+    /// Calls in flight at once as set; `None`: what the server serves ([`Settings::max_concurrent_calls`]).
+    pub max_concurrent_calls: Option<u32>,
     pub limits: CallLimits,
     pub openai_api: String,
     pub gemini_schema: String,
@@ -98,7 +101,7 @@ impl Settings {
                 keys::MAX_OUTPUT_TOKENS,
                 read.positive(keys::MAX_OUTPUT_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS.into())?,
             )?,
-            request_timeout: read.millis(keys::REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT, 1)?,
+            request_timeout: read.optional_millis(keys::REQUEST_TIMEOUT_MS)?,
             max_retries: read.small(
                 keys::MAX_RETRIES,
                 read.number(keys::MAX_RETRIES, DEFAULT_MAX_RETRIES.into())?,
@@ -160,6 +163,42 @@ impl Settings {
             keys::GEMINI_BASE_URL => self.gemini_base_url.as_deref(),
             _ => None,
         }
+    }
+
+    /// One request's time limit for a provider of `profile`: the setting, else a local server's
+    /// longer default.
+    pub fn request_timeout(&self, profile: &str) -> Duration {
+        self.request_timeout
+            .unwrap_or(if LOCAL_PROFILES.contains(&profile) {
+                DEFAULT_REQUEST_TIMEOUT_LOCAL
+            } else {
+                DEFAULT_REQUEST_TIMEOUT
+            })
+    }
+
+    /// The whole call's time limit with a provider of `profile`: the setting, else a local
+    /// server's longer default.
+    pub fn call_timeout(&self, profile: &str) -> Duration {
+        self.limits
+            .call_timeout
+            .unwrap_or(if LOCAL_PROFILES.contains(&profile) {
+                DEFAULT_CALL_TIMEOUT_LOCAL
+            } else {
+                DEFAULT_CALL_TIMEOUT
+            })
+    }
+
+    /// Calls in flight at once to a provider of `profile` whose server said it serves `slots`
+    /// requests at a time (llama.cpp's `/props`): the setting, else the server's slots, else
+    /// one for the servers that take one at a time, else [`DEFAULT_MAX_CONCURRENT_CALLS`].
+    pub fn max_concurrent_calls(&self, profile: &str, slots: Option<u32>) -> u32 {
+        self.max_concurrent_calls
+            .or(slots.map(|slots| slots.clamp(1, MAX_MAX_CONCURRENT_CALLS as u32)))
+            .unwrap_or(if ONE_AT_A_TIME_PROFILES.contains(&profile) {
+                1
+            } else {
+                DEFAULT_MAX_CONCURRENT_CALLS
+            })
     }
 
     /// Records mode's chunk for a provider of `profile`, in tokens.
@@ -235,6 +274,14 @@ impl Reader<'_> {
         Ok(Duration::from_millis(millis))
     }
 
+    /// Milliseconds of at least one, or `None` when unset (the default then depends on the
+    /// server's kind).
+    fn optional_millis(&self, key: &str) -> Result<Option<Duration>, StructureError> {
+        self.text(key)?
+            .map(|text| parse_number(key, &text, 1).map(Duration::from_millis))
+            .transpose()
+    }
+
     fn boolean(&self, key: &str, default: bool) -> Result<bool, StructureError> {
         match self.text(key)?.as_deref() {
             None => Ok(default),
@@ -262,8 +309,11 @@ impl Reader<'_> {
         }
     }
 
-    fn max_concurrent_calls(&self) -> Result<u32, StructureError> {
+    fn max_concurrent_calls(&self) -> Result<Option<u32>, StructureError> {
         let key = keys::MAX_CONCURRENT_CALLS;
+        if self.text(key)?.is_none() {
+            return Ok(None);
+        }
         let calls = self.positive(key, DEFAULT_MAX_CONCURRENT_CALLS.into())?;
         if calls > MAX_MAX_CONCURRENT_CALLS {
             return Err(StructureError::configuration(
@@ -271,7 +321,7 @@ impl Reader<'_> {
                 format!("setting {key} must be from 1 to {MAX_MAX_CONCURRENT_CALLS}, not {calls}"),
             ));
         }
-        self.small(key, calls)
+        self.small(key, calls).map(Some)
     }
 
     /// A window of at least [`MIN_CONTEXT_TOKENS`], or an object of them by `provider/model`.
@@ -447,7 +497,7 @@ impl Reader<'_> {
             )?,
             enum_values: size(keys::MAX_ENUM_VALUES, limits::DEFAULT_MAX_ENUM_VALUES)?,
             response_bytes: size(keys::MAX_RESPONSE_BYTES, limits::DEFAULT_MAX_RESPONSE_BYTES)?,
-            call_timeout: self.millis(keys::CALL_TIMEOUT_MS, limits::DEFAULT_CALL_TIMEOUT, 1)?,
+            call_timeout: self.optional_millis(keys::CALL_TIMEOUT_MS)?,
             manual_bytes: size(keys::MAX_MANUAL_BYTES, limits::DEFAULT_MAX_MANUAL_BYTES)?,
             document_bytes: size(keys::MAX_DOCUMENT_BYTES, limits::DEFAULT_MAX_DOCUMENT_BYTES)?,
             document_pages: size(keys::MAX_DOCUMENT_PAGES, limits::DEFAULT_MAX_DOCUMENT_PAGES)?,

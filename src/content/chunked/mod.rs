@@ -20,7 +20,7 @@ use crate::error::StructureError;
 use crate::keys;
 use crate::outcome::Trace;
 use crate::provider::Provider;
-use crate::provider::window::Window;
+use crate::provider::window::{Window, WindowSource};
 use pump::ChunkRun;
 use split::Chunk;
 
@@ -70,12 +70,17 @@ impl Chunking {
             .saturating_sub(fixed)
             .saturating_sub(room)
             .saturating_sub(feedback);
-        if left < MIN_CHUNK_TOKENS {
+        let chunk_bytes = if left >= MIN_CHUNK_TOKENS {
+            (window.bytes_for(left + Window::REQUEST_OVERHEAD))
+                .min(limits.chunk_bytes)
+                .max(1)
+        } else if window.source == WindowSource::Default {
+            // A guessed window never refuses: the chunks are sent at the profile's size, and a
+            // server whose window is smaller says so.
+            limits.chunk_bytes
+        } else {
             return Err(too_small(window, fixed, room));
-        }
-        let chunk_bytes = (window.bytes_for(left + Window::REQUEST_OVERHEAD))
-            .min(limits.chunk_bytes)
-            .max(1);
+        };
         Ok(Self {
             chunk_bytes,
             overlap_bytes: chunk_bytes / 8,

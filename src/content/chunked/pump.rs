@@ -1,8 +1,8 @@
 //! The conversations of a text's chunks, their requests in flight together: up to
 //! `structure_max_concurrent_calls` at a time, the next started as soon as one is answered
 //! (the transport's [`pump`](crate::ports::Transport::pump)), a retry made for its chunk alone
-//! while the others go on. Once one chunk's answer is stale, or a call fails, nothing more is
-//! started.
+//! while the others go on. Once a call fails — or, where the caller says so, one chunk's answer
+//! is stale — nothing more is started.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -33,6 +33,15 @@ impl<'a, J: Judge> ChunkRun<'a, J> {
     }
 }
 
+/// What a chunk whose answer stays invalid does to the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::content) enum OnStale {
+    /// Nothing more is started: the result is stale.
+    Stop,
+    /// The others go on: the chunk is left out.
+    GoOn,
+}
+
 /// Runs every chunk's conversation to its end, up to `max_concurrent` requests in flight. The
 /// budget, when there is one, covers every chunk: none is asked when the first calls alone
 /// could pass it.
@@ -40,6 +49,7 @@ pub(in crate::content) fn converse<'a, J: Judge>(
     runs: &mut [ChunkRun<'a, J>],
     caller: Caller<'a>,
     max_concurrent: usize,
+    on_stale: OnStale,
     usage: &mut Usage,
     trace: &mut Trace,
 ) -> Result<(), StructureError> {
@@ -62,6 +72,7 @@ pub(in crate::content) fn converse<'a, J: Judge>(
         usage: *usage,
         retries: 0,
         failed: None,
+        on_stale,
     };
     caller.ports.transport.pump(max_concurrent, &mut chunks);
     *usage = chunks.usage;
@@ -87,6 +98,7 @@ struct Conversations<'r, 'a, J: Judge> {
     retries: u32,
     /// The first error: nothing more is started, and the call ends with it.
     failed: Option<StructureError>,
+    on_stale: OnStale,
 }
 
 /// One attempt at a chunk's request.
@@ -99,10 +111,8 @@ struct Attempt {
 
 impl<J: Judge> Pump for Conversations<'_, '_, J> {
     fn next(&mut self) -> Next {
-        let stale = self
-            .runs
-            .iter()
-            .any(|run| matches!(run.settled, Some(Settled::Stale(_))));
+        let stale = self.on_stale == OnStale::Stop
+            && (self.runs.iter()).any(|run| matches!(run.settled, Some(Settled::Stale(_))));
         if stale || self.failed.is_some() {
             return Next::Idle;
         }

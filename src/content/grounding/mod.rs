@@ -244,9 +244,10 @@ impl Walk<'_> {
     /// `field` (of `kind`) as the values the text holds.
     fn narrow(&mut self, kind: Kind, field: &Value, at: &str) -> Narrowed {
         let candidates = candidates(kind, self.text, field);
-        if candidates.is_empty() && matches!(kind, Kind::Date { .. }) && mentions_a_date(self.text)
-        {
-            // A date the model has to work out (relative, partial, another language).
+        if candidates.is_empty() && !certainly_absent(kind, self.text) {
+            // The text may give it in a form only a reader turns into the value (a date that
+            // is relative or partial, a count in words, a span the field's pattern wants
+            // written another way): the model works it out, and validation checks it.
             return Narrowed::Unchanged;
         }
         if candidates.len() > MAX_CANDIDATES {
@@ -304,6 +305,18 @@ fn holds_copied_format(node: &Value) -> bool {
         }
     });
     !finished
+}
+
+/// Whether `text` certainly holds no value of `kind`, so that a required field of it can be
+/// asked for without a call: no such token at all (copied formats), no word at all (spans), no
+/// digit and no number word (numbers), no mention of a date (dates).
+fn certainly_absent(kind: Kind, text: &str) -> bool {
+    match kind {
+        Kind::Copied => true,
+        Kind::Span => spans(text).is_empty(),
+        Kind::Number { .. } => !words::mentions_a_number(text),
+        Kind::Date { .. } => !mentions_a_date(text),
+    }
 }
 
 /// What the text makes of one field.
@@ -470,6 +483,30 @@ mod tests {
             panic!("age has no candidate")
         };
         assert_eq!(missing, vec![("/age".to_owned(), None)]);
+    }
+
+    #[test]
+    fn absence_is_decided_without_the_model_only_where_it_is_certain() {
+        let schema = json!({"type": "object", "properties": {
+            "count": {"type": "integer", "minimum": 1},
+            "price": {"type": "string", "pattern": "^[$][0-9]+[.][0-9]{2}$"},
+        }, "required": ["count", "price"]});
+        // A count in words and a price the pattern wants written with its sign: the model's
+        // to give, not missing.
+        let sent = narrowed(
+            &schema,
+            "Ada sold it twice, at 5 dollars and 10 cents.",
+            true,
+        );
+        assert_eq!(sent["properties"]["count"]["enum"], json!([5, 10]));
+        assert_eq!(sent["properties"]["price"], schema["properties"]["price"]);
+        let sent = narrowed(&schema, "Ada sold it twice for ten dollars.", true);
+        assert_eq!(sent["properties"]["count"], schema["properties"]["count"]);
+        // No digit and no number word: the count is certainly not there.
+        assert_eq!(
+            ground(&schema, "Ada sold it for money.", true),
+            Grounded::Missing(vec![("/count".to_owned(), None)])
+        );
     }
 
     #[test]

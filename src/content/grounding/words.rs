@@ -214,6 +214,26 @@ pub(super) fn numbers(text: &str, integer: bool) -> Vec<Value> {
         .collect()
 }
 
+/// Words that state a number without digits, in the languages dates are read in (English,
+/// German, French, Spanish, Italian, Portuguese, Dutch): a text with one of them, or a digit,
+/// may give a count.
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fifteen", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
+    "million", "billion", "dozen", "once", "twice", "thrice", "single", "double", "pair", "both",
+    "zero", "none", "half", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht",
+    "neun", "zehn", "hundert", "tausend", "un", "une", "deux", "trois", "quatre", "cinq", "dix",
+    "cent", "mille", "uno", "una", "dos", "tres", "cuatro", "cinco", "diez", "cien", "mil", "due",
+    "tre", "quattro", "dieci", "cento", "um", "uma", "dois", "duas", "três", "twee", "drie",
+    "vijf", "tien", "honderd", "duizend",
+];
+
+/// Whether `text` may state a number: a digit, or a word of [`NUMBER_WORDS`].
+pub(super) fn mentions_a_number(text: &str) -> bool {
+    text.bytes().any(|byte| byte.is_ascii_digit())
+        || lowercase_words(text, &[]).any(|word| NUMBER_WORDS.contains(&word.as_str()))
+}
+
 /// The numbers written in `text` with digits, each with the byte range it is written in (its
 /// sign included).
 pub(crate) fn written_numbers(text: &str) -> Vec<(Value, std::ops::Range<usize>)> {

@@ -35,15 +35,20 @@ pub(super) struct Asked<T> {
     pub iterations: u32,
 }
 
+/// A required field the choosing call could not settle: its name and its candidates.
+pub(super) type Undecided = (String, Vec<String>);
+
 /// Chooses, with one call that sees each candidate with the passage it was read from, the
-/// value of every field `merged`'s parts disagree on, and sets it.
+/// value of every field `merged`'s parts disagree on, and sets it. When that call's answer
+/// stays invalid, an optional field is left out (`trace.leftOut` says why) and a required one
+/// comes back undecided, never guessed.
 pub(super) fn settle(
     call: Call<'_>,
     text: &str,
     merged: &mut Merged,
     usage: &mut Usage,
     trace: &mut Trace,
-) -> Result<Asked<()>, StructureError> {
+) -> Result<Asked<Vec<Undecided>>, StructureError> {
     let conflicts = std::mem::take(&mut merged.conflicts);
     let required = missing(&json!({}), &call.target.schema);
     // Each field's candidates by name; an optional field may also be none of them.
@@ -112,16 +117,32 @@ pub(super) fn settle(
             }
         }
         return Ok(Asked {
-            settled: Settled::Accepted(()),
+            settled: Settled::Accepted(Vec::new()),
             iterations: asked.iterations,
         });
     }
-    let violations = match asked.settled {
-        Settled::Stale(violations) => violations,
-        _ => vec![unchosen(&names)],
+    let why = match asked.settled {
+        Settled::Stale(violations) => (violations.iter().map(Violation::to_string))
+            .collect::<Vec<_>>()
+            .join("; "),
+        _ => "it named none of them".to_owned(),
     };
+    let mut undecided = Vec::new();
+    for (conflict, mut labels) in conflicts.into_iter().zip(offers) {
+        labels.retain(|label| label != NONE);
+        if required.contains(&conflict.name.as_str()) {
+            undecided.push((conflict.name, labels));
+        } else {
+            trace.left_out.push(format!(
+                "left out /{}: the parts gave different values ({}) and the choice among them \
+                 stayed invalid ({why})",
+                crate::schema::walk::escape(&conflict.name),
+                labels.join(", ")
+            ));
+        }
+    }
     Ok(Asked {
-        settled: Settled::Stale(violations),
+        settled: Settled::Accepted(undecided),
         iterations: asked.iterations,
     })
 }
@@ -311,17 +332,4 @@ fn ceil(text: &str, mut at: usize) -> usize {
         at += 1;
     }
     at
-}
-
-/// The violation of a choice that named no candidate for `names`.
-fn unchosen(names: &[&str]) -> Violation {
-    Violation {
-        category: crate::outcome::Category::Enum,
-        pointer: "/".to_owned(),
-        constraint: format!(
-            "the parts of the text disagree on {} and the choice among them named none",
-            names.join(", ")
-        ),
-        actual: None,
-    }
 }

@@ -1,7 +1,8 @@
 //! Merging what the parts of a long text gave into one object, field by field:
 //!
 //! - an array field is the union of every part's items, in the text's order, an item kept once
-//!   when its value (case and spacing folded) or its span was already given;
+//!   when its value (case and spacing folded) or its span was already given, or when it is a
+//!   short name the text defines for another item (`aliases.rs`);
 //! - any other field takes the value every part that gave one agrees on, when the text supports
 //!   it (a span writes each of its values, or the field is a judgement: an enum, a boolean, a
 //!   field marked derived); else the only value the text supports; else the parts disagree, or
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::aliases::{self, Definition, MAX_NAME_GAP_CHARS};
 use crate::content::chunked::required::record_root;
 use crate::outcome::Source;
 use crate::schema::walk::escape;
@@ -82,8 +84,9 @@ impl Merged {
     }
 }
 
-/// The object `parts` (in chunk order) make for `schema`.
-pub(super) fn merge(parts: Vec<Part>, schema: &Value) -> Merged {
+/// The object `parts` (in chunk order) of `text` make for `schema`.
+pub(super) fn merge(parts: Vec<Part>, schema: &Value, text: &str) -> Merged {
+    let definitions = aliases::definitions(text);
     let mut merged = Merged::default();
     for name in field_names(&parts, schema) {
         let candidates = candidates(&parts, &name);
@@ -98,7 +101,7 @@ pub(super) fn merge(parts: Vec<Part>, schema: &Value) -> Merged {
                 .iter()
                 .all(|candidate| candidate.value.is_array())
         {
-            union(&mut merged, &name, candidates);
+            union(&mut merged, &name, candidates, &definitions);
             continue;
         }
         match decide(candidates) {
@@ -163,8 +166,9 @@ fn under(sources: &[Source], at: &str) -> Vec<Source> {
         .collect()
 }
 
-/// The union of the arrays `candidates` hold, into field `name`.
-fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>) {
+/// The union of the arrays `candidates` hold, into field `name`, without the items that are a
+/// short name `definitions` give another item.
+fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>, definitions: &[Definition]) {
     let mut items: Vec<Candidate> = Vec::new();
     for candidate in candidates {
         let Value::Array(values) = candidate.value else {
@@ -187,6 +191,7 @@ fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>) {
             }
         }
     }
+    let items = without_short_names(items, definitions);
     // The text's order: by where each item is written; an item no span supports stays after
     // the one before it.
     let mut position = 0;
@@ -212,6 +217,42 @@ fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>) {
         values.push(item.value);
     }
     merged.data.insert(name.to_owned(), Value::Array(values));
+}
+
+/// `items` without those that are a short name the text defines for another of them: the item
+/// whose span ends nearest before the definition, at most [`MAX_NAME_GAP_CHARS`] before it.
+fn without_short_names(items: Vec<Candidate>, definitions: &[Definition]) -> Vec<Candidate> {
+    let spans: Vec<Option<(usize, usize)>> = (items.iter())
+        .map(|item| item.first_span().map(|span| (span.start, span.end)))
+        .collect();
+    let named_before = |at: usize, not: usize| {
+        (spans.iter().enumerate())
+            .filter(|(index, _)| *index != not)
+            .filter_map(|(index, span)| Some((index, (*span)?)))
+            .filter(|(_, (_, end))| *end <= at && at - *end <= MAX_NAME_GAP_CHARS)
+            .max_by_key(|(_, (_, end))| *end)
+            .map(|(index, _)| index)
+    };
+    let short: Vec<bool> = (items.iter().enumerate())
+        .map(|(index, item)| {
+            let Some(value) = item.value.as_str() else {
+                return false;
+            };
+            let folded = aliases::fold(value);
+            (definitions.iter())
+                .filter(|definition| definition.short == folded)
+                .any(|definition| {
+                    named_before(definition.at, index).is_some_and(|full| {
+                        (items[full].value.as_str())
+                            .is_some_and(|name| aliases::fold(name) != folded)
+                    })
+                })
+        })
+        .collect();
+    (items.into_iter().zip(short))
+        .filter(|(_, short)| !short)
+        .map(|(item, _)| item)
+        .collect()
 }
 
 /// The value a single-valued field takes: the only one the text supports; else the different
@@ -347,7 +388,7 @@ mod tests {
                 vec![source("/law", 900, "Delaware")],
             ),
         ];
-        let merged = merge(parts, &schema());
+        let merged = merge(parts, &schema(), "");
         assert!(merged.conflicts.is_empty());
         assert_eq!(merged.data["law"], json!("Delaware"));
         assert_eq!(
@@ -367,7 +408,7 @@ mod tests {
             ),
             part(1, json!({ "date": "2020-01-01" }), vec![derived("/date")]),
         ];
-        let merged = merge(one, &schema());
+        let merged = merge(one, &schema(), "");
         assert_eq!(merged.data["date"], json!("2014-05-20"));
         let two = vec![
             part(
@@ -386,7 +427,7 @@ mod tests {
                 vec![source("/date", 700, "June 1, 2015")],
             ),
         ];
-        let merged = merge(two, &schema());
+        let merged = merge(two, &schema(), "");
         assert!(
             merged.data.get("date").is_none(),
             "never the first silently"
@@ -422,7 +463,7 @@ mod tests {
                 ],
             ),
         ];
-        let merged = merge(parts, &schema());
+        let merged = merge(parts, &schema(), "");
         assert_eq!(
             merged.data["party"],
             json!(["Acme Inc.", "Beta LLC", "Gamma Corp"])
@@ -434,9 +475,44 @@ mod tests {
     }
 
     #[test]
+    fn a_short_name_the_text_defines_for_another_item_is_that_item() {
+        let text = "This agreement between Visser Precision Cast, LLC (\"Visser\") and the \
+                    Company (as defined below) is made by ACME INC. (the \"Company\").";
+        let at = |needle: &str| text[..text.find(needle).unwrap()].chars().count();
+        let parts = vec![
+            part(
+                0,
+                json!({ "party": ["Visser Precision Cast, LLC", "ACME INC."] }),
+                vec![
+                    source(
+                        "/party/0",
+                        at("Visser Precision"),
+                        "Visser Precision Cast, LLC",
+                    ),
+                    source("/party/1", at("ACME"), "ACME INC."),
+                ],
+            ),
+            part(
+                1,
+                json!({ "party": ["Visser", "the Company", "Gamma"] }),
+                vec![
+                    source("/party/0", at("\"Visser\")") + 1, "Visser"),
+                    source("/party/1", at("Company (as"), "Company"),
+                    derived("/party/2"),
+                ],
+            ),
+        ];
+        let merged = merge(parts, &schema(), text);
+        assert_eq!(
+            merged.data["party"],
+            json!(["Visser Precision Cast, LLC", "ACME INC.", "Gamma"])
+        );
+    }
+
+    #[test]
     fn a_field_no_part_gives_stays_out() {
         let parts = vec![part(0, json!({ "law": null }), vec![])];
-        let merged = merge(parts, &schema());
+        let merged = merge(parts, &schema(), "");
         assert!(merged.data.is_empty() && merged.conflicts.is_empty());
     }
 }

@@ -9,6 +9,7 @@
 //! `sources` are spans of the whole text; `trace.chunks` says how many chunks there were and
 //! `trace.chunkOf` which chunk each value came from.
 
+mod aliases;
 mod choose;
 mod fields;
 
@@ -21,17 +22,19 @@ use crate::answer::{Decoded, decode};
 use crate::content::call::Call;
 use crate::content::check::{partial, violations};
 use crate::content::chunked::offsets::Offsets;
-use crate::content::chunked::pump::converse;
+use crate::content::chunked::pump::{OnStale, converse};
 use crate::content::chunked::required::{missing, need_of, without_required};
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
+use crate::content::leave_out;
 use crate::content::one::finish;
 use crate::content::{confidence, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Reason, Source, Trace, Usage};
 use crate::schema::TargetSchema;
 use crate::schema::violation::{Category, Violation};
+use crate::schema::walk::escape;
 use crate::settings::Grounding;
 use fields::{Merged, Part, merge};
 
@@ -53,9 +56,17 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         iterations: 0,
     };
     let (answer, sources, chunk_of) = match read_parts(call, text, &mut progress)? {
-        Ok(parts) => assemble(call, text, merge(parts, &call.target.schema), &mut progress)?,
+        Ok(parts) => assemble(
+            call,
+            text,
+            merge(parts, &call.target.schema, text),
+            &mut progress,
+        )?,
         Err(stale) => (Answer::Stale(stale), Vec::new(), BTreeMap::new()),
     };
+    if !matches!(answer, Answer::Ok(_)) {
+        progress.trace.left_out.clear();
+    }
     let Progress {
         trace,
         usage,
@@ -78,8 +89,9 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
     Ok(outcome)
 }
 
-/// What each part of `text` states, its calls in flight together; `Err` with the errors of
-/// the parts whose answers stayed invalid.
+/// What each part of `text` states, its calls in flight together. A part whose answer stays
+/// invalid is left out (`trace.leftOut` says where and why), not the others; `Err` with its
+/// errors when every part's did.
 fn read_parts(
     call: Call<'_>,
     text: &str,
@@ -100,6 +112,7 @@ fn read_parts(
         &mut runs,
         call.caller(),
         chunking.max_concurrent,
+        OnStale::GoOn,
         &mut progress.usage,
         trace,
     )?;
@@ -108,7 +121,11 @@ fn read_parts(
     let mut found = Vec::with_capacity(runs.len());
     let mut stale = Vec::new();
     for (chunk, (run, offset)) in runs.into_iter().zip(&offsets).enumerate() {
-        progress.trace.absorb(run.dialogue.trace);
+        let mut part_trace = run.dialogue.trace;
+        for line in &mut part_trace.left_out {
+            *line = format!("{}: {line}", offset.label());
+        }
+        progress.trace.absorb(part_trace);
         match run.settled {
             Some(Settled::Accepted(data)) => {
                 let text = parts[chunk].text;
@@ -132,13 +149,16 @@ fn read_parts(
             None => {}
         }
     }
-    if stale.is_empty() {
-        Ok(Ok(found))
-    } else {
-        Ok(Err(stale_errors(
-            stale.iter().map(|(at, found)| (*at, found.as_slice())),
-        )))
+    let errors = stale_errors(stale.iter().map(|(at, found)| (*at, found.as_slice())));
+    if found.is_empty() && !errors.is_empty() {
+        return Ok(Err(errors));
     }
+    (progress.trace.left_out).extend(
+        errors
+            .into_iter()
+            .map(|error| format!("left out the part: {error}")),
+    );
+    Ok(Ok(found))
 }
 
 /// The answer `merged` makes: its disagreements settled, a required value it lacks asked
@@ -157,8 +177,18 @@ fn assemble(
     if !merged.conflicts.is_empty() {
         let asked = choose::settle(call, text, &mut merged, usage, trace)?;
         *iterations += asked.iterations;
-        if let Settled::Stale(violations) = asked.settled {
-            return Ok((stale(&violations), Vec::new(), BTreeMap::new()));
+        if let Settled::Accepted(undecided) = asked.settled
+            && !undecided.is_empty()
+        {
+            // Asked for, never guessed.
+            let fields: Vec<String> = (undecided.iter())
+                .map(|(name, values)| format!("/{} ({})", escape(name), values.join(", ")))
+                .collect();
+            let need = format!(
+                "the parts of the text give different values for {}: say which one holds",
+                fields.join("; ")
+            );
+            return Ok((Answer::NeedMoreInput(need), Vec::new(), BTreeMap::new()));
         }
     }
     let Merged {
@@ -242,5 +272,27 @@ impl Judge for Piece<'_> {
             }
         };
         partial(self.target, &object, self.text, self.grounding).map(|_| object)
+    }
+
+    fn without_invalid(
+        &self,
+        text: &str,
+        format: &AnswerFormat,
+        broken: &[Violation],
+    ) -> Option<(Value, Vec<String>)> {
+        let Decoded::Candidate(mut candidate) =
+            decode(text, format, &self.target.schema, &mut Vec::new())
+        else {
+            return None;
+        };
+        if let Value::Object(object) = &mut candidate {
+            object.retain(|_, value| !value.is_null());
+        }
+        let (kept, dropped) = leave_out::without_invalid(&candidate, broken, |value| {
+            partial(self.target, value, self.text, self.grounding)
+                .err()
+                .unwrap_or_default()
+        })?;
+        Some((kept, leave_out::reasons(&dropped, broken)))
     }
 }

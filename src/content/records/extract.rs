@@ -13,7 +13,7 @@ use crate::answer::{Decoded, decode};
 use crate::content::call::Call;
 use crate::content::check::{Whole, partial};
 use crate::content::chunked::offsets::Offsets;
-use crate::content::chunked::pump::{ChunkRun, converse};
+use crate::content::chunked::pump::{ChunkRun, OnStale, converse};
 use crate::content::chunked::required::{need_of, without_required};
 use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs, stale_errors};
@@ -56,6 +56,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         &mut runs,
         call.caller(),
         chunking.max_concurrent,
+        OnStale::Stop,
         &mut usage,
         &mut trace,
     )?;
