@@ -250,6 +250,58 @@ fn a_server_that_refuses_logprobs_is_asked_again_without() {
     assert_eq!(outcome.usage.llm_calls, 2);
 }
 
+/// A chat answer whose email is written with probability `email` and whose form (keys and
+/// punctuation) with `form`; the name at 0.9.
+fn answer_with(email: f64, form: f64) -> Reply {
+    let tokens = [
+        ("{\"answer\": {\"name\": ", form),
+        ("\"Ada Lovelace\"", 0.9),
+        (", \"email\": ", form),
+        ("\"ada@example.org\"", email),
+        ("}}", form),
+    ];
+    let content: String = tokens.iter().map(|(text, _)| *text).collect();
+    let list: Vec<Value> = (tokens.iter())
+        .map(|(text, p)| json!({ "token": text, "logprob": p.ln(), "bytes": text.as_bytes() }))
+        .collect();
+    Reply::raw(
+        200,
+        &json!({
+            "choices": [{
+                "message": { "role": "assistant", "content": content },
+                "finish_reason": "stop",
+                "logprobs": { "content": list }
+            }],
+            "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn by_default_a_model_sure_of_its_answers_form_is_held_to_half_and_one_that_is_not_is_not() {
+    // Sure of the form: its probabilities mean something, an email at 0.3 is dropped.
+    let (outcome, _) = run(OPENAI, vec![answer_with(0.3, 0.98)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace" }))
+    );
+    assert_eq!(outcome.trace.low_confidence, ["/email"]);
+    // Unsure of the very form the schema fixes: a model that does not read; nothing held.
+    let (outcome, _) = run(OPENAI, vec![answer_with(0.3, 0.4)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace", "email": "ada@example.org" }))
+    );
+    // Off, or a threshold of one's own, whatever the form.
+    let off = [OPENAI, &[("structure_min_confidence", "off")]].concat();
+    let (outcome, _) = run(&off, vec![answer_with(0.3, 0.98)]);
+    assert!(outcome.trace.low_confidence.is_empty());
+    let own = [OPENAI, &[("structure_min_confidence", "0.2")]].concat();
+    let (outcome, _) = run(&own, vec![answer_with(0.1, 0.4)]);
+    assert_eq!(outcome.trace.low_confidence, ["/email"]);
+}
+
 #[test]
 fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required_one() {
     let config = [OPENAI, &[("structure_min_confidence", "0.7")]].concat();
@@ -292,7 +344,7 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
     assert!(
         error
             .message
-            .contains("structure_min_confidence must be a number from 0 to 1"),
+            .contains("structure_min_confidence must be auto, off or a number from 0 to 1"),
         "{}",
         error.message
     );

@@ -363,7 +363,7 @@ fn layered_values() -> Vec<Layered> {
             |s| s.escalate.join(","),
         ),
         ("minConfidence", ["0.1", "0.2", "0.3", "0.4"], |s| {
-            s.min_confidence.unwrap().to_string()
+            s.min_confidence.to_json().to_string()
         }),
         ("extractive", ["auto", "true", "false", "true"], |s| {
             s.extractive.name().to_owned()

@@ -241,6 +241,20 @@ fn a_bare_value_of_the_roots_type_is_read_as_the_answer() {
             "{repairs:?}"
         );
     }
+    // A schema of the user's that only looks like the wrapper is the user's: records of
+    // `{"value": …}` objects, given as a bare list, are those records.
+    let colours = json!({ "type": "array", "items": {
+        "type": "object", "properties": { "value": { "type": "string" } },
+        "required": ["value"], "additionalProperties": false,
+    } });
+    let list = json!([{ "value": "#FF0000" }, { "value": "#000" }]);
+    let (outcome, _) = run(
+        "#FF0000 and #000",
+        colours,
+        false,
+        vec![Reply::answer(list.clone())],
+    );
+    assert_eq!(data(&outcome), list);
     // A bare value the root does not accept is told in the root's own terms, never the
     // wrapper's.
     let many = || Reply::answer(json!("many"));

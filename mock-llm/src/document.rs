@@ -172,10 +172,9 @@ pub fn choose(question: &str) -> Value {
         if chosen.contains_key(name) || candidate.contains("superseded") {
             continue;
         }
-        let Some((value, _)) = candidate.split_once(": ") else {
-            continue;
-        };
-        if let Ok(value) = serde_json::from_str::<Value>(value) {
+        // The candidate's name is the JSON string the line starts with (it may hold ": ").
+        let mut values = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
+        if let Some(Ok(value)) = values.next() {
             chosen.insert(name.clone(), value);
         }
     }

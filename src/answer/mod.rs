@@ -8,7 +8,7 @@ pub mod spans;
 use serde_json::{Value, json};
 
 use crate::schema::violation::show;
-use crate::schema::{root, subset};
+use crate::schema::{TargetSchema, root, subset};
 use format::{ANSWER_KEY, AnswerFormat, NEED_KEY};
 
 /// What one answer says.
@@ -27,7 +27,7 @@ pub enum Decoded {
 pub fn decode(
     text: &str,
     format: &AnswerFormat,
-    target: &Value,
+    target: &TargetSchema,
     repairs: &mut Vec<String>,
 ) -> Decoded {
     let parsed = match lenient::parse(text) {
@@ -58,11 +58,11 @@ pub fn decode(
             bare
         }
     };
-    let answer = match need(answer, target, repairs) {
+    let answer = match need(answer, &target.schema, repairs) {
         Ok(need) => return Decoded::Need(need),
         Err(answer) => answer,
     };
-    let answer = if !answer.is_object() && root::is_wrapper(target) {
+    let answer = if !answer.is_object() && target.wrapped {
         // The value of a root that is not an object, given bare: the value it travels as.
         repairs.push(format!(
             "read the bare answer {} as the value asked for",

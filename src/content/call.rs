@@ -7,7 +7,7 @@ use crate::ports::Ports;
 use crate::provider::Provider;
 use crate::provider::retry::RetryPolicy;
 use crate::schema::TargetSchema;
-use crate::settings::Grounding;
+use crate::settings::{Grounding, MinConfidence};
 
 /// How far one call may go besides `maxLoops`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,7 +33,7 @@ pub struct Limits {
     /// The most chunks a text may be read in (`structure_max_chunks`).
     pub max_chunks: usize,
     /// The least confidence a value may have (`structure_min_confidence`; see [`confidence`]).
-    pub min_confidence: Option<f64>,
+    pub min_confidence: MinConfidence,
 }
 
 /// What the stages of one call share.

@@ -64,6 +64,37 @@ pub fn of_values(text: &str, tokens: &[Token]) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// How sure the model was of the form of answer `text` — every token that writes no value:
+/// the keys, the brackets and the punctuation the schema fixes — as the geometric mean of
+/// those tokens' probabilities; `None` when `tokens` do not spell `text` or it is not plain
+/// JSON. A model that follows the format by itself gives them probabilities near 1 (a server
+/// that constrains decoding reports the model's own, before the grammar); one that does not,
+/// far less, and its probabilities of the values then tell right from wrong no better.
+pub fn of_form(text: &str, tokens: &[Token]) -> Option<f64> {
+    let offsets = token_offsets(text, tokens)?;
+    let leaves = spans::leaves(text)?;
+    let logprobs: Vec<f64> = (offsets.iter().zip(tokens))
+        .filter(|(at, _)| at.start < at.end && at.end <= text.len())
+        .filter(|(at, _)| {
+            !text.as_bytes()[at.start..at.end]
+                .iter()
+                .all(u8::is_ascii_whitespace)
+        })
+        .filter(|(at, _)| !(leaves.values()).any(|leaf| at.start < leaf.end && at.end > leaf.start))
+        .map(|(_, token)| token.logprob.min(0.0))
+        .collect();
+    if logprobs.is_empty() {
+        return None;
+    }
+    let mean = logprobs.iter().sum::<f64>() / logprobs.len() as f64;
+    Some((mean.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0)
+}
+
+/// The form confidence of a conversation's accepted answer ([`of_form`]), if it has one.
+pub fn of_answered(answered: Option<&(String, Vec<Token>)>) -> Option<f64> {
+    answered.and_then(|(text, tokens)| of_form(text, tokens))
+}
+
 /// Where each token starts and ends in `text` (bytes), or `None` when the tokens do not
 /// spell it (a provider that gave logprobs for other text, or none at all).
 fn token_offsets(text: &str, tokens: &[Token]) -> Option<Vec<Range<usize>>> {
@@ -277,6 +308,22 @@ mod tests {
             0.7937,
             "∛(1 × 0.5 × 1), a bare answer"
         );
+    }
+
+    #[test]
+    fn the_form_is_every_token_that_writes_no_value() {
+        let tokens = [
+            token("{\"answer\": {\"name\": ", 0.9),
+            token("\"Ada\"", 0.1),
+            token(", \"age\": ", 0.8),
+            token("36", 0.2),
+            token("}}", 0.9),
+        ];
+        let text = r#"{"answer": {"name": "Ada", "age": 36}}"#;
+        let form = of_form(text, &tokens).unwrap();
+        let expected = ((0.9f64.ln() + 0.8f64.ln() + 0.9f64.ln()) / 3.0).exp();
+        assert!((form - expected).abs() < 1e-4, "{form}");
+        assert_eq!(of_form("not json", &tokens), None);
     }
 
     #[test]

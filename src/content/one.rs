@@ -96,6 +96,7 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         }
     };
     trace.absorb(dialogue.trace);
+    let form = confidence::of_answered(dialogue.answered.as_ref());
     let confidences = (dialogue.answered)
         .map(|(answer, tokens)| confidence::of_values(&answer, &tokens))
         .unwrap_or_default();
@@ -106,7 +107,7 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         outcome.sources = provenance::sources(data, &target.schema, text);
         confidence::annotate(&mut outcome.sources, &confidences, "");
     }
-    if let Some(min) = limits.min_confidence {
+    if let Some(min) = limits.min_confidence.threshold(form) {
         confidence::hold(&mut outcome, &confidences, min, &target.compiled);
     }
     Ok(outcome)
@@ -129,7 +130,7 @@ impl Judge for One<'_> {
         format: &AnswerFormat,
         repairs: &mut Vec<String>,
     ) -> Result<Answer, Vec<Violation>> {
-        match decode(text, format, &self.target.schema, repairs) {
+        match decode(text, format, self.target, repairs) {
             Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
             Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
             Decoded::Candidate(candidate) => {
@@ -152,8 +153,7 @@ impl Judge for One<'_> {
         format: &AnswerFormat,
         broken: &[Violation],
     ) -> Option<(Answer, Vec<String>)> {
-        let Decoded::Candidate(candidate) =
-            decode(text, format, &self.target.schema, &mut Vec::new())
+        let Decoded::Candidate(candidate) = decode(text, format, self.target, &mut Vec::new())
         else {
             return None;
         };

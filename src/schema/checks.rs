@@ -150,6 +150,7 @@ impl TargetSchema {
             origin,
             compiled,
             warnings,
+            wrapped: false,
         })
     }
 }

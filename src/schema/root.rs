@@ -124,7 +124,9 @@ pub fn plan(target: TargetSchema, records: bool) -> Result<(TargetSchema, Plan),
                 records,
                 whole: None,
             };
-            Ok((retarget(target, wrapped)?, plan))
+            let mut wrapped = retarget(target, wrapped)?;
+            wrapped.wrapped = true;
+            Ok((wrapped, plan))
         }
         Root::Object => {
             let plan = Plan {
@@ -347,20 +349,6 @@ fn wrapper(schema: &Value) -> Value {
     outer.insert("required".to_owned(), json!([WRAPPED_KEY]));
     outer.insert("additionalProperties".to_owned(), json!(false));
     Value::Object(outer)
-}
-
-/// Whether `schema` is the object a root that is not one travels in ([`wrapper`]): an answer
-/// that gives the bare value instead (`42` for `{"value": 42}`) is read as that value.
-pub fn is_wrapper(schema: &Value) -> bool {
-    let Value::Object(map) = schema else {
-        return false;
-    };
-    map.get("additionalProperties") == Some(&Value::Bool(false))
-        && map.get("required") == Some(&json!([WRAPPED_KEY]))
-        && map
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|properties| properties.len() == 1 && properties.contains_key(WRAPPED_KEY))
 }
 
 /// Prefixes every same-document reference into `schema`'s value (not into its definitions,

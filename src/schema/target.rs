@@ -18,6 +18,9 @@ pub struct TargetSchema {
     pub compiled: CompiledSchema,
     /// What the schema holds that checks nothing: annotations, formats no one checks.
     pub warnings: Vec<String>,
+    /// Whether this is the object a root that is not one travels in (`{"value": …}`, see
+    /// [`crate::schema::root`]): an answer giving the bare value is read as that value.
+    pub wrapped: bool,
 }
 
 impl TargetSchema {
@@ -37,6 +40,7 @@ impl TargetSchema {
             origin,
             compiled,
             warnings,
+            wrapped: false,
         })
     }
 }

@@ -206,7 +206,7 @@ pub fn describe(scope: &Scope, ports: &Ports<'_>) -> Result<Value, StructureErro
             "requireProviderStrictOutput": settings.require_provider_strict_output,
             "maxLoops": settings.max_loops,
             "escalate": settings.escalate,
-            "minConfidence": settings.min_confidence,
+            "minConfidence": settings.min_confidence.to_json(),
             "extractive": settings.extractive.name(),
             "grounding": settings.grounding.name(),
             "referenceTime": settings.reference_time.map(crate::time::rfc3339),

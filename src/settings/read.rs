@@ -16,7 +16,7 @@ use crate::settings::choices::{
     DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_WAIT, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT_LOCAL,
     DeliveryChoice, Extractive, Grounding, LOCAL_PROFILES, Logprobs, MAX_MAX_CONCURRENT_CALLS,
-    MIN_CONTEXT_TOKENS, ONE_AT_A_TIME_PROFILES,
+    MIN_CONTEXT_TOKENS, MinConfidence, ONE_AT_A_TIME_PROFILES,
 };
 
 /// The settings of one call.
@@ -29,8 +29,8 @@ pub struct Settings {
     pub confidence_threshold: f64,
     /// The models tried next when the call's model does not get there, aliases resolved.
     pub escalate: Vec<String>,
-    /// The least confidence a value of an `ok` answer may have; `None`: off.
-    pub min_confidence: Option<f64>,
+    /// The least confidence a value of an `ok` answer may have.
+    pub min_confidence: MinConfidence,
     /// When to ask for token log-probabilities (`structure_logprobs`).
     pub logprobs: Logprobs,
     /// Content-stage iterations when the call does not say.
@@ -81,7 +81,7 @@ impl Settings {
             model,
             schema_builder_model: read.model(keys::SCHEMA_BUILDER_MODEL)?,
             confidence_threshold,
-            min_confidence: read.fraction(keys::MIN_CONFIDENCE)?,
+            min_confidence: read.min_confidence()?,
             logprobs: match read
                 .choice(keys::LOGPROBS, &["auto", "on", "off"])?
                 .as_str()
@@ -415,6 +415,24 @@ impl Reader<'_> {
     }
 
     /// A number from 0 to 1 under `key`, if set.
+    /// `auto` (unset), `off`, or a number from 0 to 1.
+    fn min_confidence(&self) -> Result<MinConfidence, StructureError> {
+        let key = keys::MIN_CONFIDENCE;
+        Ok(match self.text(key)?.as_deref() {
+            None | Some("auto") => MinConfidence::Auto,
+            Some("off") => MinConfidence::Off,
+            Some(_) => match self.fraction(key) {
+                Ok(Some(min)) => MinConfidence::At(min),
+                _ => {
+                    return Err(StructureError::configuration(
+                        key,
+                        format!("setting {key} must be auto, off or a number from 0 to 1"),
+                    ));
+                }
+            },
+        })
+    }
+
     fn fraction(&self, key: &str) -> Result<Option<f64>, StructureError> {
         let Some(text) = self.text(key)? else {
             return Ok(None);

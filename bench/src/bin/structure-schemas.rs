@@ -10,11 +10,13 @@
 //!     --folder DATA/maskbench [--sample DATA/maskbench-sample-300.txt] [--show 10]
 //! ```
 
+#[path = "../shared/maskbench.rs"]
+mod maskbench;
 #[path = "../../../tests/support/strict.rs"]
 mod strict;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use structure::answer::format::{AnswerFormat, Shape};
@@ -54,16 +56,10 @@ struct Tally {
 
 fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
-    let ids = files(&args.folder, args.sample.as_deref())?;
+    let ids = maskbench::files(&args.folder, args.sample.as_deref())?;
     let mut tally = Tally::default();
     for (id, path) in ids {
-        let entry: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
-        let (schema, tests) = match entry.get("schema") {
-            Some(schema) if entry.get("tests").is_some() => {
-                (schema.clone(), entry["tests"].clone())
-            }
-            _ => (entry, Value::Null),
-        };
+        let (schema, tests) = maskbench::read(&path)?;
         tally.schemas += 1;
         if args.dump.as_ref().is_some_and(|dump| *dump == id) {
             dump(schema);
@@ -73,40 +69,6 @@ fn main() -> anyhow::Result<()> {
     }
     report(&tally, args.show);
     Ok(())
-}
-
-/// The `*.json` files of `folder` (those `sample` lists, when given), by id.
-fn files(folder: &Path, sample: Option<&Path>) -> anyhow::Result<Vec<(String, PathBuf)>> {
-    let wanted: Option<Vec<String>> = match sample {
-        Some(path) => Some(
-            std::fs::read_to_string(path)?
-                .lines()
-                .map(str::trim)
-                .filter(|line| !line.is_empty())
-                .map(str::to_owned)
-                .collect(),
-        ),
-        None => None,
-    };
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(folder)? {
-        let path = entry?.path();
-        let Some(id) = path
-            .file_name()
-            .and_then(|name| name.to_str())
-            .and_then(|name| name.strip_suffix(".json"))
-        else {
-            continue;
-        };
-        if wanted
-            .as_ref()
-            .is_none_or(|wanted| wanted.iter().any(|one| one == id))
-        {
-            found.push((id.to_owned(), path.clone()));
-        }
-    }
-    found.sort();
-    Ok(found)
 }
 
 fn judge(id: &str, schema: Value, tests: &Value, tally: &mut Tally) {
@@ -130,12 +92,7 @@ fn judge(id: &str, schema: Value, tests: &Value, tally: &mut Tally) {
         Err(_) => "refused",
     };
     *tally.roots.entry(kind).or_default() += 1;
-    for test in tests.as_array().into_iter().flatten() {
-        let (Some(data), Some(valid)) =
-            (test.get("data"), test.get("valid").and_then(Value::as_bool))
-        else {
-            continue;
-        };
+    for (data, valid) in maskbench::labelled(tests) {
         tally.instances += 1;
         match (target.compiled.is_valid(data), valid) {
             (true, false) => tally.false_accepts.push(id.to_owned()),

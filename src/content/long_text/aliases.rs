@@ -52,7 +52,9 @@ fn quoted(inside: &str) -> Option<String> {
     let end = rest.find([close, if close == '”' { '"' } else { close }])?;
     let phrase = rest[..end].trim();
     let words = phrase.split_whitespace().count();
-    (1..=MAX_SHORT_NAME_WORDS).contains(&words).then(|| fold(phrase))
+    (1..=MAX_SHORT_NAME_WORDS)
+        .contains(&words)
+        .then(|| fold(phrase))
 }
 
 /// `name` folded for comparing with a short name: case and spacing, a leading "the" dropped.

@@ -43,6 +43,8 @@ struct Progress {
     trace: Trace,
     usage: Usage,
     iterations: u32,
+    /// How sure the model was of each part's answer's form ([`confidence::of_form`]).
+    forms: Vec<f64>,
 }
 
 /// An answer, the sources of its data and the chunk each value came from.
@@ -54,6 +56,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         trace: call.trace(),
         usage: Usage::default(),
         iterations: 0,
+        forms: Vec::new(),
     };
     let (answer, sources, chunk_of) = match read_parts(call, text, &mut progress)? {
         Ok(parts) => assemble(
@@ -71,6 +74,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         trace,
         usage,
         iterations,
+        forms,
     } = progress;
     let mut outcome = finish(answer, call.target, iterations, usage, trace);
     if let Answer::Ok(data) = &outcome.answer {
@@ -82,7 +86,9 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         if call.limits.grounding != Grounding::Off {
             outcome.sources = sources;
         }
-        if let Some(min) = call.limits.min_confidence {
+        // The parts' least sure form speaks for the document.
+        let form = forms.into_iter().reduce(f64::min);
+        if let Some(min) = call.limits.min_confidence.threshold(form) {
             confidence::hold(&mut outcome, &confidences, min, &call.target.compiled);
         }
     }
@@ -132,6 +138,7 @@ fn read_parts(
                 let mut sources = provenance::sources(&data, &target.schema, text);
                 if let Some((answer, tokens)) = &run.dialogue.answered {
                     confidence::annotate(&mut sources, &confidence::of_values(answer, tokens), "");
+                    progress.forms.extend(confidence::of_form(answer, tokens));
                 }
                 let unsupported = provenance::ungrounded(&data, &target.schema, text)
                     .into_iter()
@@ -173,6 +180,7 @@ fn assemble(
         trace,
         usage,
         iterations,
+        ..
     } = progress;
     if !merged.conflicts.is_empty() {
         let asked = choose::settle(call, text, &mut merged, usage, trace)?;
@@ -249,7 +257,7 @@ impl Judge for Piece<'_> {
         format: &AnswerFormat,
         repairs: &mut Vec<String>,
     ) -> Result<Value, Vec<Violation>> {
-        let object = match decode(text, format, &self.target.schema, repairs) {
+        let object = match decode(text, format, self.target, repairs) {
             Decoded::Unreadable(reason) => return Err(vec![reason::unreadable(&reason)]),
             // A part's answer has no need branch: a model that names a need anyway found
             // nothing here.
@@ -280,8 +288,7 @@ impl Judge for Piece<'_> {
         format: &AnswerFormat,
         broken: &[Violation],
     ) -> Option<(Value, Vec<String>)> {
-        let Decoded::Candidate(mut candidate) =
-            decode(text, format, &self.target.schema, &mut Vec::new())
+        let Decoded::Candidate(mut candidate) = decode(text, format, self.target, &mut Vec::new())
         else {
             return None;
         };

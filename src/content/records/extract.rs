@@ -87,6 +87,8 @@ fn gather(
     let offsets = Offsets::of(text, parts);
     let mut found = Vec::with_capacity(runs.len());
     let mut stale = Vec::new();
+    // The chunks' least sure form speaks for the text (`confidence::of_form`).
+    let mut form: Option<f64> = None;
     for ((run, chunk), offset) in runs.into_iter().zip(parts).zip(&offsets) {
         trace.absorb(run.dialogue.trace);
         match run.settled {
@@ -94,6 +96,9 @@ fn gather(
                 let confidences = (run.dialogue.answered.as_ref())
                     .map(|(answer, tokens)| confidence::of_values(answer, tokens))
                     .unwrap_or_default();
+                if let Some(own) = confidence::of_answered(run.dialogue.answered.as_ref()) {
+                    form = Some(form.map_or(own, |least| least.min(own)));
+                }
                 found.push((records, chunk.text, *offset, confidences));
             }
             Some(Settled::Stale(violations)) => stale.push((*offset, violations)),
@@ -118,7 +123,7 @@ fn gather(
             sources: found.sources,
         })
         .collect();
-    let valid = match call.limits.min_confidence {
+    let valid = match call.limits.min_confidence.threshold(form) {
         Some(min) => held(merge(valid), min, call, &mut incomplete, trace),
         None => merge(valid),
     };
@@ -182,7 +187,7 @@ impl Judge for Records<'_> {
         format: &AnswerFormat,
         repairs: &mut Vec<String>,
     ) -> Result<Vec<Judged>, Vec<Violation>> {
-        let list = match decode(text, format, &self.target.schema, repairs) {
+        let list = match decode(text, format, self.target, repairs) {
             Decoded::Unreadable(reason) => return Err(vec![reason::unreadable(&reason)]),
             // The records envelope has no need branch: a model that names a need anyway found
             // nothing whole.
