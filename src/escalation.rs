@@ -181,11 +181,7 @@ fn attempt(
     let limits = content::Limits {
         max_loops: plan.max_loops,
         retry: plan.retry.for_profile(settings, profile),
-        budget: settings.token_budget.map(|limit| content::Budget {
-            limit,
-            spent_before: before.prompt_tokens + before.completion_tokens,
-            max_output_tokens: settings.max_output_tokens,
-        }),
+        budget: content::Budget::of(settings, before.prompt_tokens + before.completion_tokens),
         extractive: settings.extractive.for_profile(profile),
         grounding: settings.grounding,
         reference_time: settings.reference_time,

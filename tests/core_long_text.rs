@@ -560,7 +560,7 @@ fn a_per_model_window_applies_to_its_model_only() {
 #[test]
 fn a_text_that_leaves_an_objects_answer_room_is_read_whole_in_one_call() {
     // About 6,000 tokens of an 8,192 window at three bytes a token: a quarter of the window is
-    // not left for the answer, a sixteenth is, and one object needs no more.
+    // not left for the answer, a thirty-second is, and one object needs no more.
     let text = planted_document(18_000, &Terms::default());
     let model = ContractModel::new(Server::default());
     let config = config(&[("structure_context_tokens", "8192")]);

@@ -14,6 +14,7 @@ use crate::provider::retry::{self, RetryPolicy, Verdict};
 use crate::provider::window::Exceeded;
 use crate::provider::wire::CONTEXT_LENGTH_EXCEEDED;
 use crate::provider::{Completion, Conversation, Provider};
+use crate::settings::Settings;
 
 /// Bytes of a request per token, for estimating a prompt before it is sent (JSON-heavy text
 /// runs at three to four; the lower figure errs on the side of stopping).
@@ -22,8 +23,10 @@ pub const BYTES_PER_TOKEN: u64 = 3;
 /// The tokens one request may spend in all: the schema builder's calls and the content stage's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
-    /// `structure_token_budget`.
+    /// `structure_token_budget`, held to the operator's `structure_max_token_budget`.
     pub limit: u64,
+    /// The setting that binds: the call's own budget, or the operator's ceiling over it.
+    pub set_by: &'static str,
     /// Tokens spent before this stage (the schema builder's).
     pub spent_before: u64,
     /// The most one answer may take (`structure_max_output_tokens`).
@@ -31,6 +34,22 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// The budget `settings` give a stage after `spent_before` tokens, if they give one.
+    pub fn of(settings: &Settings, spent_before: u64) -> Option<Self> {
+        let limit = settings.token_budget?;
+        let ceiling = settings.limits.max_token_budget == Some(limit);
+        Some(Self {
+            limit,
+            set_by: if ceiling {
+                keys::MAX_TOKEN_BUDGET
+            } else {
+                keys::TOKEN_BUDGET
+            },
+            spent_before,
+            max_output_tokens: settings.max_output_tokens,
+        })
+    }
+
     /// Refuses `requests` when their prompt estimates plus the longest answers would take the
     /// request past the budget, given what `usage` says this stage has spent.
     pub fn check(&self, usage: Usage, requests: &[&HttpRequest]) -> Result<(), StructureError> {
@@ -59,13 +78,34 @@ impl Budget {
             format!(
                 "stopped before the next LLM call: {spent} of the {}-token budget are spent and \
                  {calls} may take up to {next} more (a prompt of about {prompt} and up to \
-                 {answers} for the answer); raise {} or lower {}",
+                 {answers} for the answer); {}",
                 self.limit,
-                keys::TOKEN_BUDGET,
-                keys::MAX_OUTPUT_TOKENS
+                self.way_out()
             ),
         )
         .with_usage(usage))
+    }
+}
+
+impl Budget {
+    /// What the caller can do about a budget spent: raise the setting that binds (the
+    /// operator's ceiling is not the caller's to raise), or ask for shorter answers.
+    fn way_out(&self) -> String {
+        if self.set_by == keys::MAX_TOKEN_BUDGET {
+            format!(
+                "this deployment holds every call to {} tokens ({}): ask its operator to raise \
+                 it, or lower {}",
+                self.limit,
+                keys::MAX_TOKEN_BUDGET,
+                keys::MAX_OUTPUT_TOKENS
+            )
+        } else {
+            format!(
+                "raise {} or lower {}",
+                keys::TOKEN_BUDGET,
+                keys::MAX_OUTPUT_TOKENS
+            )
+        }
     }
 }
 
@@ -282,6 +322,7 @@ mod tests {
     fn a_call_that_could_pass_the_budget_is_never_started() {
         let budget = Budget {
             limit: 1_000,
+            set_by: keys::TOKEN_BUDGET,
             spent_before: 0,
             max_output_tokens: 500,
         };
@@ -299,18 +340,33 @@ mod tests {
             "{}",
             error.message
         );
+        assert!(error.message.contains("raise structure_token_budget"));
         // The first call too, when the answer alone could pass it.
         let tight = Budget {
             max_output_tokens: 4096,
             ..budget
         };
         assert!(tight.check(Usage::default(), &[&request(30)]).is_err());
+        // The operator's ceiling binds: the caller is not told to raise its own budget.
+        let ceiling = Budget {
+            set_by: keys::MAX_TOKEN_BUDGET,
+            ..budget
+        };
+        let error = ceiling.check(spent, &[&request(300)]).unwrap_err();
+        assert!(
+            error.message.contains("ask its operator")
+                && error.message.contains("structure_max_token_budget")
+                && !error.message.contains("raise structure_token_budget"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]
     fn the_schema_builders_tokens_count() {
         let budget = Budget {
             limit: 1_000,
+            set_by: keys::TOKEN_BUDGET,
             spent_before: 450,
             max_output_tokens: 500,
         };

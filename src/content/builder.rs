@@ -258,11 +258,7 @@ impl Run<'_> {
             provider: self.provider,
             ports: self.ports,
             retry: retry_policy,
-            budget: self.settings.token_budget.map(|limit| Budget {
-                limit,
-                spent_before: self.spent_before,
-                max_output_tokens: self.settings.max_output_tokens,
-            }),
+            budget: Budget::of(self.settings, self.spent_before),
         };
         for attempt in 0..MAX_ATTEMPTS {
             let completion = caller.ask(

@@ -1,9 +1,13 @@
 //! The content stage (spec §4): ask the model, read its answer, validate it against the full
 //! target schema, and feed the violations back, up to `maxLoops` times. This file dispatches:
 //!
-//! - [`one`]: one object from a text the model's window holds, in one conversation;
-//! - [`long_text`]: one object from a text it does not hold, read in parts and merged;
+//! - [`one`]: one object from a text read whole, in one conversation;
+//! - [`long_text`]: one object from a text the window does not hold (or whose answer it cut
+//!   off), read in parts and merged;
 //! - [`records`]: every record a text holds (`records: true`), read in chunks.
+//!
+//! What `one` and `long_text` share (the whole object's judge, the outcome an answer makes)
+//! lives in `judge`, below both.
 //!
 //! A server that refuses a request for not fitting its window teaches the window: the call is
 //! planned again with it (see [`crate::provider::window`]).
@@ -16,6 +20,7 @@ pub mod chunked;
 pub mod confidence;
 mod dialogue;
 pub mod grounding;
+mod judge;
 pub mod leave_out;
 pub mod long_text;
 mod one;
@@ -61,7 +66,7 @@ pub fn run(
         let read = if limits.records {
             records::extract(call, prompt)
         } else {
-            one::run(call, prompt)
+            object(call, prompt)
         };
         match read {
             Err(error)
@@ -83,6 +88,23 @@ pub fn run(
                 outcome.usage.add(spent);
                 return Ok(outcome);
             }
+        }
+    }
+}
+
+/// One object from `text`: read whole when its request leaves the answer room, else (or when
+/// the window cut the answer off) in parts.
+fn object(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
+    match one::run(call, text)? {
+        one::Read::Whole(outcome) => Ok(outcome),
+        one::Read::InParts(spent) => {
+            let mut outcome = long_text::extract(call, text).map_err(|error| {
+                let mut usage = spent;
+                usage.add(error.usage);
+                error.with_usage(usage)
+            })?;
+            outcome.usage.add(spent);
+            Ok(outcome)
         }
     }
 }

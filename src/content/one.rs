@@ -1,25 +1,32 @@
-//! One object from a text the model's window holds: one conversation, its answer judged and
-//! the violations fed back until it is valid, the model says what the text lacks, or `maxLoops`
-//! is spent. A text whose request would not leave the answer room is read in parts instead
-//! ([`super::long_text`]).
+//! One object from a text read whole: one conversation, its answer judged and the violations
+//! fed back until it is valid, the model says what the text lacks, or `maxLoops` is spent. A
+//! text whose request would not leave the answer room, or whose answer the window cuts off, is
+//! left to be read in parts ([`Read::InParts`]; the dispatcher in `mod.rs` does).
 
-use crate::answer::format::{AnswerFormat, Shape};
-use crate::answer::{Decoded, decode};
+use crate::answer::format::Shape;
 use crate::content::call::Call;
-use crate::content::check::violations;
 use crate::content::confidence;
-use crate::content::dialogue::{Dialogue, Judge, Settled};
+use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::grounding::{Grounded, ground, provenance};
-use crate::content::leave_out;
-use crate::content::{long_text, prompt, reason};
+use crate::content::judge::{Whole, finish};
+use crate::content::prompt;
 use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Outcome, Trace, Usage};
-use crate::schema::TargetSchema;
+use crate::outcome::{Answer, Outcome, Usage};
 use crate::schema::violation::Violation;
 use crate::settings::Grounding;
 
-/// The object `text` gives of `call`'s target, or what it lacks.
-pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
+/// What reading a text whole came to.
+pub(super) enum Read {
+    /// The outcome.
+    Whole(Outcome),
+    /// The text is to be read in parts: its request would not leave the answer room, or the
+    /// window cut the answer off (what that call spent).
+    InParts(Usage),
+}
+
+/// The object `text` gives of `call`'s target, or what it lacks; or that it is to be read in
+/// parts.
+pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
     let Call {
         target,
         limits,
@@ -31,13 +38,13 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         // An answer would have to make these values up: no call can do better than asking.
         Grounded::Missing(missing) => {
             let need = Grounded::need(&missing);
-            return Ok(finish(
+            return Ok(Read::Whole(finish(
                 Answer::NeedMoreInput(need),
                 target,
                 0,
                 Usage::default(),
                 trace,
-            ));
+            )));
         }
         Grounded::Narrowed { schema, notes } => {
             trace.schema_transforms = notes;
@@ -53,7 +60,7 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         .window()
         .whole_text_room(endpoint.max_output_tokens);
     if first.tokens.is_some_and(|tokens| tokens.output < room) {
-        return long_text::extract(call, text);
+        return Ok(Read::InParts(Usage::default()));
     }
     // The answer the window leaves, when it is less than the answer limit: an answer cut off
     // there needed more room than the text left it, and the text is read in parts instead.
@@ -64,7 +71,7 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
     trace
         .schema_transforms
         .extend(dialogue.format.transforms.iter().cloned());
-    let judge = One {
+    let judge = Whole {
         target,
         text,
         grounding: limits.grounding,
@@ -77,15 +84,9 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
         &mut usage,
         &mut trace.retries,
     ) {
+        // The error carries what the call spent so far.
         Err(error) if window_bound && error.kind == ErrorKind::Truncated => {
-            // The error carries what the call spent so far.
-            let mut outcome = long_text::extract(call, text).map_err(|later| {
-                let mut spent = error.usage;
-                spent.add(later.usage);
-                later.with_usage(spent)
-            })?;
-            outcome.usage.add(error.usage);
-            return Ok(outcome);
+            return Ok(Read::InParts(error.usage));
         }
         settled => settled?,
     };
@@ -110,76 +111,5 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Outcome, StructureError>
     if let Some(min) = limits.min_confidence.threshold(form) {
         confidence::hold(&mut outcome, &confidences, min, &target.compiled);
     }
-    Ok(outcome)
-}
-
-/// Judges the answer of a one-object conversation: the valid object or the need.
-pub(super) struct One<'a> {
-    pub target: &'a TargetSchema,
-    /// What the values must be found in, when grounding is required.
-    pub text: &'a str,
-    pub grounding: Grounding,
-}
-
-impl Judge for One<'_> {
-    type Accepted = Answer;
-
-    fn judge(
-        &self,
-        text: &str,
-        format: &AnswerFormat,
-        repairs: &mut Vec<String>,
-    ) -> Result<Answer, Vec<Violation>> {
-        match decode(text, format, self.target, repairs) {
-            Decoded::Need(need) => Ok(Answer::NeedMoreInput(need)),
-            Decoded::Unreadable(reason) => Err(vec![reason::unreadable(&reason)]),
-            Decoded::Candidate(candidate) => {
-                let violations =
-                    violations(self.target, &candidate, self.text, self.grounding, |_| {
-                        false
-                    });
-                if violations.is_empty() {
-                    Ok(Answer::Ok(candidate))
-                } else {
-                    Err(violations)
-                }
-            }
-        }
-    }
-
-    fn without_invalid(
-        &self,
-        text: &str,
-        format: &AnswerFormat,
-        broken: &[Violation],
-    ) -> Option<(Answer, Vec<String>)> {
-        let Decoded::Candidate(candidate) = decode(text, format, self.target, &mut Vec::new())
-        else {
-            return None;
-        };
-        let (kept, dropped) = leave_out::without_invalid(&candidate, broken, |value| {
-            violations(self.target, value, self.text, self.grounding, |_| false)
-        })?;
-        Some((Answer::Ok(kept), leave_out::reasons(&dropped, broken)))
-    }
-}
-
-/// The outcome of `answer`, with no sources yet.
-pub(super) fn finish(
-    answer: Answer,
-    target: &TargetSchema,
-    iterations: u32,
-    usage: Usage,
-    trace: Trace,
-) -> Outcome {
-    Outcome {
-        answer,
-        sources: Vec::new(),
-        incomplete: None,
-        schema_origin: target.origin.clone(),
-        iterations,
-        usage,
-        trace,
-        text: None,
-    }
+    Ok(Read::Whole(outcome))
 }

@@ -1,10 +1,13 @@
 //! The system prompt of the content stage (spec §4): the task, the `_need` convention, the
-//! current time for relative dates, the schema where the provider does not show it, the manual.
+//! current time for relative dates (only for a text that gives one: shown it otherwise, a small
+//! model writes today's date for a date the text gives in full), the schema where the provider
+//! does not show it, the manual.
 
 use serde_json::Value;
 
 use crate::answer::format::{ANSWER_KEY, NEED_KEY, RECORDS_KEY, Shape};
 use crate::content::call::Call;
+use crate::content::grounding::needs_the_current_date;
 use crate::provider::{ANSWER_TOOL, Conversation, Delivery, SystemPrompt, Turn};
 use crate::time::rfc3339;
 
@@ -12,10 +15,11 @@ use crate::time::rfc3339;
 pub fn conversation(call: Call<'_>, text: &str, shape: Shape) -> Conversation {
     let provider = call.provider;
     let shown_schema = provider.schema_in_prompt().then_some(&call.target.schema);
+    let now = needs_the_current_date(text).then(|| {
+        (call.limits.reference_time).unwrap_or_else(|| call.ports.clock.now_unix_millis())
+    });
     let mut system = system_prompt(
-        call.limits
-            .reference_time
-            .unwrap_or_else(|| call.ports.clock.now_unix_millis()),
+        now,
         provider.delivery(),
         shape,
         shown_schema,
@@ -71,9 +75,10 @@ pub fn choice_prompt(delivery: Delivery) -> SystemPrompt {
     }
 }
 
-/// The system prompt for one call. `schema` is given when the prompt must carry it.
+/// The system prompt for one call: with the current time `now_unix_millis` when the text needs
+/// it, the schema when the prompt must carry it.
 pub fn system_prompt(
-    now_unix_millis: u64,
+    now_unix_millis: Option<u64>,
     delivery: Delivery,
     shape: Shape,
     schema: Option<&Value>,
@@ -130,9 +135,7 @@ pub fn system_prompt(
          - Use only information the text states or directly implies. Never invent a value.\n\
          - Leave out optional fields the text does not mention (write null for them when the \
            schema requires the key).\n\
-         {absent}\
-         - Resolve relative dates such as \"today\" or \"yesterday at 3 pm\" against the current \
-           date and time given below.\n"
+         {absent}"
     );
     if let Some(schema) = schema {
         stable.push_str(&format!(
@@ -149,10 +152,13 @@ pub fn system_prompt(
     }
     SystemPrompt {
         stable,
-        volatile: format!(
-            "The current date and time is {} (UTC).",
-            rfc3339(now_unix_millis)
-        ),
+        volatile: now_unix_millis.map_or_else(String::new, |now| {
+            format!(
+                "The current date and time is {} (UTC): resolve relative dates such as \
+                 \"today\" or \"yesterday at 3 pm\" against it.",
+                rfc3339(now)
+            )
+        }),
         cacheable: manual.is_some(),
     }
 }
@@ -165,7 +171,7 @@ mod tests {
     fn the_prompt_carries_the_need_convention_time_schema_and_manual() {
         let schema = serde_json::json!({"type": "object"});
         let prompt = system_prompt(
-            1_778_077_800_000,
+            Some(1_778_077_800_000),
             Delivery::Native,
             Shape::One,
             Some(&schema),
@@ -184,18 +190,22 @@ mod tests {
         assert!(prompt.contains("2026-05-06T14:30:00Z"));
         assert!(prompt.contains("{\"type\":\"object\"}"));
         assert!(prompt.contains("use snake_case"));
-        let bare = system_prompt(0, Delivery::Native, Shape::One, None, None);
+        let bare = system_prompt(None, Delivery::Native, Shape::One, None, None);
         assert!(!bare.cacheable);
         let bare = bare.text();
+        assert!(
+            !bare.contains("current date"),
+            "no clock for a text that needs none"
+        );
         assert!(!bare.contains("JSON Schema of the object"));
         assert!(!bare.contains("Notes on this schema"));
-        let tool = system_prompt(0, Delivery::Tool, Shape::One, None, None).text();
+        let tool = system_prompt(None, Delivery::Tool, Shape::One, None, None).text();
         assert!(
             tool.contains("calling the tool __structured_output__ with {\"answer\": <the object>}"),
             "{tool}"
         );
         let records =
-            system_prompt(0, Delivery::Prompt, Shape::Records, Some(&schema), None).text();
+            system_prompt(None, Delivery::Prompt, Shape::Records, Some(&schema), None).text();
         assert!(records.contains("{\"answer\": {\"records\": [<one object per record>]}}"));
         assert!(records.contains("The JSON Schema of each record:"));
         assert!(

@@ -105,8 +105,7 @@ impl Window {
 
     /// What a request whose prompt had `prompt_bytes` and took `prompt_tokens` (the server's
     /// count) teaches of the bytes a token takes: the first measure replaces the assumed
-    /// [`BYTES_PER_TOKEN`], a later one only lowers it; a tenth to spare (a request a server finds too
-    /// long is refused, and the refusal teaches the rest), at most
+    /// [`BYTES_PER_TOKEN`], a later one only lowers it; a fifth to spare, at most
     /// [`MAX_BYTES_PER_TOKEN`], at least [`MIN_BYTES_PER_TOKEN`]. `None` when it teaches nothing
     /// (a prompt too short to tell).
     pub fn observed(&self, prompt_bytes: usize, prompt_tokens: u64) -> Option<Window> {
@@ -115,7 +114,7 @@ impl Window {
             return None;
         }
         let measured =
-            (prompt_bytes as f64 / text_tokens as f64 * 0.9).clamp(1.0, MAX_BYTES_PER_TOKEN);
+            (prompt_bytes as f64 / text_tokens as f64 * 0.8).clamp(1.0, MAX_BYTES_PER_TOKEN);
         let lower = measured < self.bytes_per_token - 0.01;
         ((!self.measured && (measured - self.bytes_per_token).abs() > 0.01)
             || (self.measured && lower))
@@ -164,13 +163,13 @@ impl Window {
             .min(max_output)
     }
 
-    /// The answer a text must leave room for to be read whole, in one request: a sixteenth of
-    /// the window (512 tokens of 8,192), at least [`Window::MIN_OUTPUT_TOKENS`]·4, at most
+    /// The answer a text must leave room for to be read whole, in one request: a thirty-second
+    /// of the window (256 tokens of 8,192), at least [`Window::MIN_OUTPUT_TOKENS`]·4, at most
     /// `max_output`. Far less than a part leaves ([`Window::answer_room`]): one object rarely
-    /// needs more, and an answer the window cuts off is read in parts after all
-    /// (`content::one`).
+    /// needs more (and the prompt's estimate errs high, so more is usually left), and an answer
+    /// the window cuts off is read in parts after all (`content::one`).
     pub fn whole_text_room(&self, max_output: u32) -> u32 {
-        (self.tokens / 16)
+        (self.tokens / 32)
             .max(Self::MIN_OUTPUT_TOKENS * 4)
             .min(max_output)
     }
@@ -428,13 +427,13 @@ mod tests {
     #[test]
     fn the_servers_counts_teach_the_bytes_a_token_holds() {
         let assumed = Window::new(2048, WindowSource::Default);
-        // 4,500 bytes took 1,032 tokens: about 4.5 bytes a token, taken as 4.05 to spare.
+        // 4,500 bytes took 1,032 tokens: about 4.5 bytes a token, taken as 3.6 to spare.
         let measured = assumed.observed(4_500, 1_032).unwrap();
-        assert!(measured.measured && (measured.bytes_per_token - 4.05).abs() < 0.01);
+        assert!(measured.measured && (measured.bytes_per_token - 3.6).abs() < 0.01);
         assert!(measured.prompt_tokens(4_500) < assumed.prompt_tokens(4_500));
         // A later, denser measure lowers it; a sparser one does not raise it again.
         let denser = measured.observed(3_000, 1_032).unwrap();
-        assert!(denser.bytes_per_token < 2.8);
+        assert!(denser.bytes_per_token < 2.5);
         assert_eq!(denser.observed(9_000, 1_032), None);
         // A short prompt tells nothing; nor does a count of nothing.
         assert_eq!(assumed.observed(300, 90), None);
@@ -468,7 +467,7 @@ mod tests {
         assert_eq!(window.whole_text_room(4096), 256);
         assert_eq!(
             Window::new(8192, WindowSource::Setting).whole_text_room(4096),
-            512
+            256
         );
         assert_eq!(
             Window::new(1_000_000, WindowSource::Table).answer_room(4096),

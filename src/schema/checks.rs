@@ -136,7 +136,7 @@ pub fn check(
 
 impl TargetSchema {
     /// A checked target: within the limits, no external reference, compiles, a root some value
-    /// validates against.
+    /// validates against ([`check`]).
     pub fn new(
         schema: Value,
         manual: Option<String>,
@@ -144,13 +144,36 @@ impl TargetSchema {
         limits: &CallLimits,
     ) -> Result<Self, StructureError> {
         let (schema, compiled, warnings) = check(schema, limits)?;
-        Ok(Self {
+        Ok(Self::of(schema, manual, origin, compiled, warnings))
+    }
+
+    /// A target that passed [`check`] before it was stored (a bundled or registered
+    /// schema, a built schema from the cache): compiled without the meta-schema check.
+    pub fn stored(
+        schema: Value,
+        manual: Option<String>,
+        origin: String,
+    ) -> Result<Self, StructureError> {
+        let compiled = CompiledSchema::compile_checked(&schema)?;
+        // It passed the check when it was stored: only its warnings are wanted again.
+        let warnings = keywords::check(&schema, false).unwrap_or_default();
+        Ok(Self::of(schema, manual, origin, compiled, warnings))
+    }
+
+    fn of(
+        schema: Value,
+        manual: Option<String>,
+        origin: String,
+        compiled: CompiledSchema,
+        warnings: Vec<String>,
+    ) -> Self {
+        Self {
             schema,
             manual,
             origin,
             compiled,
             warnings,
             wrapped: false,
-        })
+        }
     }
 }

@@ -196,6 +196,53 @@ const RELATIVE_WORDS: &[&str] = &[
     "nu",
 ];
 
+/// Words that place a day against the current one whatever stands around them (unlike `now`,
+/// `next` or `last`, which formal texts use for other things: "now, therefore", "the last
+/// day").
+const CLOCK_WORDS: &[&str] = &[
+    "today",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "ago",
+    "heute",
+    "gestern",
+    "morgen",
+    "übermorgen",
+    "vorgestern",
+    "aujourd'hui",
+    "demain",
+    "hoy",
+    "mañana",
+    "ayer",
+    "oggi",
+    "domani",
+    "ieri",
+    "hoje",
+    "amanhã",
+    "ontem",
+    "vandaag",
+    "gisteren",
+];
+
+/// Whether `text` gives a day only a reader who knows the current date can resolve: a word of
+/// [`CLOCK_WORDS`], a weekday named in full, or `next`/`last`/`this` before a week, month, year
+/// or weekday. A text with none of these does not need the current date, and a model shown it
+/// anyway may write it for a date the text gives otherwise.
+pub fn needs_the_current_date(text: &str) -> bool {
+    let words: Vec<String> = words(text).collect();
+    let units = ["week", "month", "year", "weekend"];
+    let weekday = |word: &str| WEEKDAY_WORDS.contains(&word) && word.len() > 4;
+    words.iter().enumerate().any(|(at, word)| {
+        CLOCK_WORDS.contains(&word.as_str())
+            || weekday(word)
+            || (matches!(word.as_str(), "next" | "last" | "this")
+                && words
+                    .get(at + 1)
+                    .is_some_and(|after| units.contains(&after.as_str()) || weekday(after)))
+    })
+}
+
 /// The English months a date is read from, by number.
 const ENGLISH_MONTHS: &[&str] = &[
     "january",
@@ -433,6 +480,26 @@ mod tests {
 
     fn instants(text: &str) -> Option<Vec<String>> {
         written_dates(text, true)
+    }
+
+    #[test]
+    fn only_a_text_that_gives_a_day_relative_to_today_needs_the_current_date() {
+        for relative in [
+            "Mike broke the build today at 2:30 pm",
+            "Fair next Friday",
+            "sales fell last month",
+            "Treffen am Montag, übermorgen",
+            "paid 3 days ago",
+        ] {
+            assert!(needs_the_current_date(relative), "{relative}");
+        }
+        for formal in [
+            "Now, therefore, the parties agree that on the last day of the term",
+            "This Agreement is made as of May 20, 2014 by Sun Microsystems (Wed office)",
+            "the next section applies",
+        ] {
+            assert!(!needs_the_current_date(formal), "{formal}");
+        }
     }
 
     #[test]

@@ -46,7 +46,7 @@ mod dates;
 pub mod provenance;
 mod words;
 
-pub use dates::mentions_a_date;
+pub use dates::{mentions_a_date, needs_the_current_date};
 pub use words::MAX_SPAN_WORDS;
 use words::{copied_tokens, numbers, spans};
 

@@ -10,7 +10,7 @@ use crate::answer::format::{ANSWER_KEY, Shape};
 use crate::content::call::Call;
 use crate::content::chunked::required::missing;
 use crate::content::dialogue::{Dialogue, Settled};
-use crate::content::one::One;
+use crate::content::judge::Whole;
 use crate::content::prompt;
 use crate::error::StructureError;
 use crate::outcome::{Answer, Source, Trace, Usage};
@@ -169,6 +169,7 @@ pub(super) fn repair(
                 chunk: 0,
                 support: 1,
                 supported: true,
+                unsupported: Vec::new(),
             };
             evidence.push_str(&format!(
                 "- {}: {}\n",
@@ -222,7 +223,7 @@ fn ask(
     trace
         .schema_transforms
         .extend(dialogue.format.transforms.iter().cloned());
-    let judge = One {
+    let judge = Whole {
         target: schema,
         text: "",
         grounding: Grounding::Off,

@@ -2,7 +2,8 @@
 //!
 //! - an array field is the union of every part's items, in the text's order, an item kept once
 //!   when its value (case and spacing folded) or its span was already given, or when it is a
-//!   short name the text defines for another item (`aliases.rs`);
+//!   short name the text defines for another item (`aliases.rs`); an item its part's text
+//!   does not write (a guess: "Company A") is left out;
 //! - any other field takes the value every part that gave one agrees on, when the text supports
 //!   it (a span writes each of its values, or the field is a judgement: an enum, a boolean, a
 //!   field marked derived); else the only value the text supports; else the parts disagree, or
@@ -42,6 +43,9 @@ pub(super) struct Candidate {
     pub support: usize,
     /// Whether the text supports it (see the module's doc).
     pub supported: bool,
+    /// The values under it the part's text does not write although their fields need it
+    /// (pointers relative to the value).
+    pub unsupported: Vec<String>,
 }
 
 impl Candidate {
@@ -137,16 +141,18 @@ fn candidates(parts: &[Part], name: &str) -> Vec<Candidate> {
         .iter()
         .filter_map(|part| {
             let value = part.data.get(name).filter(|value| !value.is_null())?;
-            let unsupported = part
-                .unsupported
-                .iter()
-                .any(|pointer| pointer == &at || pointer.starts_with(&format!("{at}/")));
+            let unsupported: Vec<String> = (part.unsupported.iter())
+                .filter_map(|pointer| pointer.strip_prefix(&at))
+                .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+                .map(str::to_owned)
+                .collect();
             Some(Candidate {
                 value: value.clone(),
                 sources: under(&part.sources, &at),
                 chunk: part.chunk,
                 support: 1,
-                supported: !unsupported,
+                supported: unsupported.is_empty(),
+                unsupported,
             })
         })
         .collect()
@@ -175,12 +181,18 @@ fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>, definition
             continue;
         };
         for (index, value) in values.into_iter().enumerate() {
+            let at = format!("/{index}");
+            if candidate.unsupported.contains(&at) {
+                // A value the part's text does not write: a guess, not what the text states.
+                continue;
+            }
             let item = Candidate {
-                sources: under(&candidate.sources, &format!("/{index}")),
+                sources: under(&candidate.sources, &at),
                 value,
                 chunk: candidate.chunk,
                 support: 1,
                 supported: candidate.supported,
+                unsupported: Vec::new(),
             };
             let seen = items.iter().any(|kept| {
                 same(&kept.value, &item.value)
@@ -505,8 +517,27 @@ mod tests {
         let merged = merge(parts, &schema(), text);
         assert_eq!(
             merged.data["party"],
-            json!(["Visser Precision Cast, LLC", "ACME INC.", "Gamma"])
+            json!(["Visser Precision Cast, LLC", "ACME INC."]),
+            "Visser and the Company are those two; Gamma, which the text does not write, a guess"
         );
+    }
+
+    #[test]
+    fn an_array_item_its_parts_text_does_not_write_is_a_guess_and_left_out() {
+        let parts = vec![
+            part(
+                0,
+                json!({ "party": ["Acme Inc."] }),
+                vec![source("/party/0", 5, "Acme Inc.")],
+            ),
+            part(
+                1,
+                json!({ "party": ["Company A", "Beta LLC"] }),
+                vec![derived("/party/0"), source("/party/1", 900, "Beta LLC")],
+            ),
+        ];
+        let merged = merge(parts, &schema(), "");
+        assert_eq!(merged.data["party"], json!(["Acme Inc.", "Beta LLC"]));
     }
 
     #[test]

@@ -27,8 +27,8 @@ use crate::content::chunked::required::{missing, need_of, without_required};
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
+use crate::content::judge::finish;
 use crate::content::leave_out;
-use crate::content::one::finish;
 use crate::content::{confidence, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Reason, Source, Trace, Usage};
@@ -51,7 +51,7 @@ struct Progress {
 type Assembled = (Answer, Vec<Source>, BTreeMap<String, u32>);
 
 /// The object `text`, too long for the model's window, gives of `call`'s target.
-pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
+pub(super) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
     let mut progress = Progress {
         trace: call.trace(),
         usage: Usage::default(),
