@@ -131,6 +131,9 @@ export interface Trace {
   attempts?: { model: string; outcome: string; usage: Usage }[];
   /** `minConfidence`: the optional values dropped for a confidence below it, by JSON pointer. */
   lowConfidence?: string[];
+  /** How sure the model was of its answer's form (the tokens that write no value), where the provider gives
+   * log-probabilities: `minConfidence` by default trusts the values' confidence only when this is 0.7 or more. */
+  formConfidence?: number;
   /** What an `ok` answer was given without: each optional value that stayed invalid after every reason message, and
    * each part of a long text whose answer did, with why. */
   leftOut?: string[];

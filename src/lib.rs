@@ -122,3 +122,11 @@ pub use schema::registry::{RegisteredSchema, Registration, SchemaInfo};
 pub use schema::skill::SkillFiles;
 pub use scope::Scope;
 pub use tool_definition::tool_definition;
+
+// What a host that serves the HTTP API itself (`structure serve`) shares with the component, so
+// that each rule has one home: who a token stands for, what the metrics and the access log call
+// a schema, the largest body a request may have, and what bytes are a PDF.
+pub use document::is_pdf;
+pub use http_api::auth::{Caller, Denied, Role, authenticate};
+pub use http_api::max_body_bytes;
+pub use insights::{Asked, schema_label};

@@ -158,6 +158,11 @@ pub struct Trace {
     /// JSON pointer into the answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub low_confidence: Vec<String>,
+    /// How sure the model was of its answer's form (the tokens that write no value), where the
+    /// provider gave log-probabilities; `structure_min_confidence=auto` trusts the values'
+    /// confidence only when this is high enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form_confidence: Option<f64>,
     /// What an `ok` answer was given without: each optional value that stayed invalid after
     /// every reason message, and each part of a long text whose answer did (where it is), with
     /// why.

@@ -44,16 +44,6 @@ impl MediaType {
         }
     }
 
-    /// What the bytes of a file are, by their first bytes: a PDF starts `%PDF-`, anything else
-    /// is taken for text.
-    pub fn sniff(bytes: &[u8]) -> Self {
-        if bytes.starts_with(b"%PDF-") {
-            MediaType::Pdf
-        } else {
-            MediaType::Text
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             MediaType::Pdf => "application/pdf",

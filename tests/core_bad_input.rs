@@ -31,8 +31,23 @@ fn deep_schema(levels: usize) -> Value {
 
 /// Tool-call arguments, each of them wrong in one way, with the error it must give and a piece
 /// of its message.
-fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
+fn catalogue() -> Vec<Case> {
     let object = json!({ "type": "object", "properties": { "a": { "type": "string" } } });
+    [
+        argument_cases(&object),
+        loop_mode_and_name_cases(&object),
+        settings_cases(&object),
+        schema_cases(),
+        schema_limit_cases(),
+    ]
+    .concat()
+}
+
+/// A case of the catalogue: what is wrong, the arguments, the error kind, a piece of its message.
+type Case = (&'static str, Value, &'static str, &'static str);
+
+/// The arguments themselves: the prompt, the schema's form, records mode, and arguments that are not an object or not known.
+fn argument_cases(object: &Value) -> Vec<Case> {
     vec![
         (
             "empty prompt",
@@ -70,6 +85,102 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
             "invalid-request:records",
             "records mode by itself",
         ),
+        (
+            "an unknown argument",
+            json!({ "prompt": "p", "schema": object, "max_loops": 2 }),
+            "invalid-request:max_loops",
+            "unknown argument",
+        ),
+        (
+            "arguments not an object",
+            json!(["p"]),
+            "invalid-request:arguments",
+            "object",
+        ),
+    ]
+}
+
+/// `maxLoops` out of its range or of the wrong type, an unknown `schemaMode`, names that are not a registered schema's.
+fn loop_mode_and_name_cases(object: &Value) -> Vec<Case> {
+    vec![
+        (
+            "maxLoops 0",
+            json!({ "prompt": "p", "schema": object, "maxLoops": 0 }),
+            "invalid-request:maxLoops",
+            "maxLoops",
+        ),
+        (
+            "maxLoops 11",
+            json!({ "prompt": "p", "schema": object, "maxLoops": 11 }),
+            "invalid-request:maxLoops",
+            "maxLoops",
+        ),
+        (
+            "maxLoops -1",
+            json!({ "prompt": "p", "schema": object, "maxLoops": -1 }),
+            "invalid-request:maxLoops",
+            "maxLoops",
+        ),
+        (
+            "maxLoops \"3\"",
+            json!({ "prompt": "p", "schema": object, "maxLoops": "3" }),
+            "invalid-request:maxLoops",
+            "maxLoops",
+        ),
+        (
+            "maxLoops 2.5",
+            json!({ "prompt": "p", "schema": object, "maxLoops": 2.5 }),
+            "invalid-request:maxLoops",
+            "maxLoops",
+        ),
+        (
+            "an unknown schemaMode",
+            json!({ "prompt": "p", "schema": "contact", "schemaMode": "yaml" }),
+            "invalid-request:schemaMode",
+            "yaml",
+        ),
+        (
+            "a name climbing out",
+            json!({ "prompt": "p", "schema": "../t/other/schemas/x", "schemaMode": "named" }),
+            "invalid-request:schema",
+            "not a valid schema name",
+        ),
+        (
+            "a name that is not registered",
+            json!({ "prompt": "p", "schema": "contakt", "schemaMode": "named" }),
+            "schema-not-found",
+            "did you mean",
+        ),
+    ]
+}
+
+/// Per-call settings a call may not set, or not in that form.
+fn settings_cases(object: &Value) -> Vec<Case> {
+    vec![
+        (
+            "a secret set per call",
+            json!({ "prompt": "p", "schema": object, "settings": { "openaiApiKey": "sk-other" } }),
+            "invalid-request:settings",
+            "openaiApiKey",
+        ),
+        (
+            "an endpoint set per call",
+            json!({ "prompt": "p", "schema": object, "settings": { "openai_base_url": "http://evil.example" } }),
+            "invalid-request:settings",
+            "",
+        ),
+        (
+            "settings not an object",
+            json!({ "prompt": "p", "schema": object, "settings": [] }),
+            "invalid-request:settings",
+            "settings",
+        ),
+    ]
+}
+
+/// Schemas that cannot be used: reference cycles, misspelt or wrongly typed keywords, a bad pattern, references outside the schema.
+fn schema_cases() -> Vec<Case> {
+    vec![
         (
             "a reference cycle",
             json!({ "prompt": "p", "schema": { "$ref": "#" } }),
@@ -124,6 +235,12 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
             "invalid-schema",
             "external reference",
         ),
+    ]
+}
+
+/// Schemas over a limit: enum values, depth, properties, size.
+fn schema_limit_cases() -> Vec<Case> {
+    vec![
         (
             "a huge enum",
             json!({ "prompt": "p", "schema": { "type": "object", "properties": { "a": { "enum": (0..1001).collect::<Vec<_>>() } } } }),
@@ -147,84 +264,6 @@ fn catalogue() -> Vec<(&'static str, Value, &'static str, &'static str)> {
             json!({ "prompt": "p", "schema": { "type": "object", "description": "d".repeat(5000) } }),
             "invalid-schema",
             "structure_max_schema_bytes",
-        ),
-        (
-            "maxLoops 0",
-            json!({ "prompt": "p", "schema": object, "maxLoops": 0 }),
-            "invalid-request:maxLoops",
-            "maxLoops",
-        ),
-        (
-            "maxLoops 11",
-            json!({ "prompt": "p", "schema": object, "maxLoops": 11 }),
-            "invalid-request:maxLoops",
-            "maxLoops",
-        ),
-        (
-            "maxLoops -1",
-            json!({ "prompt": "p", "schema": object, "maxLoops": -1 }),
-            "invalid-request:maxLoops",
-            "maxLoops",
-        ),
-        (
-            "maxLoops \"3\"",
-            json!({ "prompt": "p", "schema": object, "maxLoops": "3" }),
-            "invalid-request:maxLoops",
-            "maxLoops",
-        ),
-        (
-            "maxLoops 2.5",
-            json!({ "prompt": "p", "schema": object, "maxLoops": 2.5 }),
-            "invalid-request:maxLoops",
-            "maxLoops",
-        ),
-        (
-            "an unknown schemaMode",
-            json!({ "prompt": "p", "schema": "contact", "schemaMode": "yaml" }),
-            "invalid-request:schemaMode",
-            "yaml",
-        ),
-        (
-            "an unknown argument",
-            json!({ "prompt": "p", "schema": object, "max_loops": 2 }),
-            "invalid-request:max_loops",
-            "unknown argument",
-        ),
-        (
-            "a name climbing out",
-            json!({ "prompt": "p", "schema": "../t/other/schemas/x", "schemaMode": "named" }),
-            "invalid-request:schema",
-            "not a valid schema name",
-        ),
-        (
-            "a name that is not registered",
-            json!({ "prompt": "p", "schema": "contakt", "schemaMode": "named" }),
-            "schema-not-found",
-            "did you mean",
-        ),
-        (
-            "a secret set per call",
-            json!({ "prompt": "p", "schema": object, "settings": { "openaiApiKey": "sk-other" } }),
-            "invalid-request:settings",
-            "openaiApiKey",
-        ),
-        (
-            "an endpoint set per call",
-            json!({ "prompt": "p", "schema": object, "settings": { "openai_base_url": "http://evil.example" } }),
-            "invalid-request:settings",
-            "",
-        ),
-        (
-            "settings not an object",
-            json!({ "prompt": "p", "schema": object, "settings": [] }),
-            "invalid-request:settings",
-            "settings",
-        ),
-        (
-            "arguments not an object",
-            json!(["p"]),
-            "invalid-request:arguments",
-            "object",
         ),
     ]
 }

@@ -320,6 +320,11 @@ fn a_manual_has_a_size_limit_at_registration_and_per_call() {
 type Layered = (&'static str, [&'static str; 4], fn(&Settings) -> String);
 
 fn layered_values() -> Vec<Layered> {
+    [layered_model_values(), layered_reading_values()].concat()
+}
+
+/// The settings of which model is asked, and how: the models, the delivery, the output.
+fn layered_model_values() -> Vec<Layered> {
     vec![
         (
             "model",
@@ -341,17 +346,6 @@ fn layered_values() -> Vec<Layered> {
             ],
             |s| s.schema_builder_model.clone(),
         ),
-        ("confidenceThreshold", ["0.1", "0.2", "0.3", "0.4"], |s| {
-            s.confidence_threshold.to_string()
-        }),
-        (
-            "requireProviderStrictOutput",
-            ["true", "false", "true", "false"],
-            |s| s.require_provider_strict_output.to_string(),
-        ),
-        ("maxLoops", ["2", "3", "4", "5"], |s| {
-            s.max_loops.to_string()
-        }),
         (
             "escalate",
             [
@@ -362,6 +356,29 @@ fn layered_values() -> Vec<Layered> {
             ],
             |s| s.escalate.join(","),
         ),
+        ("delivery", ["native", "tool", "prompt", "auto"], |s| {
+            format!("{:?}", s.delivery).to_lowercase()
+        }),
+        (
+            "requireProviderStrictOutput",
+            ["true", "false", "true", "false"],
+            |s| s.require_provider_strict_output.to_string(),
+        ),
+        ("maxOutputTokens", ["100", "200", "300", "400"], |s| {
+            s.max_output_tokens.to_string()
+        }),
+    ]
+}
+
+/// The settings of how a call reads the text and decides: loops, thresholds, budgets, grounding.
+fn layered_reading_values() -> Vec<Layered> {
+    vec![
+        ("confidenceThreshold", ["0.1", "0.2", "0.3", "0.4"], |s| {
+            s.confidence_threshold.to_string()
+        }),
+        ("maxLoops", ["2", "3", "4", "5"], |s| {
+            s.max_loops.to_string()
+        }),
         ("minConfidence", ["0.1", "0.2", "0.3", "0.4"], |s| {
             s.min_confidence.to_json().to_string()
         }),
@@ -381,12 +398,6 @@ fn layered_values() -> Vec<Layered> {
             ],
             |s| structure::time::rfc3339(s.reference_time.unwrap()),
         ),
-        ("delivery", ["native", "tool", "prompt", "auto"], |s| {
-            format!("{:?}", s.delivery).to_lowercase()
-        }),
-        ("maxOutputTokens", ["100", "200", "300", "400"], |s| {
-            s.max_output_tokens.to_string()
-        }),
         ("tokenBudget", ["1000", "2000", "3000", "4000"], |s| {
             s.token_budget.unwrap().to_string()
         }),
@@ -406,8 +417,10 @@ fn layered_values() -> Vec<Layered> {
 #[test]
 fn every_overridable_setting_resolves_through_every_layer() {
     let values = layered_values();
-    let names: Vec<&str> = values.iter().map(|(name, ..)| *name).collect();
-    let overridable: Vec<&str> = OVERRIDABLE.iter().map(|(name, _)| *name).collect();
+    let mut names: Vec<&str> = values.iter().map(|(name, ..)| *name).collect();
+    let mut overridable: Vec<&str> = OVERRIDABLE.iter().map(|(name, _)| *name).collect();
+    names.sort_unstable();
+    overridable.sort_unstable();
     assert_eq!(names, overridable, "every overridable setting is tested");
     for (name, [host, tenant, project, call], read) in values {
         let key = OVERRIDABLE

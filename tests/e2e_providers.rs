@@ -95,91 +95,118 @@ async fn every_provider_and_mode_delivers_ok_fix_need_and_stale() {
             let label = format!("{} {mode}", provider.name);
             let mock = MockLlm::start();
             let client = client(&mock, provider, mode);
-
-            mock.push(provider.wire.answer(form, contact()));
-            let outcome = client
-                .structure(&Scope::default(), &request(3))
-                .await
-                .unwrap();
-            assert_eq!(outcome.status, Status::Ok, "{label}");
-            assert_eq!(
-                serde_json::from_str::<Value>(outcome.data.as_deref().unwrap()).unwrap(),
-                contact(),
-                "{label}"
-            );
-            assert_eq!(
-                (outcome.iterations, outcome.usage.llm_calls),
-                (1, 1),
-                "{label}"
-            );
-            assert_eq!(outcome.trace.delivery, mode, "{label}");
-
-            mock.push(provider.wire.answer(
-                form,
-                json!({ "name": "Ada Lovelace", "email": "ada at example" }),
-            ));
-            mock.push(provider.wire.answer(form, contact()));
-            let outcome = client
-                .structure(&Scope::default(), &request(3))
-                .await
-                .unwrap();
-            assert_eq!(
-                (outcome.status, outcome.iterations, outcome.usage.llm_calls),
-                (Status::Ok, 2, 2),
-                "{label}"
-            );
-
-            mock.push(provider.wire.need(form, "the email address"));
-            let outcome = client
-                .structure(&Scope::default(), &request(3))
-                .await
-                .unwrap();
-            assert_eq!(
-                (outcome.status, outcome.need.as_deref()),
-                (Status::NeedMoreInput, Some("the email address")),
-                "{label}"
-            );
-
-            mock.push(provider.wire.answer(form, json!({ "name": "Ada" })));
-            mock.push(
-                provider
-                    .wire
-                    .answer(form, json!({ "name": "Ada", "email": "nope" })),
-            );
-            let outcome = client
-                .structure(&Scope::default(), &request(2))
-                .await
-                .unwrap();
-            assert_eq!(outcome.status, Status::Stale, "{label}");
-            assert_eq!(outcome.errors.len(), 1, "{label}: {:?}", outcome.errors);
-            assert!(
-                outcome.errors[0].starts_with("/email: value must match format \"email\""),
-                "{label}: {:?}",
-                outcome.errors
-            );
-            assert!(outcome.data.is_none());
-
+            ok_at_once_and_after_a_fix(&client, &mock, provider, (mode, form), &label).await;
+            need_and_stale(&client, &mock, provider, form, &label).await;
             let requests = mock.requests();
             assert_eq!(requests.len(), 6, "{label}");
             for sent in &requests {
                 assert_eq!(sent.path, provider.path, "{label}");
             }
-            let headers = &requests[0];
-            match provider.wire {
-                Wire::OpenAiChat | Wire::OpenAiResponses => {
-                    assert_eq!(
-                        headers.header("authorization"),
-                        Some("Bearer sk-openai-secret"),
-                        "{label}"
-                    );
-                }
-                Wire::Anthropic => {
-                    assert_eq!(headers.header("x-api-key"), Some("sk-ant-secret"));
-                    assert_eq!(headers.header("anthropic-version"), Some("2023-06-01"));
-                }
-                Wire::Gemini => assert_eq!(headers.header("x-goog-api-key"), Some("gemini-secret")),
-            }
+            the_key_travels_in_the_providers_header(provider, &requests[0], &label);
         }
+    }
+}
+
+/// A valid answer at once, and one after a violation fed back.
+async fn ok_at_once_and_after_a_fix(
+    client: &Structure,
+    mock: &MockLlm,
+    provider: &Provider,
+    (mode, form): (&str, Form),
+    label: &str,
+) {
+    mock.push(provider.wire.answer(form, contact()));
+    let outcome = client
+        .structure(&Scope::default(), &request(3))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Ok, "{label}");
+    assert_eq!(
+        serde_json::from_str::<Value>(outcome.data.as_deref().unwrap()).unwrap(),
+        contact(),
+        "{label}"
+    );
+    assert_eq!(
+        (outcome.iterations, outcome.usage.llm_calls),
+        (1, 1),
+        "{label}"
+    );
+    assert_eq!(outcome.trace.delivery, mode, "{label}");
+
+    mock.push(provider.wire.answer(
+        form,
+        json!({ "name": "Ada Lovelace", "email": "ada at example" }),
+    ));
+    mock.push(provider.wire.answer(form, contact()));
+    let outcome = client
+        .structure(&Scope::default(), &request(3))
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.iterations, outcome.usage.llm_calls),
+        (Status::Ok, 2, 2),
+        "{label}"
+    );
+}
+
+/// The model's need, and an answer still invalid when the loops are spent.
+async fn need_and_stale(
+    client: &Structure,
+    mock: &MockLlm,
+    provider: &Provider,
+    form: Form,
+    label: &str,
+) {
+    mock.push(provider.wire.need(form, "the email address"));
+    let outcome = client
+        .structure(&Scope::default(), &request(3))
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.need.as_deref()),
+        (Status::NeedMoreInput, Some("the email address")),
+        "{label}"
+    );
+
+    mock.push(provider.wire.answer(form, json!({ "name": "Ada" })));
+    mock.push(
+        provider
+            .wire
+            .answer(form, json!({ "name": "Ada", "email": "nope" })),
+    );
+    let outcome = client
+        .structure(&Scope::default(), &request(2))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, Status::Stale, "{label}");
+    assert_eq!(outcome.errors.len(), 1, "{label}: {:?}", outcome.errors);
+    assert!(
+        outcome.errors[0].starts_with("/email: value must match format \"email\""),
+        "{label}: {:?}",
+        outcome.errors
+    );
+    assert!(outcome.data.is_none());
+}
+
+/// The provider's key, in the header its API reads it from.
+fn the_key_travels_in_the_providers_header(
+    provider: &Provider,
+    headers: &mock_llm::Recorded,
+    label: &str,
+) {
+    match provider.wire {
+        Wire::OpenAiChat | Wire::OpenAiResponses => {
+            assert_eq!(
+                headers.header("authorization"),
+                Some("Bearer sk-openai-secret"),
+                "{label}"
+            );
+        }
+        Wire::Anthropic => {
+            assert_eq!(headers.header("x-api-key"), Some("sk-ant-secret"));
+            assert_eq!(headers.header("anthropic-version"), Some("2023-06-01"));
+        }
+        Wire::Gemini => assert_eq!(headers.header("x-goog-api-key"), Some("gemini-secret")),
     }
 }
 
@@ -189,96 +216,117 @@ async fn refusal_truncation_and_every_error_class_are_typed() {
         let label = provider.name;
         let mock = MockLlm::start();
         let client = client(&mock, provider, "native");
+        refusal_and_truncation_are_typed(&client, &mock, provider).await;
+        client_errors_are_not_retried(&client, &mock, provider).await;
+        server_errors_are_retried_then_typed(&client, &mock, provider).await;
+        assert_eq!(mock.pending(), 0, "{label}: every scripted reply was used");
+    }
+}
 
-        mock.push(provider.wire.refusal());
-        let error = error_of(
-            client.structure(&Scope::default(), &request(3)).await,
-            label,
-        );
-        assert!(
-            matches!(error.kind, ErrorKind::Refusal | ErrorKind::Blocked(_)),
-            "{label}: {:?}",
-            error.kind
-        );
-        assert_eq!(error.usage.llm_calls, 1);
+/// A refusal (or a block) and an answer cut off at the output limit.
+async fn refusal_and_truncation_are_typed(client: &Structure, mock: &MockLlm, provider: &Provider) {
+    let label = provider.name;
+    mock.push(provider.wire.refusal());
+    let error = error_of(
+        client.structure(&Scope::default(), &request(3)).await,
+        label,
+    );
+    assert!(
+        matches!(error.kind, ErrorKind::Refusal | ErrorKind::Blocked(_)),
+        "{label}: {:?}",
+        error.kind
+    );
+    assert_eq!(error.usage.llm_calls, 1);
 
-        mock.push(provider.wire.truncated());
-        let error = error_of(
-            client.structure(&Scope::default(), &request(3)).await,
-            label,
-        );
-        assert_eq!(
-            error.kind,
-            ErrorKind::Truncated,
-            "{label}: {}",
-            error.message
-        );
+    mock.push(provider.wire.truncated());
+    let error = error_of(
+        client.structure(&Scope::default(), &request(3)).await,
+        label,
+    );
+    assert_eq!(
+        error.kind,
+        ErrorKind::Truncated,
+        "{label}: {}",
+        error.message
+    );
+}
 
-        for status in [400, 401, 403, 404] {
-            mock.push(provider.wire.error(status, &format!("mock {status}")));
-            let error = error_of(
-                client.structure(&Scope::default(), &request(3)).await,
-                label,
-            );
-            match &error.kind {
-                ErrorKind::Provider(failure) => assert_eq!(
-                    (failure.status, failure.retryable),
-                    (status, false),
-                    "{label}"
-                ),
-                other => panic!("{label}: {other:?}"),
-            }
-            assert!(
-                error.message.contains(&format!("mock {status}")),
-                "{label}: {}",
-                error.message
-            );
-            assert!(!error.message.contains("secret"), "no key in messages");
-        }
-        for status in [429, 500, 502, 503, 504, 529] {
-            mock.push(
-                provider
-                    .wire
-                    .error(status, "transient")
-                    .with_header("retry-after-ms", "10"),
-            );
-            mock.push(provider.wire.answer(Form::Text, contact()));
-            let outcome = client
-                .structure(&Scope::default(), &request(3))
-                .await
-                .unwrap();
-            assert_eq!(
-                (
-                    outcome.status,
-                    outcome.trace.retries,
-                    outcome.usage.llm_calls
-                ),
-                (Status::Ok, 1, 2),
-                "{label} {status}"
-            );
-        }
-        // Retries exhausted: the last error comes back, marked retryable.
-        for _ in 0..3 {
-            mock.push(
-                provider
-                    .wire
-                    .error(503, "still down")
-                    .with_header("retry-after-ms", "10"),
-            );
-        }
+/// 400, 401, 403, 404: a provider error at once, not retryable, its message kept, no key in it.
+async fn client_errors_are_not_retried(client: &Structure, mock: &MockLlm, provider: &Provider) {
+    let label = provider.name;
+    for status in [400, 401, 403, 404] {
+        mock.push(provider.wire.error(status, &format!("mock {status}")));
         let error = error_of(
             client.structure(&Scope::default(), &request(3)).await,
             label,
         );
         match &error.kind {
-            ErrorKind::Provider(failure) => {
-                assert_eq!((failure.status, failure.retryable), (503, true), "{label}")
-            }
+            ErrorKind::Provider(failure) => assert_eq!(
+                (failure.status, failure.retryable),
+                (status, false),
+                "{label}"
+            ),
             other => panic!("{label}: {other:?}"),
         }
-        assert_eq!(error.usage.llm_calls, 3, "{label}");
-        assert_eq!(mock.pending(), 0, "{label}: every scripted reply was used");
+        assert!(
+            error.message.contains(&format!("mock {status}")),
+            "{label}: {}",
+            error.message
+        );
+        assert!(!error.message.contains("secret"), "no key in messages");
     }
+}
+
+/// 429 and 5xx: retried after the wait the provider asks; when the retries are spent, the last
+/// error, marked retryable.
+async fn server_errors_are_retried_then_typed(
+    client: &Structure,
+    mock: &MockLlm,
+    provider: &Provider,
+) {
+    let label = provider.name;
+    for status in [429, 500, 502, 503, 504, 529] {
+        mock.push(
+            provider
+                .wire
+                .error(status, "transient")
+                .with_header("retry-after-ms", "10"),
+        );
+        mock.push(provider.wire.answer(Form::Text, contact()));
+        let outcome = client
+            .structure(&Scope::default(), &request(3))
+            .await
+            .unwrap();
+        assert_eq!(
+            (
+                outcome.status,
+                outcome.trace.retries,
+                outcome.usage.llm_calls
+            ),
+            (Status::Ok, 1, 2),
+            "{label} {status}"
+        );
+    }
+    // Retries exhausted: the last error comes back, marked retryable.
+    for _ in 0..3 {
+        mock.push(
+            provider
+                .wire
+                .error(503, "still down")
+                .with_header("retry-after-ms", "10"),
+        );
+    }
+    let error = error_of(
+        client.structure(&Scope::default(), &request(3)).await,
+        label,
+    );
+    match &error.kind {
+        ErrorKind::Provider(failure) => {
+            assert_eq!((failure.status, failure.retryable), (503, true), "{label}")
+        }
+        other => panic!("{label}: {other:?}"),
+    }
+    assert_eq!(error.usage.llm_calls, 3, "{label}");
 }
 
 #[tokio::test]
@@ -351,10 +399,12 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
     let mock = MockLlm::start();
     let client = client(&mock, &PROVIDERS[2], "native");
     mock.push(Wire::Anthropic.answer(Form::Text, contact()));
-    client
-        .structure(&Scope::default(), &request(3))
-        .await
-        .unwrap();
+    // A text that gives a day relative to today: the current date is told, outside the cache.
+    let today = Request {
+        prompt: "Ada Lovelace wrote today: ada@example.com".into(),
+        ..request(3)
+    };
+    client.structure(&Scope::default(), &today).await.unwrap();
     let body = mock.requests()[0].json();
     let system = body["system"].as_array().unwrap();
     assert_eq!(system[0]["cache_control"], json!({ "type": "ephemeral" }));
@@ -385,11 +435,15 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
         return_text: false,
     };
     client.structure(&Scope::default(), &inline).await.unwrap();
+    let system = mock.requests()[1].json()["system"].clone();
     assert!(
-        mock.requests()[1].json()["system"][0]
-            .get("cache_control")
-            .is_none(),
+        system[0].get("cache_control").is_none(),
         "no manual, nothing worth caching"
+    );
+    assert_eq!(
+        system.as_array().map(Vec::len),
+        Some(1),
+        "no date to tell: no empty block (Anthropic refuses one)"
     );
 }
 

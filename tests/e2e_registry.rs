@@ -421,12 +421,25 @@ async fn the_schema_builder_builds_caches_and_asks() {
         "additionalProperties": false
     });
 
-    mock.push(built(&schema, 0.95, &[]));
+    the_builder_builds_the_schema_with_the_fast_model(&client, &mock, &scope, &schema).await;
+    the_cache_answers_per_tenant(&client, &mock, &scope, &schema).await;
+    an_expired_or_corrupt_entry_is_a_miss(&client, &mock, &store, &scope, &schema).await;
+    assert_eq!(mock.pending(), 0);
+}
+
+/// A description's first call: the builder's call, then the content stage's, both counted.
+async fn the_builder_builds_the_schema_with_the_fast_model(
+    client: &Structure,
+    mock: &MockLlm,
+    scope: &Scope,
+    schema: &Value,
+) {
+    mock.push(built(schema, 0.95, &[]));
     mock.push(Reply::answer(
         json!({ "name": "Ada Lovelace", "email": "ada@example.com" }),
     ));
     let outcome = client
-        .structure(&scope, &described("A person's name and email address."))
+        .structure(scope, &described("A person's name and email address."))
         .await
         .unwrap();
     assert_eq!(
@@ -437,7 +450,7 @@ async fn the_schema_builder_builds_caches_and_asks() {
     assert!(!builder.cache_hit);
     assert_eq!(
         serde_json::from_str::<Value>(builder.schema.as_deref().unwrap()).unwrap(),
-        schema
+        *schema
     );
     assert_eq!(
         (outcome.usage.llm_calls, builder.usage.llm_calls),
@@ -455,16 +468,21 @@ async fn the_schema_builder_builds_caches_and_asks() {
             .unwrap()
             .starts_with("Convert the following description to JSON Schema 2020-12.")
     );
+}
 
-    // Reworded only by case, whitespace and punctuation spacing: the cache answers.
+/// Reworded only by case, whitespace and punctuation spacing: the cache answers; another tenant
+/// has its own cache.
+async fn the_cache_answers_per_tenant(
+    client: &Structure,
+    mock: &MockLlm,
+    scope: &Scope,
+    schema: &Value,
+) {
     mock.push(Reply::answer(
         json!({ "name": "Alan Turing", "email": "alan@example.com" }),
     ));
     let outcome = client
-        .structure(
-            &scope,
-            &described("  a PERSON'S name  and email address . "),
-        )
+        .structure(scope, &described("  a PERSON'S name  and email address . "))
         .await
         .unwrap();
     assert_eq!(outcome.status, Status::Ok);
@@ -476,7 +494,7 @@ async fn the_schema_builder_builds_caches_and_asks() {
     );
 
     // Another tenant has its own cache.
-    mock.push(built(&schema, 0.95, &[]));
+    mock.push(built(schema, 0.95, &[]));
     mock.push(Reply::answer(
         json!({ "name": "Ada", "email": "ada@example.com" }),
     ));
@@ -488,8 +506,16 @@ async fn the_schema_builder_builds_caches_and_asks() {
         .await
         .unwrap();
     assert!(!outcome.trace.schema_builder.unwrap().cache_hit);
+}
 
-    // An expired entry is a miss and is overwritten; so is a corrupt one.
+/// An expired entry is a miss and is overwritten; so is a corrupt one.
+async fn an_expired_or_corrupt_entry_is_a_miss(
+    client: &Structure,
+    mock: &MockLlm,
+    store: &MemoryStore,
+    scope: &Scope,
+    schema: &Value,
+) {
     let keys = store.keys_after(None, 100).unwrap();
     let key = keys
         .iter()
@@ -499,24 +525,24 @@ async fn the_schema_builder_builds_caches_and_asks() {
     let mut entry: Value = serde_json::from_slice(&store.get(&key).unwrap().unwrap()).unwrap();
     entry["expiresAtMillis"] = json!(1);
     store.set(&key, entry.to_string().as_bytes()).unwrap();
-    mock.push(built(&schema, 0.95, &[]));
+    mock.push(built(schema, 0.95, &[]));
     mock.push(Reply::answer(
         json!({ "name": "Ada", "email": "ada@example.com" }),
     ));
     let outcome = client
-        .structure(&scope, &described("A person's name and email address."))
+        .structure(scope, &described("A person's name and email address."))
         .await
         .unwrap();
     assert!(!outcome.trace.schema_builder.unwrap().cache_hit);
     let renewed: Value = serde_json::from_slice(&store.get(&key).unwrap().unwrap()).unwrap();
     assert!(renewed["expiresAtMillis"].as_u64().unwrap() > 1_700_000_000_000);
     store.set(&key, b"{ corrupt").unwrap();
-    mock.push(built(&schema, 0.95, &[]));
+    mock.push(built(schema, 0.95, &[]));
     mock.push(Reply::answer(
         json!({ "name": "Ada", "email": "ada@example.com" }),
     ));
     let outcome = client
-        .structure(&scope, &described("A person's name and email address."))
+        .structure(scope, &described("A person's name and email address."))
         .await
         .unwrap();
     assert_eq!(
@@ -524,7 +550,6 @@ async fn the_schema_builder_builds_caches_and_asks() {
         Status::Ok,
         "a corrupt entry is a miss, never an error"
     );
-    assert_eq!(mock.pending(), 0);
 }
 
 #[tokio::test]
@@ -658,22 +683,8 @@ async fn settings_cascade_from_host_to_tenant_to_project_to_call() {
     let client = client(&mock);
     let tenant = Scope::tenant("acme");
     let project = Scope::project("acme", "web");
-    let model_used = |scope: Scope, overrides: Option<Value>| {
-        let client = &client;
-        let mock = &mock;
-        async move {
-            mock.push(Reply::answer(
-                json!({ "name": "Ada", "email": "ada@example.com" }),
-            ));
-            let mut request = request(SchemaInput::Named("contact".into()));
-            request.settings = overrides.map(|value| value.to_string());
-            client.structure(&scope, &request).await.unwrap();
-            mock.requests().last().unwrap().json()["model"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        }
-    };
+    let model_used =
+        |scope: Scope, overrides: Option<Value>| model_used(&client, &mock, scope, overrides);
     assert_eq!(model_used(project.clone(), None).await, "host-model");
     client
         .set_settings(
@@ -717,13 +728,42 @@ async fn settings_cascade_from_host_to_tenant_to_project_to_call() {
         json!({ "model": "openai/project-model" })
     );
 
-    // Secrets and endpoints come only from the host.
+    secrets_and_endpoints_come_only_from_the_host(&client, &tenant).await;
+    client.set_settings(&project, &json!({})).await.unwrap();
+    assert_eq!(
+        model_used(project, None).await,
+        "tenant-model",
+        "an empty object clears the level"
+    );
+}
+
+/// The model a `contact` call at `scope` (with per-call `overrides`) is sent with.
+async fn model_used(
+    client: &Structure,
+    mock: &MockLlm,
+    scope: Scope,
+    overrides: Option<Value>,
+) -> String {
+    mock.push(Reply::answer(
+        json!({ "name": "Ada", "email": "ada@example.com" }),
+    ));
+    let mut request = request(SchemaInput::Named("contact".into()));
+    request.settings = overrides.map(|value| value.to_string());
+    client.structure(&scope, &request).await.unwrap();
+    mock.requests().last().unwrap().json()["model"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Secrets, endpoints and values out of range are refused, as a tenant's settings and per call.
+async fn secrets_and_endpoints_come_only_from_the_host(client: &Structure, tenant: &Scope) {
     for forbidden in [
         json!({ "openaiApiKey": "sk-evil" }),
         json!({ "openai_base_url": "https://evil.example" }),
         json!({ "maxLoops": 42 }),
     ] {
-        let error = error_of(client.set_settings(&tenant, &forbidden).await);
+        let error = error_of(client.set_settings(tenant, &forbidden).await);
         assert_eq!(
             error.kind,
             ErrorKind::InvalidRequest("settings".into()),
@@ -731,7 +771,7 @@ async fn settings_cascade_from_host_to_tenant_to_project_to_call() {
         );
         let mut call = request(SchemaInput::Named("contact".into()));
         call.settings = Some(forbidden.to_string());
-        let error = error_of(client.structure(&tenant, &call).await);
+        let error = error_of(client.structure(tenant, &call).await);
         assert!(
             matches!(
                 error.kind,
@@ -741,10 +781,4 @@ async fn settings_cascade_from_host_to_tenant_to_project_to_call() {
             error.kind
         );
     }
-    client.set_settings(&project, &json!({})).await.unwrap();
-    assert_eq!(
-        model_used(project, None).await,
-        "tenant-model",
-        "an empty object clears the level"
-    );
 }

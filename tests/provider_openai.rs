@@ -309,46 +309,57 @@ fn local_server_profiles_shape_the_request_for_their_server() {
             sent.headers.iter().all(|(name, _)| name != "authorization"),
             "no key configured, none sent"
         );
-        let body = transport.body(0);
-        assert_eq!(body["response_format"]["type"], format_type, "{model}");
-        assert_eq!(body["temperature"], 0.0, "{model}");
-        // The answer's limit is what the server's window leaves after the prompt (a local
-        // server's default window of 2,048 tokens here, vLLM's 8,192), at most 4,096.
-        let max_tokens = body["max_tokens"].as_u64().unwrap();
-        let window = if model.starts_with("vllm") {
-            8192
-        } else {
-            2048
-        };
+        the_body_suits_the_server(model, format_type, &transport.body(0), &outcome);
+    }
+}
+
+/// The request body a local server's profile makes for `model`: its response format, no
+/// temperature, an answer limit within the window, the schema in the prompt, and no pattern
+/// llama.cpp's grammar converter cannot take.
+fn the_body_suits_the_server(
+    model: &str,
+    format_type: &str,
+    body: &Value,
+    outcome: &structure::Outcome,
+) {
+    assert_eq!(body["response_format"]["type"], format_type, "{model}");
+    assert_eq!(body["temperature"], 0.0, "{model}");
+    // The answer's limit is what the server's window leaves after the prompt (a local
+    // server's default window of 2,048 tokens here, vLLM's 8,192), at most 4,096.
+    let max_tokens = body["max_tokens"].as_u64().unwrap();
+    let window = if model.starts_with("vllm") {
+        8192
+    } else {
+        2048
+    };
+    assert!(
+        max_tokens <= 4096 && max_tokens + 100 < window,
+        "{model}: {max_tokens}"
+    );
+    // The grammar never shows descriptions, so the prompt carries the schema.
+    assert!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"format\":\"email\""),
+        "{model}"
+    );
+    // llama.cpp's grammar converter crashes on some patterns: they go to the description.
+    let sent_schema = body["response_format"]
+        .get("schema")
+        .unwrap_or(&body["response_format"]["json_schema"]["schema"]);
+    let phone = &sent_schema["properties"]["answer"]["anyOf"][0]["properties"]["phone"];
+    if model.starts_with("vllm") {
+        assert!(phone["pattern"].is_string());
+    } else {
+        assert!(phone.get("pattern").is_none(), "{model}: {phone}");
         assert!(
-            max_tokens <= 4096 && max_tokens + 100 < window,
-            "{model}: {max_tokens}"
+            outcome
+                .trace
+                .schema_transforms
+                .iter()
+                .any(|t| t.contains("pattern: ") && t.contains("stated in the description"))
         );
-        // The grammar never shows descriptions, so the prompt carries the schema.
-        assert!(
-            body["messages"][0]["content"]
-                .as_str()
-                .unwrap()
-                .contains("\"format\":\"email\""),
-            "{model}"
-        );
-        // llama.cpp's grammar converter crashes on some patterns: they go to the description.
-        let sent_schema = body["response_format"]
-            .get("schema")
-            .unwrap_or(&body["response_format"]["json_schema"]["schema"]);
-        let phone = &sent_schema["properties"]["answer"]["anyOf"][0]["properties"]["phone"];
-        if model.starts_with("vllm") {
-            assert!(phone["pattern"].is_string());
-        } else {
-            assert!(phone.get("pattern").is_none(), "{model}: {phone}");
-            assert!(
-                outcome
-                    .trace
-                    .schema_transforms
-                    .iter()
-                    .any(|t| t.contains("pattern: ") && t.contains("stated in the description"))
-            );
-        }
     }
 }
 

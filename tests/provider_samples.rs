@@ -108,9 +108,20 @@ fn every_recorded_body_parses_into_its_outcome() {
     assert!(mismatches.is_empty(), "{mismatches:#?}");
 }
 
-#[test]
-fn error_samples_keep_status_code_message_and_retryability() {
-    let cases = [
+/// An error sample: the provider, its file, the status, whether it is retryable, the
+/// provider's error code, and a piece of the message made of it.
+type ErrorSample = (
+    &'static str,
+    &'static str,
+    u16,
+    bool,
+    &'static str,
+    &'static str,
+);
+
+/// Anthropic's error samples.
+fn anthropic_error_samples() -> Vec<ErrorSample> {
+    vec![
         (
             "anthropic",
             "samples/anthropic/errors/400_invalid_request.json",
@@ -151,6 +162,12 @@ fn error_samples_keep_status_code_message_and_retryability() {
             "overloaded_error",
             "overloaded",
         ),
+    ]
+}
+
+/// Gemini's error samples.
+fn gemini_error_samples() -> Vec<ErrorSample> {
+    vec![
         (
             "gemini",
             "samples/gemini/errors/400_api_key_invalid.json",
@@ -183,7 +200,12 @@ fn error_samples_keep_status_code_message_and_retryability() {
             "UNAVAILABLE",
             "Gemini answered 503",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn error_samples_keep_status_code_message_and_retryability() {
+    let cases = [anthropic_error_samples(), gemini_error_samples()].concat();
     for (kind, path, status, retryable, code, text) in cases {
         let body = provider_api(path).to_string().into_bytes();
         let error = provider(kind)

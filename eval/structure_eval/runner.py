@@ -225,6 +225,10 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
                              for s in result.get("sources") or []]
         if trace.get("lowConfidence"):
             detail["lowConfidence"] = trace["lowConfidence"]
+        if trace.get("formConfidence") is not None:
+            detail["formConfidence"] = trace["formConfidence"]
+        if trace.get("leftOut"):
+            detail["leftOut"] = trace["leftOut"]
         if "chunks" in trace:
             detail["chunks"] = trace["chunks"]
     outcome = Outcome(

@@ -50,9 +50,10 @@ impl Document {
         }
     }
 
-    /// A document whose media type its bytes tell: a PDF by its `%PDF-` header, else text.
+    /// A document whose media type its bytes tell: a PDF by its `%PDF-` header within the first
+    /// KiB, as the component's reader takes it ([`structure::is_pdf`]), else text.
     pub fn of(data: Vec<u8>) -> Self {
-        let media_type = if data.starts_with(b"%PDF-") {
+        let media_type = if structure::is_pdf(&data) {
             "application/pdf"
         } else {
             "text/plain"

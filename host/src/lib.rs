@@ -37,7 +37,10 @@
 //!
 //! One line a module, lowest first: what it is, and what it may use. Every import points up
 //! this table (`host/tests/layering.rs` checks it, as `tests/layering.rs` does the core's); the
-//! `structure` command (`main.rs`, `cli/`) sits on top and uses the public API.
+//! `structure` command (`main.rs`, `cli/`) sits on top and uses the public API. Of the core, the
+//! host uses what its `lib.rs` offers at the root (token authentication, schema labels, the body
+//! limit, the PDF rule among them) and its leaf modules (`keys`, `ports`, `outcome`, `time`),
+//! never a path into a module above them.
 //!
 //! | module | what it is | may use |
 //! |---|---|---|

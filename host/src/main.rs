@@ -9,9 +9,9 @@ mod cli;
 
 use clap::Parser;
 use serde_json::Value;
-use structure_host::{Request, Scope};
+use structure_host::{Request, Scope, Structure};
 
-use cli::arguments::{Cli, Command, SchemasAction, SettingsAction, client, pairs_to_object};
+use cli::arguments::{Cli, Command, SchemasAction, SettingsAction, client, pairs_to_object, scope};
 use cli::output::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail, finish, print_json};
 use cli::run::{Text, batch_defaults, request, structure};
 use cli::schemas::schemas;
@@ -39,10 +39,7 @@ async fn run(cli: Cli) -> ExitCode {
         Ok(client) => client,
         Err((code, message)) => return fail(code, &message),
     };
-    let scope = Scope {
-        tenant: cli.tenant.clone(),
-        project: cli.project.clone(),
-    };
+    let scope = scope(&cli);
     match cli.command {
         Command::Run {
             schema,
@@ -55,15 +52,14 @@ async fn run(cli: Cli) -> ExitCode {
             prompt,
         } => {
             let text = Text { prompt, file };
-            match request(&schema, schema_mode, max_loops, &overrides, text) {
-                Ok(request) => {
-                    let request = Request {
-                        records,
-                        return_text,
-                        ..request
-                    };
-                    structure(&client, &scope, &request).await
-                }
+            let request =
+                request(&schema, schema_mode, max_loops, &overrides, text).map(|request| Request {
+                    records,
+                    return_text,
+                    ..request
+                });
+            match request {
+                Ok(request) => structure(&client, &scope, &request).await,
                 Err(message) => fail(EXIT_USAGE, &message),
             }
         }
@@ -78,23 +74,21 @@ async fn run(cli: Cli) -> ExitCode {
             provider_batch,
             poll_seconds,
         } => {
-            let defaults = match batch_defaults(schema.as_deref(), schema_mode, records, &overrides)
-            {
-                Ok(defaults) => defaults,
-                Err(message) => return fail(EXIT_USAGE, &message),
-            };
-            let provider_batch = match cli::batch::provider_batch(provider_batch, poll_seconds) {
-                Ok(provider_batch) => provider_batch,
-                Err(message) => return fail(EXIT_USAGE, &message),
-            };
-            let batch = structure_host::batch::Batch {
-                input,
-                output,
-                defaults,
-                jobs,
-                provider_batch,
-            };
-            cli::batch::run(client, scope, batch).await
+            let batch = batch_defaults(schema.as_deref(), schema_mode, records, &overrides)
+                .and_then(|defaults| {
+                    let provider_batch = cli::batch::provider_batch(provider_batch, poll_seconds)?;
+                    Ok(structure_host::batch::Batch {
+                        input,
+                        output,
+                        defaults,
+                        jobs,
+                        provider_batch,
+                    })
+                });
+            match batch {
+                Ok(batch) => cli::batch::run(client, scope, batch).await,
+                Err(message) => fail(EXIT_USAGE, &message),
+            }
         }
         Command::Schemas { action, json } => {
             schemas(
@@ -104,32 +98,40 @@ async fn run(cli: Cli) -> ExitCode {
             )
             .await
         }
-        Command::Settings { action } => match action {
-            SettingsAction::Get => finish(
-                client
-                    .get_settings(&scope)
-                    .await
-                    .map(|settings| print_json(&settings)),
-            ),
-            SettingsAction::Set { pairs } => match pairs_to_object(&pairs) {
-                Ok(overrides) => {
-                    finish(client.set_settings(&scope, &Value::Object(overrides)).await)
-                }
-                Err(message) => fail(EXIT_USAGE, &message),
-            },
-        },
-        Command::ToolDefinition => finish(
-            client
-                .tool_definition()
-                .await
-                .map(|definition| print_json(&definition)),
-        ),
+        Command::Settings { action } => settings(&client, &scope, action).await,
+        Command::ToolDefinition => tool_definition(&client).await,
         Command::Serve {
             listen,
             metrics_listen,
             drain_timeout,
         } => serve(&client, listen, metrics_listen, drain_timeout).await,
         Command::Component { output } => write_component(&output),
+    }
+}
+
+/// `tool-definition`: the tool definition JSON, to register with an agent framework.
+async fn tool_definition(client: &Structure) -> ExitCode {
+    finish(
+        client
+            .tool_definition()
+            .await
+            .map(|definition| print_json(&definition)),
+    )
+}
+
+/// `settings`: the settings of a scope, read or set.
+async fn settings(client: &Structure, scope: &Scope, action: SettingsAction) -> ExitCode {
+    match action {
+        SettingsAction::Get => finish(
+            client
+                .get_settings(scope)
+                .await
+                .map(|settings| print_json(&settings)),
+        ),
+        SettingsAction::Set { pairs } => match pairs_to_object(&pairs) {
+            Ok(overrides) => finish(client.set_settings(scope, &Value::Object(overrides)).await),
+            Err(message) => fail(EXIT_USAGE, &message),
+        },
     }
 }
 

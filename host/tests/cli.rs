@@ -2,6 +2,7 @@
 //! status (0 ok, 3 need-more-input, 4 stale, 2 usage error, 1 any other error).
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -573,11 +574,24 @@ fn the_registry_settings_and_text_mode_from_the_command_line() {
             .env("OPENAI_BASE_URL", mock.base_url());
         command.output().unwrap()
     };
-    let schema = dir.path().join("lead.json");
-    std::fs::write(&schema, json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }).to_string()).unwrap();
-    let manual = dir.path().join("lead.md");
-    std::fs::write(&manual, "Leads come from the sales inbox.").unwrap();
+    a_tenant_registers_a_schema_only_it_sees(&run, dir.path());
+    a_tenant_registers_a_skill(&run, dir.path());
+    a_tenant_sets_its_settings_but_no_secret(&run);
+    text_mode_infers_the_schema_with_the_tenants_model(&run, &mock);
+    let output = run(&["--tenant", "acme", "schemas", "deregister", "lead"]);
+    assert_eq!(output.status.code(), Some(0));
+    let output = run(&["--tenant", "acme", "schemas", "deregister", "lead"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("lead is not registered at tenant acme"));
+}
 
+/// `schemas register` with a manual and a version, seen by `schemas show` and the list at
+/// tenant `acme`, not at another tenant.
+fn a_tenant_registers_a_schema_only_it_sees(run: &dyn Fn(&[&str]) -> Output, dir: &Path) {
+    let schema = dir.join("lead.json");
+    std::fs::write(&schema, json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }).to_string()).unwrap();
+    let manual = dir.join("lead.md");
+    std::fs::write(&manual, "Leads come from the sales inbox.").unwrap();
     let output = run(&[
         "--tenant",
         "acme",
@@ -606,8 +620,11 @@ fn the_registry_settings_and_text_mode_from_the_command_line() {
         Some(1),
         "another tenant does not see it"
     );
+}
 
-    let skill = dir.path().join("skill");
+/// `schemas register-skill` of a folder with a `SKILL.md`.
+fn a_tenant_registers_a_skill(run: &dyn Fn(&[&str]) -> Output, dir: &Path) {
+    let skill = dir.join("skill");
     std::fs::create_dir_all(&skill).unwrap();
     std::fs::write(skill.join("SKILL.md"), "---\nname: triage\noutput_schema: { type: object, properties: { level: { type: integer } } }\n---\nTriage.\n").unwrap();
     let output = run(&[
@@ -623,7 +640,10 @@ fn the_registry_settings_and_text_mode_from_the_command_line() {
         "{}",
         stderr(&output)
     );
+}
 
+/// `settings set` and `settings get` at tenant `acme`; a secret is a usage error.
+fn a_tenant_sets_its_settings_but_no_secret(run: &dyn Fn(&[&str]) -> Output) {
     let output = run(&[
         "--tenant",
         "acme",
@@ -637,7 +657,14 @@ fn the_registry_settings_and_text_mode_from_the_command_line() {
     assert_eq!(stdout_json(&output)["effective"]["maxLoops"], 4);
     let output = run(&["--tenant", "acme", "settings", "set", "openaiApiKey=sk-x"]);
     assert_eq!(output.status.code(), Some(2));
+}
 
+/// `run --schema-mode text`: the schema inferred from a description, then the call, both with
+/// the model the tenant set.
+fn text_mode_infers_the_schema_with_the_tenants_model(
+    run: &dyn Fn(&[&str]) -> Output,
+    mock: &MockLlm,
+) {
     mock.push(Reply::text(&json!({ "schema": { "type": "object", "properties": [{ "key": "city", "value": { "type": "string" } }], "required": ["city"] }, "confidence": 0.9, "clarifyingQuestions": [] }).to_string()));
     mock.push(Reply::answer(json!({ "city": "Bern" })));
     let output = run(&[
@@ -661,12 +688,6 @@ fn the_registry_settings_and_text_mode_from_the_command_line() {
         "tenant-model",
         "the tenant's model setting applies"
     );
-
-    let output = run(&["--tenant", "acme", "schemas", "deregister", "lead"]);
-    assert_eq!(output.status.code(), Some(0));
-    let output = run(&["--tenant", "acme", "schemas", "deregister", "lead"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("lead is not registered at tenant acme"));
 }
 
 #[test]
@@ -676,139 +697,7 @@ fn bad_input_on_the_command_line_is_a_usage_error_naming_what_is_wrong() {
     let deep = (0..40).fold(r#"{"type":"string"}"#.to_owned(), |inner, _| {
         format!(r#"{{"type":"object","properties":{{"a":{inner}}}}}"#)
     });
-    let cases: Vec<(Vec<String>, u8, &str)> = vec![
-        (
-            vec!["run".into(), "--schema".into(), object.into(), "  ".into()],
-            2,
-            "prompt",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                object.into(),
-                "--max-loops".into(),
-                "0".into(),
-                "p".into(),
-            ],
-            2,
-            "maxLoops",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                object.into(),
-                "--max-loops".into(),
-                "300".into(),
-                "p".into(),
-            ],
-            2,
-            "300",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                object.into(),
-                "--max-loops".into(),
-                "-1".into(),
-                "p".into(),
-            ],
-            2,
-            "-1",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                "contact".into(),
-                "--schema-mode".into(),
-                "yaml".into(),
-                "p".into(),
-            ],
-            2,
-            "yaml",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                "../etc/passwd".into(),
-                "--schema-mode".into(),
-                "named".into(),
-                "p".into(),
-            ],
-            2,
-            "not a valid schema name",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                r##"{"$ref":"#"}"##.into(),
-                "p".into(),
-            ],
-            1,
-            "reference back to itself",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                r#"{"properties":{},"tpye":"object"}"#.into(),
-                "p".into(),
-            ],
-            1,
-            "did you mean \"type\"",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                r#"{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}"#
-                    .into(),
-                "p".into(),
-            ],
-            1,
-            "external reference",
-        ),
-        (
-            vec!["run".into(), "--schema".into(), deep, "p".into()],
-            1,
-            "structure_max_schema_depth",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                object.into(),
-                "--with".into(),
-                "openaiApiKey=sk-x".into(),
-                "p".into(),
-            ],
-            2,
-            "openaiApiKey",
-        ),
-        (
-            vec![
-                "run".into(),
-                "--schema".into(),
-                object.into(),
-                "--set".into(),
-                "nokey".into(),
-                "p".into(),
-            ],
-            2,
-            "key=value",
-        ),
-        (vec!["run".into(), "p".into()], 2, "--schema"),
-        (
-            vec!["schemas".into(), "show".into(), "contakt".into()],
-            1,
-            "contact",
-        ),
-    ];
+    let cases = [usage_error_cases(object), schema_error_cases(&deep)].concat();
     for (args, code, says) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let output = structure(Some(&mock), &args, None);
@@ -825,6 +714,105 @@ fn bad_input_on_the_command_line_is_a_usage_error_naming_what_is_wrong() {
         );
     }
     assert!(mock.requests().is_empty(), "no LLM call for bad input");
+}
+
+/// A command line, each argument owned.
+fn line(args: &[&str]) -> Vec<String> {
+    args.iter().map(|&arg| arg.to_owned()).collect()
+}
+
+/// Command lines wrong in their arguments (exit 2), with a piece of the message.
+fn usage_error_cases(object: &str) -> Vec<(Vec<String>, u8, &'static str)> {
+    vec![
+        (line(&["run", "--schema", object, "  "]), 2, "prompt"),
+        (
+            line(&["run", "--schema", object, "--max-loops", "0", "p"]),
+            2,
+            "maxLoops",
+        ),
+        (
+            line(&["run", "--schema", object, "--max-loops", "300", "p"]),
+            2,
+            "300",
+        ),
+        (
+            line(&["run", "--schema", object, "--max-loops", "-1", "p"]),
+            2,
+            "-1",
+        ),
+        (
+            line(&["run", "--schema", "contact", "--schema-mode", "yaml", "p"]),
+            2,
+            "yaml",
+        ),
+        (
+            line(&[
+                "run",
+                "--schema",
+                "../etc/passwd",
+                "--schema-mode",
+                "named",
+                "p",
+            ]),
+            2,
+            "not a valid schema name",
+        ),
+        (
+            line(&[
+                "run",
+                "--schema",
+                object,
+                "--with",
+                "openaiApiKey=sk-x",
+                "p",
+            ]),
+            2,
+            "openaiApiKey",
+        ),
+        (
+            line(&["run", "--schema", object, "--set", "nokey", "p"]),
+            2,
+            "key=value",
+        ),
+        (line(&["run", "p"]), 2, "--schema"),
+    ]
+}
+
+/// Command lines whose schema cannot be used or found (exit 1), with a piece of the message.
+fn schema_error_cases(deep: &str) -> Vec<(Vec<String>, u8, &'static str)> {
+    vec![
+        (
+            line(&["run", "--schema", r##"{"$ref":"#"}"##, "p"]),
+            1,
+            "reference back to itself",
+        ),
+        (
+            line(&[
+                "run",
+                "--schema",
+                r#"{"properties":{},"tpye":"object"}"#,
+                "p",
+            ]),
+            1,
+            "did you mean \"type\"",
+        ),
+        (
+            line(&[
+                "run",
+                "--schema",
+                r#"{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}"#,
+                "p",
+            ]),
+            1,
+            "external reference",
+        ),
+        (
+            line(&["run", "--schema", deep, "p"]),
+            1,
+            "structure_max_schema_depth",
+        ),
+        (line(&["schemas", "show", "contakt"]), 1, "contact"),
+    ]
 }
 
 /// The command with the mock as its model, from a clean environment whose data folder

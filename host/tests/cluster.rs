@@ -260,7 +260,13 @@ fn the_access_log_and_the_metrics_count_exactly_what_happened() {
     assert_eq!(post(&served, "user-acme", "/v1/structure", &missing).0, 404);
     assert_eq!(post(&served, "wrong", "/v1/structure", &contact).0, 401);
 
-    let log = served.access_log();
+    the_access_log_holds_each_request_and_no_secret(&served.access_log());
+    the_metrics_count_each_request_for_admins_only(&served);
+}
+
+/// The four requests of [`the_access_log_and_the_metrics_count_exactly_what_happened`] in the
+/// access log: route, scope, status, iterations, schema, the error; no token, key or data.
+fn the_access_log_holds_each_request_and_no_secret(log: &[Value]) {
     assert_eq!(log.len(), 4, "{log:?}");
     assert_eq!(
         (
@@ -299,7 +305,10 @@ fn the_access_log_and_the_metrics_count_exactly_what_happened() {
     for secret in ["sk-cluster-secret", "user-acme", "Ada", "ada@example.org"] {
         assert!(!all.contains(secret), "the log holds {secret:?}: {all}");
     }
+}
 
+/// The same four requests in the metrics, which a user's token may not read.
+fn the_metrics_count_each_request_for_admins_only(served: &Served) {
     let (status, denied) = http(
         &served.address,
         "GET",
@@ -308,7 +317,7 @@ fn the_access_log_and_the_metrics_count_exactly_what_happened() {
         "",
     );
     assert_eq!(status, 403, "{denied}");
-    let metrics = admin_metrics(&served);
+    let metrics = admin_metrics(served);
     for line in [
         "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"ok\"} 1",
         "structure_requests_total{tenant=\"acme\",schema=\"contact\",status=\"need-more-input\"} 1",
@@ -443,7 +452,6 @@ fn sigterm_lets_every_request_in_flight_finish() {
 #[test]
 fn traces_reach_an_otlp_collector_with_the_genai_attributes() {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-    use opentelemetry_proto::tonic::common::v1::any_value;
     use prost::Message;
 
     let collector = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -514,6 +522,14 @@ fn traces_reach_an_otlp_collector_with_the_genai_attributes() {
             &[0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7][..]
         )
     );
+    the_spans_carry_the_genai_attributes(spans);
+}
+
+/// The request's span (the first) and its two LLM calls' spans under it: the outcome, the model,
+/// the tokens; each call's operation and HTTP status.
+fn the_spans_carry_the_genai_attributes(spans: &[opentelemetry_proto::tonic::trace::v1::Span]) {
+    use opentelemetry_proto::tonic::common::v1::any_value;
+
     let attribute = |span: usize, key: &str| -> Option<any_value::Value> {
         spans[span]
             .attributes

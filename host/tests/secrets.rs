@@ -163,6 +163,51 @@ fn the_command_never_shows_a_secret() {
     assert_clean("a usage error", &run(&["run", "--no-such-flag"]));
 }
 
+/// The address `structure serve` says it serves on, read from its stderr (kept in `log`).
+fn serving_address(stderr: &mut std::process::ChildStderr, log: &mut Vec<u8>) -> String {
+    loop {
+        let mut byte = [0u8; 1];
+        assert_eq!(
+            stderr.read(&mut byte).unwrap(),
+            1,
+            "serve exited: {}",
+            String::from_utf8_lossy(log)
+        );
+        log.push(byte[0]);
+        let text = String::from_utf8_lossy(log);
+        if let Some(rest) = text.split("serving http://").nth(1)
+            && rest.contains(' ')
+        {
+            return rest.split_whitespace().next().unwrap().to_owned();
+        }
+    }
+}
+
+/// One request to the service at `address`, with `token` if any: the whole response, as text.
+fn exchange(
+    address: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> String {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let body = body.map(|body| body.to_string()).unwrap_or_default();
+    let auth = token
+        .map(|token| format!("authorization: Bearer {token}\r\n"))
+        .unwrap_or_default();
+    use std::io::Write;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: x\r\n{auth}content-type: application/json\r\nmcp-protocol-version: 2025-06-18\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
 #[test]
 fn the_service_never_shows_a_secret() {
     let mock = MockLlm::start();
@@ -178,38 +223,9 @@ fn the_service_never_shows_a_secret() {
         .unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let mut log = Vec::new();
-    let address = loop {
-        let mut byte = [0u8; 1];
-        assert_eq!(
-            stderr.read(&mut byte).unwrap(),
-            1,
-            "serve exited: {}",
-            String::from_utf8_lossy(&log)
-        );
-        log.push(byte[0]);
-        let text = String::from_utf8_lossy(&log);
-        if let Some(rest) = text.split("serving http://").nth(1)
-            && rest.contains(' ')
-        {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
+    let address = serving_address(&mut stderr, &mut log);
     let exchange = |method: &str, path: &str, token: Option<&str>, body: Option<Value>| {
-        let mut stream = std::net::TcpStream::connect(&address).unwrap();
-        let body = body.map(|body| body.to_string()).unwrap_or_default();
-        let auth = token
-            .map(|token| format!("authorization: Bearer {token}\r\n"))
-            .unwrap_or_default();
-        use std::io::Write;
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nhost: x\r\n{auth}content-type: application/json\r\nmcp-protocol-version: 2025-06-18\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        response
+        exchange(&address, method, path, token, body)
     };
     mock.push(echoing_401());
     let call = json!({ "prompt": "Mike broke the build", "schema": "user-action-record", "schemaMode": "named" });

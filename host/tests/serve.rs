@@ -128,48 +128,34 @@ fn error_kind(response: &Response) -> String {
 async fn every_route_and_every_error_code() {
     let mock = MockLlm::start();
     let served = serve(&mock, &[("structure_max_body_bytes", "4096")]).await;
+    the_reading_routes_answer(&served).await;
+    structure_answers_an_outcome(&served, &mock).await;
+    an_admin_registers_and_deregisters(&served).await;
+    every_error_has_its_status_and_body(&served).await;
+    assert_eq!(mock.pending(), 0);
+    for sent in mock.requests() {
+        assert!(
+            !String::from_utf8_lossy(&sent.body.clone().into_bytes()).contains("admin-a"),
+            "tokens never reach the LLM"
+        );
+    }
+}
 
-    let health = call(&served, "GET", "/healthz", None, None).await;
+/// `/healthz`, the tool definition, the schema list and one schema.
+async fn the_reading_routes_answer(served: &Served) {
+    let health = call(served, "GET", "/healthz", None, None).await;
     assert_eq!(
         (health.status, health.json()),
         (200, json!({ "status": "ok" }))
     );
 
-    let tool = call(&served, "GET", "/v1/tool", Some("user-a"), None).await;
+    let tool = call(served, "GET", "/v1/tool", Some("user-a"), None).await;
     assert_eq!(
         (tool.status, tool.json()["name"].clone()),
         (200, json!("structure"))
     );
     assert_eq!(tool.header("content-type"), Some("application/json"));
-
-    mock.push(Reply::answer(
-        json!({ "name": "Ada Lovelace", "email": "ada@example.com" }),
-    ));
-    let body = json!({ "prompt": "Ada Lovelace, ada@example.com", "schema": "contact", "schemaMode": "named" });
-    let ok = call(
-        &served,
-        "POST",
-        "/v1/structure",
-        Some("user-a"),
-        Some(body.clone()),
-    )
-    .await;
-    assert_eq!((ok.status, ok.json()["status"].clone()), (200, json!("ok")));
-    mock.push(Reply::need("the email"));
-    let need = call(
-        &served,
-        "POST",
-        "/v1/structure",
-        Some("user-a"),
-        Some(body.clone()),
-    )
-    .await;
-    assert_eq!(
-        (need.status, need.json()["need"].clone()),
-        (200, json!("the email"))
-    );
-
-    let list = call(&served, "GET", "/v1/schemas", Some("user-a"), None).await;
+    let list = call(served, "GET", "/v1/schemas", Some("user-a"), None).await;
     assert_eq!(
         (
             list.status,
@@ -177,7 +163,7 @@ async fn every_route_and_every_error_code() {
         ),
         (200, 5)
     );
-    let one = call(&served, "GET", "/v1/schemas/contact", Some("user-a"), None).await;
+    let one = call(served, "GET", "/v1/schemas/contact", Some("user-a"), None).await;
     assert_eq!(
         (one.status, one.json()["origin"].clone()),
         (200, json!("bundled"))
@@ -188,10 +174,43 @@ async fn every_route_and_every_error_code() {
             .unwrap()
             .contains("two-letter ISO code")
     );
+}
 
+/// `POST /v1/structure`: an outcome, `ok` or a need.
+async fn structure_answers_an_outcome(served: &Served, mock: &MockLlm) {
+    mock.push(Reply::answer(
+        json!({ "name": "Ada Lovelace", "email": "ada@example.com" }),
+    ));
+    let body = json!({ "prompt": "Ada Lovelace, ada@example.com", "schema": "contact", "schemaMode": "named" });
+    let ok = call(
+        served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!((ok.status, ok.json()["status"].clone()), (200, json!("ok")));
+    mock.push(Reply::need("the email"));
+    let need = call(
+        served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(
+        (need.status, need.json()["need"].clone()),
+        (200, json!("the email"))
+    );
+}
+
+/// `PUT` and `DELETE` on `/v1/schemas/{name}` with an admin's token; a second delete is a 404.
+async fn an_admin_registers_and_deregisters(served: &Served) {
     let lead = json!({ "schema": { "type": "object", "properties": { "name": { "type": "string" } } }, "manual": "Leads.", "version": "1.0" });
     let put = call(
-        &served,
+        served,
         "PUT",
         "/v1/schemas/lead",
         Some("admin-a"),
@@ -202,33 +221,37 @@ async fn every_route_and_every_error_code() {
         (put.status, put.json()["origin"].clone()),
         (200, json!("tenant:tenant-a"))
     );
-    let delete = call(&served, "DELETE", "/v1/schemas/lead", Some("admin-a"), None).await;
+    let delete = call(served, "DELETE", "/v1/schemas/lead", Some("admin-a"), None).await;
     assert_eq!((delete.status, delete.body.len()), (204, 0));
-    let again = call(&served, "DELETE", "/v1/schemas/lead", Some("admin-a"), None).await;
+    let again = call(served, "DELETE", "/v1/schemas/lead", Some("admin-a"), None).await;
     assert_eq!(
         (again.status, error_kind(&again)),
         (404, "schema-not-found".to_owned())
     );
+}
 
-    // Errors: status and body the same way on every route.
+/// Every error, on every route: its status, its kind, a message, JSON; `WWW-Authenticate` on a
+/// 401, `Allow` on a 405, the field of a wrongly typed argument.
+async fn every_error_has_its_status_and_body(served: &Served) {
+    let lead = json!({ "schema": { "type": "object", "properties": { "name": { "type": "string" } } }, "manual": "Leads.", "version": "1.0" });
     let cases: Vec<(Response, u16, &str)> = vec![
-        (call(&served, "GET", "/v1/schemas", None, None).await, 401, "unauthorized"),
-        (call(&served, "GET", "/v1/schemas", Some("wrong"), None).await, 401, "unauthorized"),
-        (call(&served, "POST", "/mcp", None, Some(json!({}))).await, 401, "unauthorized"),
-        (call(&served, "PUT", "/v1/schemas/lead", Some("user-a"), Some(lead.clone())).await, 403, "forbidden"),
-        (call(&served, "DELETE", "/v1/schemas/contact", Some("user-a"), None).await, 403, "forbidden"),
-        (call(&served, "GET", "/v2/nothing", Some("user-a"), None).await, 404, "not-found"),
-        (call(&served, "GET", "/v1/schemas/nope", Some("user-a"), None).await, 404, "schema-not-found"),
-        (call(&served, "POST", "/v1/tool", Some("user-a"), None).await, 405, "method-not-allowed"),
-        (call(&served, "GET", "/mcp", Some("user-a"), None).await, 405, "method-not-allowed"),
-        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x".repeat(5000), "schema": "contact" }))).await, 413, "payload-too-large"),
-        (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a"), ("content-type", "text/plain")], b"{}").await, 415, "unsupported-media-type"),
-        (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{ not json").await, 400, "invalid-request"),
-        (send(&served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{\"prompt\": \"\xff\xfe\"}").await, 400, "invalid-request"),
-        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": "contact", "schemaMode": "named", "maxLoops": "3" }))).await, 400, "invalid-request"),
-        (call(&served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": { "$ref": "#" } }))).await, 422, "invalid-schema"),
-        (call(&served, "PUT", "/v1/schemas/Bad..Name", Some("admin-a"), Some(lead.clone())).await, 400, "invalid-request"),
-        (call(&served, "PUT", "/v1/schemas/lead", Some("admin-a"), Some(json!({ "schema": "no" }))).await, 400, "invalid-request"),
+        (call(served, "GET", "/v1/schemas", None, None).await, 401, "unauthorized"),
+        (call(served, "GET", "/v1/schemas", Some("wrong"), None).await, 401, "unauthorized"),
+        (call(served, "POST", "/mcp", None, Some(json!({}))).await, 401, "unauthorized"),
+        (call(served, "PUT", "/v1/schemas/lead", Some("user-a"), Some(lead.clone())).await, 403, "forbidden"),
+        (call(served, "DELETE", "/v1/schemas/contact", Some("user-a"), None).await, 403, "forbidden"),
+        (call(served, "GET", "/v2/nothing", Some("user-a"), None).await, 404, "not-found"),
+        (call(served, "GET", "/v1/schemas/nope", Some("user-a"), None).await, 404, "schema-not-found"),
+        (call(served, "POST", "/v1/tool", Some("user-a"), None).await, 405, "method-not-allowed"),
+        (call(served, "GET", "/mcp", Some("user-a"), None).await, 405, "method-not-allowed"),
+        (call(served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x".repeat(5000), "schema": "contact" }))).await, 413, "payload-too-large"),
+        (send(served, "POST", "/v1/structure", &[("authorization", "Bearer user-a"), ("content-type", "text/plain")], b"{}").await, 415, "unsupported-media-type"),
+        (send(served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{ not json").await, 400, "invalid-request"),
+        (send(served, "POST", "/v1/structure", &[("authorization", "Bearer user-a")], b"{\"prompt\": \"\xff\xfe\"}").await, 400, "invalid-request"),
+        (call(served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": "contact", "schemaMode": "named", "maxLoops": "3" }))).await, 400, "invalid-request"),
+        (call(served, "POST", "/v1/structure", Some("user-a"), Some(json!({ "prompt": "x", "schema": { "$ref": "#" } }))).await, 422, "invalid-schema"),
+        (call(served, "PUT", "/v1/schemas/Bad..Name", Some("admin-a"), Some(lead.clone())).await, 400, "invalid-request"),
+        (call(served, "PUT", "/v1/schemas/lead", Some("admin-a"), Some(json!({ "schema": "no" }))).await, 400, "invalid-request"),
     ];
     for (response, status, kind) in cases {
         assert_eq!(
@@ -244,12 +267,12 @@ async fn every_route_and_every_error_code() {
         );
         assert_eq!(response.header("content-type"), Some("application/json"));
     }
-    let unauthorized = call(&served, "GET", "/v1/schemas", None, None).await;
+    let unauthorized = call(served, "GET", "/v1/schemas", None, None).await;
     assert_eq!(unauthorized.header("www-authenticate"), Some("Bearer"));
-    let wrong_method = call(&served, "DELETE", "/v1/tool", Some("user-a"), None).await;
+    let wrong_method = call(served, "DELETE", "/v1/tool", Some("user-a"), None).await;
     assert_eq!(wrong_method.header("allow"), Some("GET"));
     let wrong_type = call(
-        &served,
+        served,
         "POST",
         "/v1/structure",
         Some("user-a"),
@@ -257,13 +280,6 @@ async fn every_route_and_every_error_code() {
     )
     .await;
     assert_eq!(wrong_type.json()["error"]["field"], "maxLoops");
-    assert_eq!(mock.pending(), 0);
-    for sent in mock.requests() {
-        assert!(
-            !String::from_utf8_lossy(&sent.body.clone().into_bytes()).contains("admin-a"),
-            "tokens never reach the LLM"
-        );
-    }
 }
 
 #[tokio::test]
@@ -285,127 +301,9 @@ async fn the_scope_comes_from_the_token_never_from_the_body() {
         200
     );
 
-    for token in ["admin-a", "user-a"] {
-        let read = call(&served, "GET", "/v1/schemas/payroll", Some(token), None).await;
-        assert_eq!(read.status, 404, "{token}");
-        let list = call(&served, "GET", "/v1/schemas", Some(token), None).await;
-        assert!(!list.json().to_string().contains("payroll"), "{token}");
-        let delete = call(
-            &served,
-            "DELETE",
-            "/v1/schemas/payroll",
-            Some("admin-a"),
-            None,
-        )
-        .await;
-        assert_eq!(delete.status, 404);
-    }
-    // A tenant named in the body is an unknown argument, not a way in.
-    let sneaky = call(
-        &served,
-        "POST",
-        "/v1/structure",
-        Some("user-a"),
-        Some(json!({ "prompt": "x", "schema": "payroll", "schemaMode": "named", "tenant": "tenant-b" })),
-    )
-    .await;
-    assert_eq!(
-        (sneaky.status, sneaky.json()["error"]["field"].clone()),
-        (400, json!("tenant"))
-    );
-    let shadow = call(
-        &served,
-        "POST",
-        "/v1/structure",
-        Some("user-a"),
-        Some(json!({ "prompt": "x", "schema": "payroll", "schemaMode": "named" })),
-    )
-    .await;
-    assert_eq!(
-        (shadow.status, error_kind(&shadow)),
-        (404, "schema-not-found".to_owned())
-    );
-    assert_eq!(
-        call(&served, "GET", "/v1/schemas/payroll", Some("admin-b"), None)
-            .await
-            .status,
-        200,
-        "b still has it"
-    );
-    // Through MCP, tenant A neither lists, reads nor uses B's schema.
-    let mcp = |body: Value| {
-        let served = &served;
-        async move {
-            let response = send(
-                served,
-                "POST",
-                "/mcp",
-                &[
-                    ("authorization", "Bearer user-a"),
-                    ("content-type", "application/json"),
-                    ("mcp-protocol-version", "2025-06-18"),
-                ],
-                body.to_string().as_bytes(),
-            )
-            .await;
-            response.json()
-        }
-    };
-    let listed = mcp(rpc(1, "resources/list", json!({}))).await;
-    assert!(listed["result"]["resources"].is_array(), "{listed}");
-    assert!(!listed.to_string().contains("payroll"), "{listed}");
-    let read = mcp(rpc(
-        2,
-        "resources/read",
-        json!({ "uri": "structure://schemas/payroll" }),
-    ))
-    .await;
-    assert!(
-        read["error"].is_object() || read["result"]["isError"] == true,
-        "{read}"
-    );
-    assert!(!read.to_string().contains("salary"), "{read}");
-    let used = mcp(rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "payroll", "schemaMode": "named" } }))).await;
-    assert_eq!(used["result"]["isError"], true, "{used}");
-    assert!(used.to_string().contains("schema-not-found"), "{used}");
-    // A's own `payroll` shadows nothing of B's.
-    let mine =
-        json!({ "schema": { "type": "object", "properties": { "bonus": { "type": "number" } } } });
-    assert_eq!(
-        call(
-            &served,
-            "PUT",
-            "/v1/schemas/payroll",
-            Some("admin-a"),
-            Some(mine)
-        )
-        .await
-        .status,
-        200
-    );
-    let theirs = call(&served, "GET", "/v1/schemas/payroll", Some("admin-b"), None).await;
-    assert!(
-        theirs.json()["schema"]["properties"]["salary"].is_object(),
-        "B's schema is unchanged"
-    );
-    assert_eq!(
-        call(
-            &served,
-            "DELETE",
-            "/v1/schemas/payroll",
-            Some("admin-a"),
-            None
-        )
-        .await
-        .status,
-        204
-    );
-    assert_eq!(
-        call(&served, "GET", "/v1/schemas/payroll", Some("admin-b"), None)
-            .await
-            .status,
-        200
-    );
+    another_tenants_schema_is_out_of_reach(&served).await;
+    nor_through_mcp(&served).await;
+    a_schema_of_the_same_name_shadows_nothing(&served).await;
     assert_eq!(mock.requests().len(), 0, "no LLM call on the way");
     // The project token sees its tenant's schemas; registrations by the tenant admin reach it.
     let lead = json!({ "schema": { "type": "object" } });
@@ -422,6 +320,140 @@ async fn the_scope_comes_from_the_token_never_from_the_body() {
         (seen.status, seen.json()["origin"].clone()),
         (200, json!("tenant:tenant-a"))
     );
+}
+
+/// Tenant B's `payroll`, out of reach of tenant A's tokens: not read, listed, deleted or used,
+/// and not by naming B's tenant in the body either.
+async fn another_tenants_schema_is_out_of_reach(served: &Served) {
+    for token in ["admin-a", "user-a"] {
+        let read = call(served, "GET", "/v1/schemas/payroll", Some(token), None).await;
+        assert_eq!(read.status, 404, "{token}");
+        let list = call(served, "GET", "/v1/schemas", Some(token), None).await;
+        assert!(!list.json().to_string().contains("payroll"), "{token}");
+        let delete = call(
+            served,
+            "DELETE",
+            "/v1/schemas/payroll",
+            Some("admin-a"),
+            None,
+        )
+        .await;
+        assert_eq!(delete.status, 404);
+    }
+    // A tenant named in the body is an unknown argument, not a way in.
+    let sneaky = call(
+        served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(json!({ "prompt": "x", "schema": "payroll", "schemaMode": "named", "tenant": "tenant-b" })),
+    )
+    .await;
+    assert_eq!(
+        (sneaky.status, sneaky.json()["error"]["field"].clone()),
+        (400, json!("tenant"))
+    );
+    let shadow = call(
+        served,
+        "POST",
+        "/v1/structure",
+        Some("user-a"),
+        Some(json!({ "prompt": "x", "schema": "payroll", "schemaMode": "named" })),
+    )
+    .await;
+    assert_eq!(
+        (shadow.status, error_kind(&shadow)),
+        (404, "schema-not-found".to_owned())
+    );
+    assert_eq!(
+        call(served, "GET", "/v1/schemas/payroll", Some("admin-b"), None)
+            .await
+            .status,
+        200,
+        "b still has it"
+    );
+}
+
+/// Through MCP, tenant A neither lists, reads nor uses B's schema.
+async fn nor_through_mcp(served: &Served) {
+    let listed = mcp_as_user_a(served, rpc(1, "resources/list", json!({}))).await;
+    assert!(listed["result"]["resources"].is_array(), "{listed}");
+    assert!(!listed.to_string().contains("payroll"), "{listed}");
+    let read = mcp_as_user_a(
+        served,
+        rpc(
+            2,
+            "resources/read",
+            json!({ "uri": "structure://schemas/payroll" }),
+        ),
+    )
+    .await;
+    assert!(
+        read["error"].is_object() || read["result"]["isError"] == true,
+        "{read}"
+    );
+    assert!(!read.to_string().contains("salary"), "{read}");
+    let used = mcp_as_user_a(served, rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "payroll", "schemaMode": "named" } }))).await;
+    assert_eq!(used["result"]["isError"], true, "{used}");
+    assert!(used.to_string().contains("schema-not-found"), "{used}");
+}
+
+/// A's own `payroll` shadows nothing of B's, and goes again.
+async fn a_schema_of_the_same_name_shadows_nothing(served: &Served) {
+    let mine =
+        json!({ "schema": { "type": "object", "properties": { "bonus": { "type": "number" } } } });
+    assert_eq!(
+        call(
+            served,
+            "PUT",
+            "/v1/schemas/payroll",
+            Some("admin-a"),
+            Some(mine)
+        )
+        .await
+        .status,
+        200
+    );
+    let theirs = call(served, "GET", "/v1/schemas/payroll", Some("admin-b"), None).await;
+    assert!(
+        theirs.json()["schema"]["properties"]["salary"].is_object(),
+        "B's schema is unchanged"
+    );
+    assert_eq!(
+        call(
+            served,
+            "DELETE",
+            "/v1/schemas/payroll",
+            Some("admin-a"),
+            None
+        )
+        .await
+        .status,
+        204
+    );
+    assert_eq!(
+        call(served, "GET", "/v1/schemas/payroll", Some("admin-b"), None)
+            .await
+            .status,
+        200
+    );
+}
+
+/// An MCP request as tenant A's user, in the 2025-06-18 protocol: the JSON answered.
+async fn mcp_as_user_a(served: &Served, body: Value) -> Value {
+    let response = send(
+        served,
+        "POST",
+        "/mcp",
+        &[
+            ("authorization", "Bearer user-a"),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2025-06-18"),
+        ],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    response.json()
 }
 
 #[tokio::test]
@@ -527,31 +559,38 @@ fn rpc(id: u64, method: &str, params: Value) -> Value {
 async fn mcp_in_both_protocol_eras() {
     let mock = MockLlm::start();
     let served = serve(&mock, &[]).await;
-    let post = |body: Value, headers: Vec<(&'static str, String)>| {
-        let served = &served;
-        async move {
-            let mut all: Vec<(&str, String)> = vec![
-                ("authorization", "Bearer user-a".to_owned()),
-                ("content-type", "application/json".to_owned()),
-            ];
-            all.extend(headers);
-            let borrowed: Vec<(&str, &str)> = all
-                .iter()
-                .map(|(name, value)| (*name, value.as_str()))
-                .collect();
-            send(
-                served,
-                "POST",
-                "/mcp",
-                &borrowed,
-                body.to_string().as_bytes(),
-            )
-            .await
-        }
-    };
+    the_handshake_era_initializes_and_calls_the_tool(&served, &mock).await;
+    the_handshake_era_reads_resources_and_refuses_unknown_methods(&served).await;
+    malformed_messages_are_json_rpc_errors(&served).await;
+    the_stateless_era_discovers_and_lists(&served).await;
+    the_stateless_era_calls_and_refuses_what_does_not_match(&served, &mock).await;
+}
 
-    // Handshake era.
-    let init = post(rpc(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })), vec![]).await;
+/// An MCP request as tenant A's user with `headers`.
+async fn post(served: &Served, body: Value, headers: Vec<(&'static str, String)>) -> Response {
+    let mut all: Vec<(&str, String)> = vec![
+        ("authorization", "Bearer user-a".to_owned()),
+        ("content-type", "application/json".to_owned()),
+    ];
+    all.extend(headers);
+    let borrowed: Vec<(&str, &str)> = all
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    send(
+        served,
+        "POST",
+        "/mcp",
+        &borrowed,
+        body.to_string().as_bytes(),
+    )
+    .await
+}
+
+/// The handshake era (2025-06-18): `initialize`, `notifications/initialized`, `tools/list`,
+/// `tools/call` with an outcome, with a failure (a result), of an unknown tool (an error).
+async fn the_handshake_era_initializes_and_calls_the_tool(served: &Served, mock: &MockLlm) {
+    let init = post(served, rpc(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })), vec![]).await;
     let result = &init.json()["result"];
     assert_eq!(
         (
@@ -565,12 +604,14 @@ async fn mcp_in_both_protocol_eras() {
             && result["capabilities"]["resources"].is_object()
     );
     let initialized = post(
+        served,
         json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
         vec![],
     )
     .await;
     assert_eq!((initialized.status, initialized.body.len()), (202, 0));
     let tools = post(
+        served,
         rpc(2, "tools/list", json!({})),
         vec![("mcp-protocol-version", "2025-06-18".into())],
     )
@@ -583,7 +624,7 @@ async fn mcp_in_both_protocol_eras() {
     mock.push(Reply::answer(
         json!({ "name": "Ada", "email": "ada@example.com" }),
     ));
-    let called = post(rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" } })), vec![]).await.json();
+    let called = post(served, rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" } })), vec![]).await.json();
     let result = &called["result"];
     assert_eq!(
         (
@@ -596,19 +637,24 @@ async fn mcp_in_both_protocol_eras() {
         serde_json::from_str::<Value>(result["content"][0]["text"].as_str().unwrap()).unwrap(),
         result["structuredContent"]
     );
-    let failed = post(rpc(4, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "nope", "schemaMode": "named" } })), vec![]).await.json();
+    let failed = post(served, rpc(4, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "nope", "schemaMode": "named" } })), vec![]).await.json();
     assert_eq!(
         failed["result"]["isError"], true,
         "tool failures are results"
     );
     let unknown_tool = post(
+        served,
         rpc(5, "tools/call", json!({ "name": "other", "arguments": {} })),
         vec![],
     )
     .await
     .json();
     assert_eq!(unknown_tool["error"]["code"], -32602);
-    let resources = post(rpc(6, "resources/list", json!({})), vec![])
+}
+
+/// The handshake era's resources (the registry's schemas), `ping`, and an unknown method.
+async fn the_handshake_era_reads_resources_and_refuses_unknown_methods(served: &Served) {
+    let resources = post(served, rpc(6, "resources/list", json!({})), vec![])
         .await
         .json();
     let uris: Vec<String> = resources["result"]["resources"]
@@ -619,6 +665,7 @@ async fn mcp_in_both_protocol_eras() {
         .collect();
     assert!(uris.contains(&"structure://schemas/contact".to_owned()));
     let read = post(
+        served,
         rpc(
             7,
             "resources/read",
@@ -632,6 +679,7 @@ async fn mcp_in_both_protocol_eras() {
         serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(schema["title"], "contact");
     let missing = post(
+        served,
         rpc(
             8,
             "resources/read",
@@ -643,24 +691,26 @@ async fn mcp_in_both_protocol_eras() {
     .json();
     assert_eq!(missing["error"]["code"], -32002);
     assert_eq!(
-        post(rpc(9, "ping", json!({})), vec![]).await.json()["result"],
+        post(served, rpc(9, "ping", json!({})), vec![]).await.json()["result"],
         json!({})
     );
     assert_eq!(
-        post(rpc(10, "nope/nothing", json!({})), vec![])
+        post(served, rpc(10, "nope/nothing", json!({})), vec![])
             .await
             .json()["error"]["code"],
         -32601
     );
+}
 
-    // Malformed messages.
-    let batch = post(json!([rpc(1, "ping", json!({}))]), vec![]).await;
+/// A batch and a body that is not JSON.
+async fn malformed_messages_are_json_rpc_errors(served: &Served) {
+    let batch = post(served, json!([rpc(1, "ping", json!({}))]), vec![]).await;
     assert_eq!(
         (batch.status, batch.json()["error"]["code"].clone()),
         (400, json!(-32600))
     );
     let garbage = send(
-        &served,
+        served,
         "POST",
         "/mcp",
         &[("authorization", "Bearer user-a")],
@@ -671,20 +721,15 @@ async fn mcp_in_both_protocol_eras() {
         (garbage.status, garbage.json()["error"]["code"].clone()),
         (400, json!(-32700))
     );
+}
 
-    // Stateless era (2026-07-28).
-    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
-    let modern = |method: &'static str, extra: Vec<(&'static str, String)>| {
-        let mut headers = vec![
-            ("mcp-protocol-version", "2026-07-28".to_owned()),
-            ("mcp-method", method.to_owned()),
-        ];
-        headers.extend(extra);
-        headers
-    };
+/// The stateless era (2026-07-28): `server/discover` and `tools/list`, private to the caller.
+async fn the_stateless_era_discovers_and_lists(served: &Served) {
+    let meta = stateless_meta();
     let discover = post(
+        served,
         rpc(11, "server/discover", json!({ "_meta": meta })),
-        modern("server/discover", vec![]),
+        stateless_headers("server/discover", vec![]),
     )
     .await
     .json();
@@ -701,8 +746,9 @@ async fn mcp_in_both_protocol_eras() {
         (json!(0), json!("private"))
     );
     let listed = post(
+        served,
         rpc(12, "tools/list", json!({ "_meta": meta })),
-        modern("tools/list", vec![]),
+        stateless_headers("tools/list", vec![]),
     )
     .await
     .json();
@@ -713,13 +759,20 @@ async fn mcp_in_both_protocol_eras() {
         ),
         (json!("complete"), json!("private"))
     );
+}
+
+/// The stateless era's `tools/call`, with its `Mcp-Name` header, without it (a mismatch), an
+/// unsupported version, and a method the era removed.
+async fn the_stateless_era_calls_and_refuses_what_does_not_match(served: &Served, mock: &MockLlm) {
+    let meta = stateless_meta();
     mock.push(Reply::answer(
         json!({ "name": "Ada", "email": "ada@example.com" }),
     ));
     let call_params = json!({ "_meta": meta, "name": "structure", "arguments": { "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" } });
     let called = post(
+        served,
         rpc(13, "tools/call", call_params.clone()),
-        modern(
+        stateless_headers(
             "tools/call",
             vec![("mcp-name", "=?base64?c3RydWN0dXJl?=".into())],
         ),
@@ -728,8 +781,9 @@ async fn mcp_in_both_protocol_eras() {
     .json();
     assert_eq!(called["result"]["structuredContent"]["status"], "ok");
     let mismatch = post(
+        served,
         rpc(14, "tools/call", call_params),
-        modern("tools/call", vec![]),
+        stateless_headers("tools/call", vec![]),
     )
     .await;
     assert_eq!(
@@ -737,6 +791,7 @@ async fn mcp_in_both_protocol_eras() {
         (400, json!(-32020))
     );
     let old = post(
+        served,
         rpc(
             15,
             "tools/list",
@@ -750,14 +805,33 @@ async fn mcp_in_both_protocol_eras() {
         (400, json!(-32022))
     );
     let gone = post(
+        served,
         rpc(16, "ping", json!({ "_meta": meta })),
-        modern("ping", vec![]),
+        stateless_headers("ping", vec![]),
     )
     .await;
     assert_eq!(
         (gone.status, gone.json()["error"]["code"].clone()),
         (404, json!(-32601))
     );
+}
+
+/// The meta every request of the stateless era (2026-07-28) carries.
+fn stateless_meta() -> Value {
+    json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} })
+}
+
+/// The headers of a stateless-era request for `method`, and `extra`.
+fn stateless_headers(
+    method: &'static str,
+    extra: Vec<(&'static str, String)>,
+) -> Vec<(&'static str, String)> {
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28".to_owned()),
+        ("mcp-method", method.to_owned()),
+    ];
+    headers.extend(extra);
+    headers
 }
 
 /// A Python with the official MCP SDK: `STRUCTURE_TEST_PYTHON`, else a virtual environment in

@@ -32,7 +32,8 @@ export async function toolArguments(request) {
             : document.buffer.slice(document.byteOffset, document.byteOffset + document.byteLength),
         );
   const declared = typeof Blob !== 'undefined' && document instanceof Blob ? document.type.split(';')[0].trim() : '';
-  const pdf = bytes.length >= 5 && String.fromCharCode(...bytes.subarray(0, 5)) === '%PDF-';
+  // The core's rule (document/pdf/file.rs `is_pdf`): a `%PDF-` header within the first KiB.
+  const pdf = String.fromCharCode(...bytes.subarray(0, 1024)).includes('%PDF-');
   const mediaType = ['application/pdf', 'text/plain'].includes(declared)
     ? declared
     : pdf

@@ -151,6 +151,11 @@ test('a PDF given as bytes or as a Blob: its text read inside the component, eac
     structure.structure({ document: new TextEncoder().encode('%PDF-1.7 broken'), schema }),
     (error) => error instanceof StructureError && error.kind === 'invalid-document' && error.detail === 'unreadable',
   );
+  // The header a few bytes in is still a PDF, as the core tells one (read as a PDF, not as text).
+  await assert.rejects(
+    structure.structure({ document: new TextEncoder().encode('From: a\r\n%PDF-1.7 broken'), schema }),
+    (error) => error instanceof StructureError && error.kind === 'invalid-document' && error.detail === 'unreadable',
+  );
 });
 
 test('ok after a violation: the reason fed back names the field', async () => {

@@ -47,7 +47,7 @@ use hyper::body::Frame;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response};
+use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -303,7 +303,7 @@ async fn handle(
     request: Request<Incoming>,
     script: Arc<Mutex<Script>>,
 ) -> Result<Response<ReplyBody>, Infallible> {
-    let method = request.method().clone();
+    let method = request.method().as_str().to_owned();
     let path = request.uri().path().to_owned();
     let headers: Vec<(String, String)> = request
         .headers()
@@ -324,128 +324,20 @@ async fn handle(
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     };
-    if method == Method::OPTIONS {
+    if method == "OPTIONS" {
         return Ok(respond(&Reply {
             headers: Vec::new(),
             ..Reply::raw(204, "")
         }));
     }
-    match (method.as_str(), path.as_str()) {
-        ("POST", "/_mock/replies") => {
-            return Ok(match serde_json::from_slice::<Reply>(&body) {
-                Ok(reply) => {
-                    lock().replies.push_back(reply);
-                    respond(&Reply::raw(200, "{\"queued\":true}"))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_reply", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/always") => {
-            return Ok(match serde_json::from_slice::<Option<Reply>>(&body) {
-                Ok(reply) => {
-                    lock().always = reply;
-                    respond(&Reply::raw(200, "{\"always\":true}"))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_reply", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/orders") => {
-            return Ok(match serde_json::from_slice::<orders::Reader>(&body) {
-                Ok(reader) => {
-                    lock().responder =
-                        Some(Arc::new(move |request: &Recorded| reader.reply(request)));
-                    respond(&Reply::raw(200, "{\"orders\":true}"))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_reader", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/orders/text") => {
-            #[derive(Deserialize)]
-            struct Wanted {
-                chars: usize,
-                orders: usize,
-            }
-            return Ok(match serde_json::from_slice::<Wanted>(&body) {
-                Ok(wanted) => {
-                    let (text, planted) = orders::planted_text(wanted.chars, wanted.orders);
-                    let planted: Vec<&String> = planted.iter().map(|(order, _)| order).collect();
-                    let reply = json!({
-                        "text": text,
-                        "planted": planted,
-                        "schema": orders::order_schema(),
-                    });
-                    respond(&Reply::raw(200, &reply.to_string()))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/document") => {
-            return Ok(match serde_json::from_slice::<document::Reader>(&body) {
-                Ok(reader) => {
-                    lock().responder =
-                        Some(Arc::new(move |request: &Recorded| reader.reply(request)));
-                    respond(&Reply::raw(200, "{\"document\":true}"))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_reader", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/document/text") => {
-            #[derive(Deserialize)]
-            struct Wanted {
-                chars: usize,
-                #[serde(default)]
-                terms: document::Terms,
-            }
-            return Ok(match serde_json::from_slice::<Wanted>(&body) {
-                Ok(wanted) => {
-                    let reply = json!({
-                        "text": document::planted_document(wanted.chars, &wanted.terms),
-                        "schema": document::terms_schema(),
-                    });
-                    respond(&Reply::raw(200, &reply.to_string()))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/pdf") => {
-            #[derive(Deserialize)]
-            struct Wanted {
-                pages: Vec<String>,
-            }
-            return Ok(match serde_json::from_slice::<Wanted>(&body) {
-                Ok(wanted) => {
-                    let pages: Vec<&str> = wanted.pages.iter().map(String::as_str).collect();
-                    let mut reply = Reply::bytes(200, pdf::with_pages(&pages));
-                    reply.headers = vec![("content-type".into(), "application/pdf".into())];
-                    respond(&reply)
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_request", &error.to_string())),
-            });
-        }
-        ("POST", "/_mock/server") => {
-            return Ok(match serde_json::from_slice::<servers::Server>(&body) {
-                Ok(server) => {
-                    lock().server = server;
-                    respond(&Reply::raw(200, "{\"server\":true}"))
-                }
-                Err(error) => respond(&Reply::error(400, "invalid_server", &error.to_string())),
-            });
-        }
-        ("GET", "/_mock/requests") => {
-            let requests = serde_json::to_string(&lock().requests).unwrap_or_default();
-            return Ok(respond(&Reply::raw(200, &requests)));
-        }
-        ("POST", "/_mock/reset") => {
-            *lock() = Script::default();
-            return Ok(respond(&Reply::raw(200, "{\"reset\":true}")));
-        }
-        _ => {}
-    }
-    if let Some(reply) = batches::route(&script, method.as_str(), &path, &body) {
+    if let Some(reply) = scripting(&script, &method, &path, &body)
+        .or_else(|| fixture(&method, &path, &body))
+        .or_else(|| batches::route(&script, &method, &path, &body))
+    {
         return Ok(respond(&reply));
     }
     let recorded = Recorded {
-        method: method.to_string(),
+        method,
         path,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
@@ -473,6 +365,109 @@ async fn handle(
     script.in_flight = script.in_flight.saturating_sub(1);
     drop(script);
     Ok(respond(&reply))
+}
+
+/// `body` read as a `T`, and what `then` makes of it; a 400 with `code` if it is not one.
+fn with_body<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    code: &str,
+    then: impl FnOnce(T) -> Reply,
+) -> Reply {
+    match serde_json::from_slice::<T>(body) {
+        Ok(value) => then(value),
+        Err(error) => Reply::error(400, code, &error.to_string()),
+    }
+}
+
+/// The routes that script the mock (`/_mock/...`): the replies it gives next or always, who
+/// answers model requests, which server it plays; the requests it recorded; a reset.
+fn scripting(script: &Mutex<Script>, method: &str, path: &str, body: &[u8]) -> Option<Reply> {
+    let lock = || {
+        script
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    Some(match (method, path) {
+        ("POST", "/_mock/replies") => with_body(body, "invalid_reply", |reply: Reply| {
+            lock().replies.push_back(reply);
+            Reply::raw(200, "{\"queued\":true}")
+        }),
+        ("POST", "/_mock/always") => with_body(body, "invalid_reply", |reply: Option<Reply>| {
+            lock().always = reply;
+            Reply::raw(200, "{\"always\":true}")
+        }),
+        ("POST", "/_mock/orders") => with_body(body, "invalid_reader", |reader: orders::Reader| {
+            lock().responder = Some(Arc::new(move |request: &Recorded| reader.reply(request)));
+            Reply::raw(200, "{\"orders\":true}")
+        }),
+        ("POST", "/_mock/document") => {
+            with_body(body, "invalid_reader", |reader: document::Reader| {
+                lock().responder = Some(Arc::new(move |request: &Recorded| reader.reply(request)));
+                Reply::raw(200, "{\"document\":true}")
+            })
+        }
+        ("POST", "/_mock/server") => {
+            with_body(body, "invalid_server", |server: servers::Server| {
+                lock().server = server;
+                Reply::raw(200, "{\"server\":true}")
+            })
+        }
+        ("GET", "/_mock/requests") => {
+            let requests = serde_json::to_string(&lock().requests).unwrap_or_default();
+            Reply::raw(200, &requests)
+        }
+        ("POST", "/_mock/reset") => {
+            *lock() = Script::default();
+            Reply::raw(200, "{\"reset\":true}")
+        }
+        _ => return None,
+    })
+}
+
+/// The routes that make a scenario's inputs (`/_mock/.../text`, `/_mock/pdf`): a long text with
+/// orders or terms planted in it, and its schema; a PDF of given pages.
+fn fixture(method: &str, path: &str, body: &[u8]) -> Option<Reply> {
+    #[derive(Deserialize)]
+    struct Orders {
+        chars: usize,
+        orders: usize,
+    }
+    #[derive(Deserialize)]
+    struct Terms {
+        chars: usize,
+        #[serde(default)]
+        terms: document::Terms,
+    }
+    #[derive(Deserialize)]
+    struct Pages {
+        pages: Vec<String>,
+    }
+    Some(match (method, path) {
+        ("POST", "/_mock/orders/text") => with_body(body, "invalid_request", |wanted: Orders| {
+            let (text, planted) = orders::planted_text(wanted.chars, wanted.orders);
+            let planted: Vec<&String> = planted.iter().map(|(order, _)| order).collect();
+            let reply = json!({
+                "text": text,
+                "planted": planted,
+                "schema": orders::order_schema(),
+            });
+            Reply::raw(200, &reply.to_string())
+        }),
+        ("POST", "/_mock/document/text") => with_body(body, "invalid_request", |wanted: Terms| {
+            let reply = json!({
+                "text": document::planted_document(wanted.chars, &wanted.terms),
+                "schema": document::terms_schema(),
+            });
+            Reply::raw(200, &reply.to_string())
+        }),
+        ("POST", "/_mock/pdf") => with_body(body, "invalid_request", |wanted: Pages| {
+            let pages: Vec<&str> = wanted.pages.iter().map(String::as_str).collect();
+            let mut reply = Reply::bytes(200, pdf::with_pages(&pages));
+            reply.headers = vec![("content-type".into(), "application/pdf".into())];
+            reply
+        }),
+        _ => return None,
+    })
 }
 
 /// The reply to a model request (recorded, and counted in flight until it is answered): the

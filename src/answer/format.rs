@@ -102,65 +102,29 @@ impl AnswerFormat {
     /// `{"answer": {"records": [<target>, ...]}}`: no need branch, an empty list says the text
     /// holds no record.
     fn records(target: &Value, subset: &Subset) -> Self {
-        let list = |record: Value| {
-            json!({
-                "type": "object",
-                "properties": { RECORDS_KEY: { "type": "array", "items": record } },
-                "required": [RECORDS_KEY],
-                "additionalProperties": false,
-            })
-        };
-        Self::shape(target, subset, list, |body| {
-            json!({
-                "type": "object",
-                "properties": { ANSWER_KEY: body },
-                "required": [ANSWER_KEY],
-                "additionalProperties": false,
-            })
-        })
+        let list = |record: Value| only(RECORDS_KEY, json!({ "type": "array", "items": record }));
+        Self::shape(target, subset, list, |body| only(ANSWER_KEY, body))
     }
 
     /// `{"answer": <target>}`: the object alone.
     fn part(target: &Value, subset: &Subset) -> Self {
-        Self::shape(
-            target,
-            subset,
-            |body| body,
-            |body| {
-                json!({
-                    "type": "object",
-                    "properties": { ANSWER_KEY: body },
-                    "required": [ANSWER_KEY],
-                    "additionalProperties": false,
-                })
-            },
-        )
+        Self::shape(target, subset, |body| body, |body| only(ANSWER_KEY, body))
     }
 
+    /// `{"answer": anyOf[<target>, {"_need": string}]}`: the object, or what the text lacks.
     fn envelope(target: &Value, subset: &Subset) -> Self {
-        let need = json!({
-            "type": "object",
-            "properties": {
-                NEED_KEY: {
-                    "type": "string",
-                    "description": "What the text lacks that a required field needs.",
-                },
-            },
-            "required": [NEED_KEY],
-            "additionalProperties": false,
-        });
+        let need = only(
+            NEED_KEY,
+            json!({
+                "type": "string",
+                "description": "What the text lacks that a required field needs.",
+            }),
+        );
         let format = Self::shape(
             target,
             subset,
             |body| body,
-            |body| {
-                json!({
-                    "type": "object",
-                    "properties": { ANSWER_KEY: { "anyOf": [body, need.clone()] } },
-                    "required": [ANSWER_KEY],
-                    "additionalProperties": false,
-                })
-            },
+            |body| only(ANSWER_KEY, json!({ "anyOf": [body, need.clone()] })),
         );
         Self {
             need: true,
@@ -228,6 +192,17 @@ impl AnswerFormat {
             need: false,
         }
     }
+}
+
+/// `{"<key>": <schema>}` as strict mode takes an object: the key required, nothing else allowed.
+/// The envelope, the records list and the need branch are each one.
+fn only(key: &str, schema: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": { key: schema },
+        "required": [key],
+        "additionalProperties": false,
+    })
 }
 
 /// How deep recursion is unrolled for providers that take no recursive schema.

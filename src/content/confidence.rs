@@ -65,15 +65,17 @@ pub fn of_values(text: &str, tokens: &[Token]) -> BTreeMap<String, f64> {
 }
 
 /// How sure the model was of the form of answer `text` — every token that writes no value:
-/// the keys, the brackets and the punctuation the schema fixes — as the geometric mean of
-/// those tokens' probabilities; `None` when `tokens` do not spell `text` or it is not plain
-/// JSON. A model that follows the format by itself gives them probabilities near 1 (a server
-/// that constrains decoding reports the model's own, before the grammar); one that does not,
-/// far less, and its probabilities of the values then tell right from wrong no better.
+/// the keys, the brackets and the punctuation the schema fixes — as the median of those
+/// tokens' probabilities; `None` when `tokens` do not spell `text` or it is not plain JSON. A
+/// model that follows the format by itself gives them probabilities near 1 (a server that
+/// constrains decoding reports the model's own, before the grammar); one that does not, far
+/// less, and its probabilities of the values then tell right from wrong no better. The median,
+/// not a mean: the key of an optional value the model hesitated to give is a form token too,
+/// and one such must not make a reading model look like one that cannot.
 pub fn of_form(text: &str, tokens: &[Token]) -> Option<f64> {
     let offsets = token_offsets(text, tokens)?;
     let leaves = spans::leaves(text)?;
-    let logprobs: Vec<f64> = (offsets.iter().zip(tokens))
+    let mut logprobs: Vec<f64> = (offsets.iter().zip(tokens))
         .filter(|(at, _)| at.start < at.end && at.end <= text.len())
         .filter(|(at, _)| {
             !text.as_bytes()[at.start..at.end]
@@ -86,8 +88,14 @@ pub fn of_form(text: &str, tokens: &[Token]) -> Option<f64> {
     if logprobs.is_empty() {
         return None;
     }
-    let mean = logprobs.iter().sum::<f64>() / logprobs.len() as f64;
-    Some((mean.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0)
+    logprobs.sort_by(f64::total_cmp);
+    let middle = logprobs.len() / 2;
+    let median = if logprobs.len().is_multiple_of(2) {
+        (logprobs[middle - 1] + logprobs[middle]) / 2.0
+    } else {
+        logprobs[middle]
+    };
+    Some((median.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0)
 }
 
 /// The form confidence of a conversation's accepted answer ([`of_form`]), if it has one.
@@ -231,8 +239,22 @@ pub fn hold_to(
         }
         match droppable(&data, pointer, |without| schema.is_valid(without)) {
             Some((at, without)) => {
+                let holder = at.rsplit_once('/').map(|(parent, _)| parent.to_owned());
                 dropped.push(&data, at);
                 data = without;
+                // An array left empty by it goes too, where it may: the model gave no empty
+                // list, and none is what the text states.
+                if let Some(holder) = holder.filter(|holder| !holder.is_empty())
+                    && data
+                        .pointer(&holder)
+                        .and_then(Value::as_array)
+                        .is_some_and(Vec::is_empty)
+                    && let Some((at, without)) =
+                        droppable(&data, &holder, |without| schema.is_valid(without))
+                {
+                    dropped.push(&data, at);
+                    data = without;
+                }
             }
             None => unsure.push(format!("{pointer} ({confidence})")),
         }
@@ -320,9 +342,8 @@ mod tests {
             token("}}", 0.9),
         ];
         let text = r#"{"answer": {"name": "Ada", "age": 36}}"#;
-        let form = of_form(text, &tokens).unwrap();
-        let expected = ((0.9f64.ln() + 0.8f64.ln() + 0.9f64.ln()) / 3.0).exp();
-        assert!((form - expected).abs() < 1e-4, "{form}");
+        // The form's tokens are at 0.9, 0.8 and 0.9: their median.
+        assert_eq!(of_form(text, &tokens), Some(0.9));
         assert_eq!(of_form("not json", &tokens), None);
     }
 
@@ -407,6 +428,35 @@ mod tests {
                     .to_owned()
             )
         );
+    }
+
+    #[test]
+    fn an_array_left_empty_by_its_unsure_items_goes_with_them() {
+        let schema = CompiledSchema::compile_checked(&serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string" },
+                "tags": { "type": "array", "items": { "type": "string" } },
+                "kept": { "type": "array", "items": { "type": "string" } },
+            },
+            "required": ["name"],
+        }))
+        .unwrap();
+        let data = serde_json::json!({ "name": "Ada", "tags": ["a", "b"], "kept": [] });
+        let confidences: BTreeMap<String, f64> =
+            [("/name", 0.9), ("/tags/0", 0.1), ("/tags/1", 0.2)]
+                .into_iter()
+                .map(|(pointer, confidence)| (pointer.to_owned(), confidence))
+                .collect();
+        let Held::Kept { data, dropped } = hold_to(data, &confidences, 0.5, &schema) else {
+            panic!("kept")
+        };
+        assert_eq!(
+            data,
+            serde_json::json!({ "name": "Ada", "kept": [] }),
+            "an empty list the model gave stays"
+        );
+        assert_eq!(dropped.pointers(), ["/tags/1", "/tags/0", "/tags"]);
     }
 
     #[test]

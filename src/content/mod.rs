@@ -96,7 +96,7 @@ pub fn run(
 /// the window cut the answer off) in parts.
 fn object(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
     match one::run(call, text)? {
-        one::Read::Whole(outcome) => Ok(outcome),
+        one::Read::Whole(outcome) => Ok(*outcome),
         one::Read::InParts(spent) => {
             let mut outcome = long_text::extract(call, text).map_err(|error| {
                 let mut usage = spent;

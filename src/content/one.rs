@@ -12,13 +12,14 @@ use crate::content::judge::{Whole, finish};
 use crate::content::prompt;
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Usage};
+use crate::provider::Token;
 use crate::schema::violation::Violation;
 use crate::settings::Grounding;
 
 /// What reading a text whole came to.
 pub(super) enum Read {
     /// The outcome.
-    Whole(Outcome),
+    Whole(Box<Outcome>),
     /// The text is to be read in parts: its request would not leave the answer room, or the
     /// window cut the answer off (what that call spent).
     InParts(Usage),
@@ -38,13 +39,14 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
         // An answer would have to make these values up: no call can do better than asking.
         Grounded::Missing(missing) => {
             let need = Grounded::need(&missing);
-            return Ok(Read::Whole(finish(
-                Answer::NeedMoreInput(need),
+            let need = Answer::NeedMoreInput(need);
+            return Ok(Read::Whole(Box::new(finish(
+                need,
                 target,
                 0,
                 Usage::default(),
                 trace,
-            )));
+            ))));
         }
         Grounded::Narrowed { schema, notes } => {
             trace.schema_transforms = notes;
@@ -97,11 +99,30 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
         }
     };
     trace.absorb(dialogue.trace);
-    let form = confidence::of_answered(dialogue.answered.as_ref());
-    let confidences = (dialogue.answered)
+    let iterations = dialogue.iterations;
+    let outcome = finish(answer, target, iterations, usage, trace);
+    Ok(Read::Whole(Box::new(located(
+        call,
+        text,
+        outcome,
+        dialogue.answered,
+    ))))
+}
+
+/// `outcome` with the sources of its data and their confidence (`answered`: the accepted
+/// answer's text and tokens), held to `structure_min_confidence`.
+fn located(
+    call: Call<'_>,
+    text: &str,
+    mut outcome: Outcome,
+    answered: Option<(String, Vec<Token>)>,
+) -> Outcome {
+    let Call { target, limits, .. } = call;
+    let form = confidence::of_answered(answered.as_ref());
+    let confidences = answered
         .map(|(answer, tokens)| confidence::of_values(&answer, &tokens))
         .unwrap_or_default();
-    let mut outcome = finish(answer, target, dialogue.iterations, usage, trace);
+    outcome.trace.form_confidence = form;
     if let Answer::Ok(data) = &outcome.answer
         && limits.grounding != Grounding::Off
     {
@@ -111,5 +132,5 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
     if let Some(min) = limits.min_confidence.threshold(form) {
         confidence::hold(&mut outcome, &confidences, min, &target.compiled);
     }
-    Ok(Read::Whole(outcome))
+    outcome
 }

@@ -21,6 +21,8 @@ use crate::keys;
 use crate::limits::CallLimits;
 use crate::request::{Document, MediaType};
 
+pub use pdf::is_pdf;
+
 /// Between pages of the text read: a form feed on a line of its own, as `pdftotext` writes it.
 pub const PAGE_BREAK: &str = "\n\u{c}\n";
 

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 
 use crate::error::StructureError;
 use crate::keys;
-use crate::ports::Ports;
+use crate::ports::{Config, Ports};
 use crate::request::StructureRequest;
 use crate::schema::registry::Registry;
 use crate::{api, tool_definition};
@@ -40,10 +40,10 @@ pub use exchange::{ApiRequest, ApiResponse, status_of};
 
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
 
-/// The largest body this service accepts (the host reads no more than this plus one byte).
-pub fn max_body_bytes(ports: &Ports<'_>) -> usize {
-    ports
-        .config
+/// The largest body this service accepts, as `config` sets it (`structure_max_body_bytes`): the
+/// component's `wasi:http` handler and `structure serve` read no more than this plus one byte.
+pub fn max_body_bytes(config: &dyn Config) -> usize {
+    config
         .get(keys::MAX_BODY_BYTES)
         .ok()
         .flatten()
@@ -54,44 +54,16 @@ pub fn max_body_bytes(ports: &Ports<'_>) -> usize {
 
 /// Serves one request.
 pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
-    let limit = max_body_bytes(ports);
+    let limit = max_body_bytes(ports.config);
     if request.body.len() > limit {
         return ApiResponse::too_large(limit);
     }
     let path = request.path.split(['?', '#']).next().unwrap_or_default();
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
-    let route: (&[&str], Option<&str>) = match segments.as_slice() {
-        ["healthz"] => (&["GET"], None),
-        ["v1", "tool"] => (&["GET"], None),
-        ["v1", "structure"] => (&["POST"], None),
-        ["v1", "schemas"] => (&["GET"], None),
-        ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
-        ["v1", "me"] | ["v1", "insights"] => (&["GET"], None),
-        ["mcp"] => (&["POST"], None),
-        ["console"] | ["console", _] => (&["GET"], None),
-        _ => {
-            return ApiResponse::error(
-                404,
-                "not-found",
-                &format!("no route {path}; see GET /v1/tool"),
-                json!({}),
-            );
-        }
+    let name = match route(path, &segments, &request.method) {
+        Ok(name) => name,
+        Err(response) => return response,
     };
-    let (methods, name) = route;
-    if !methods.contains(&request.method.as_str()) {
-        return ApiResponse::error(
-            405,
-            "method-not-allowed",
-            &format!(
-                "{path} takes {}, not {}",
-                methods.join(", "),
-                request.method
-            ),
-            json!({}),
-        )
-        .with_header("allow", &methods.join(", "));
-    }
     if let ["console", file @ ..] = segments.as_slice() {
         let file = file.first().copied().unwrap_or_default();
         return console::serve(file).unwrap_or_else(|| {
@@ -108,38 +80,96 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
             auth::authenticate(request.header("authorization"), ports.config).is_ok();
         return health(ports, authenticated);
     }
+    let caller = match admitted_caller(request, ports) {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    match json_body_of(request, &segments) {
+        Ok(body) => dispatch(&segments, name, body, request, &caller, ports),
+        Err(response) => response,
+    }
+}
+
+/// The route at `path` (as `segments`) for `method`: the schema name in it, if any; or the 404
+/// of an unknown route, the 405 (with `Allow`) of a method it does not take.
+fn route<'a>(
+    path: &str,
+    segments: &[&'a str],
+    method: &str,
+) -> Result<Option<&'a str>, ApiResponse> {
+    let (methods, name): (&[&str], Option<&str>) = match segments {
+        ["healthz"] => (&["GET"], None),
+        ["v1", "tool"] => (&["GET"], None),
+        ["v1", "structure"] => (&["POST"], None),
+        ["v1", "schemas"] => (&["GET"], None),
+        ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
+        ["v1", "me"] | ["v1", "insights"] => (&["GET"], None),
+        ["mcp"] => (&["POST"], None),
+        ["console"] | ["console", _] => (&["GET"], None),
+        _ => {
+            return Err(ApiResponse::error(
+                404,
+                "not-found",
+                &format!("no route {path}; see GET /v1/tool"),
+                json!({}),
+            ));
+        }
+    };
+    if !methods.contains(&method) {
+        return Err(ApiResponse::error(
+            405,
+            "method-not-allowed",
+            &format!("{path} takes {}, not {method}", methods.join(", ")),
+            json!({}),
+        )
+        .with_header("allow", &methods.join(", ")));
+    }
+    Ok(name)
+}
+
+/// The caller the request's token stands for, if their role may do what the request asks; else
+/// the 401 of no or an unknown token, the 500 of an unusable token list, the 403 of a user's
+/// token where an admin's is needed.
+fn admitted_caller(request: &ApiRequest, ports: &Ports<'_>) -> Result<Caller, ApiResponse> {
     let caller = match auth::authenticate(request.header("authorization"), ports.config) {
         Ok(caller) => caller,
         Err(Denied::Unauthenticated(message)) => {
-            return ApiResponse::error(401, "unauthorized", &message, json!({}))
-                .with_header("www-authenticate", "Bearer");
+            return Err(ApiResponse::error(401, "unauthorized", &message, json!({}))
+                .with_header("www-authenticate", "Bearer"));
         }
         Err(Denied::Misconfigured(message)) => {
-            return ApiResponse::error(500, "configuration", &message, json!({}));
+            return Err(ApiResponse::error(
+                500,
+                "configuration",
+                &message,
+                json!({}),
+            ));
         }
     };
     let needs_admin = matches!(request.method.as_str(), "PUT" | "DELETE");
     if needs_admin && caller.role < Role::Admin {
-        return ApiResponse::error(
+        return Err(ApiResponse::error(
             403,
             "forbidden",
             "registering and deregistering schemas takes an admin token",
             json!({}),
-        );
+        ));
     }
-    let body = if matches!(request.method.as_str(), "POST" | "PUT") {
-        match json_body(request) {
-            Ok(body) => Some(body),
-            // JSON-RPC has its own answer to a body that is not JSON.
-            Err(BodyError::NotJson(message)) if segments == ["mcp"] => {
-                return mcp::parse_error(&message);
-            }
-            Err(error) => return error.response(),
-        }
-    } else {
-        None
-    };
-    dispatch(&segments, name, body, request, &caller, ports)
+    Ok(caller)
+}
+
+/// The JSON body of a `POST` or `PUT` (none for the other methods), or the error response to a
+/// body that is not JSON: MCP's JSON-RPC parse error on `/mcp`.
+fn json_body_of(request: &ApiRequest, segments: &[&str]) -> Result<Option<Value>, ApiResponse> {
+    if !matches!(request.method.as_str(), "POST" | "PUT") {
+        return Ok(None);
+    }
+    match json_body(request) {
+        Ok(body) => Ok(Some(body)),
+        // JSON-RPC has its own answer to a body that is not JSON.
+        Err(BodyError::NotJson(message)) if segments == ["mcp"] => Err(mcp::parse_error(&message)),
+        Err(error) => Err(error.response()),
+    }
 }
 
 /// The authenticated routes, once the body is read.

@@ -175,10 +175,14 @@ impl Provider for Anthropic {
         if conversation.system.cacheable {
             stable["cache_control"] = json!({ "type": "ephemeral" });
         }
-        let system = json!([stable, { "type": "text", "text": conversation.system.volatile }]);
+        let mut system = vec![stable];
+        // Anthropic refuses an empty text block: the changing part only when there is one.
+        if !conversation.system.volatile.is_empty() {
+            system.push(json!({ "type": "text", "text": conversation.system.volatile }));
+        }
         let mut body = Map::new();
         body.insert("model".into(), json!(self.endpoint.model_name));
-        body.insert("system".into(), system);
+        body.insert("system".into(), Value::Array(system));
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
         match self.endpoint.delivery {
             Delivery::Native => {

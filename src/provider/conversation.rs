@@ -47,6 +47,9 @@ pub struct SystemPrompt {
 impl SystemPrompt {
     /// Both parts as one text.
     pub fn text(&self) -> String {
+        if self.volatile.is_empty() {
+            return self.stable.clone();
+        }
         format!("{}\n{}", self.stable, self.volatile)
     }
 }

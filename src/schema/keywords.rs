@@ -31,74 +31,6 @@ use crate::error::StructureError;
 use crate::keys;
 use crate::schema::walk::{self, Next};
 
-/// Every keyword of JSON Schema drafts 4 to 2020-12 (core, applicators, validation, meta-data,
-/// format, content). Others are annotations: JSON Schema ignores them.
-pub const KNOWN_KEYWORDS: &[&str] = &[
-    "$schema",
-    "$id",
-    "id",
-    "$ref",
-    "$anchor",
-    "$dynamicRef",
-    "$dynamicAnchor",
-    "$recursiveRef",
-    "$recursiveAnchor",
-    "$vocabulary",
-    "$comment",
-    "$defs",
-    "definitions",
-    "prefixItems",
-    "items",
-    "additionalItems",
-    "contains",
-    "additionalProperties",
-    "properties",
-    "patternProperties",
-    "dependentSchemas",
-    "dependencies",
-    "propertyNames",
-    "if",
-    "then",
-    "else",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "not",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "type",
-    "const",
-    "enum",
-    "multipleOf",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "maxContains",
-    "minContains",
-    "maxProperties",
-    "minProperties",
-    "required",
-    "dependentRequired",
-    "title",
-    "description",
-    "default",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "examples",
-    "format",
-    "contentEncoding",
-    "contentMediaType",
-    "contentSchema",
-];
-
 /// The keywords that constrain an instance: a near miss of one of these, with the real one
 /// absent, would silently drop a check.
 const VALIDATION_KEYWORDS: &[&str] = &[
@@ -144,6 +76,40 @@ const VALIDATION_KEYWORDS: &[&str] = &[
     "$ref",
     "format",
 ];
+
+/// The keywords of JSON Schema drafts 4 to 2020-12 that constrain nothing: identifiers and
+/// anchors, the vocabulary, definitions, meta-data, and content annotations. With
+/// [`VALIDATION_KEYWORDS`], every keyword JSON Schema defines ([`is_known`]).
+const NON_VALIDATION_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "id",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// Whether `keyword` is one of JSON Schema drafts 4 to 2020-12 (core, applicators, validation,
+/// meta-data, format, content). Others are annotations: JSON Schema ignores them.
+pub fn is_known(keyword: &str) -> bool {
+    VALIDATION_KEYWORDS.contains(&keyword) || NON_VALIDATION_KEYWORDS.contains(&keyword)
+}
 
 /// What a keyword from another schema language means here.
 const FOREIGN_KEYWORDS: &[(&str, &str)] = &[
@@ -202,7 +168,7 @@ pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>
     walk::schemas(schema, &mut |map, at| {
         let at = if at.is_empty() { "/" } else { at };
         for keyword in map.keys() {
-            if KNOWN_KEYWORDS.contains(&keyword.as_str()) || is_extension(keyword) {
+            if is_known(keyword) || is_extension(keyword) {
                 continue;
             }
             let meant =

@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::keywords::KNOWN_KEYWORDS;
+use crate::schema::keywords;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::violation::{Category, Violation};
 use crate::schema::walk::{self, Next};
@@ -64,7 +64,7 @@ fn keyword_names(node: &Map<String, Value>, at: &str, found: &mut Vec<Violation>
         let schema_word = name.starts_with('$')
             || name.chars().any(|c| c.is_ascii_uppercase())
             || matches!(name.as_str(), "properties" | "items" | "enum" | "required");
-        if schema_word && KNOWN_KEYWORDS.contains(&name.as_str()) {
+        if schema_word && keywords::is_known(name) {
             found.push(violation(
                 at,
                 format!(

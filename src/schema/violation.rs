@@ -118,56 +118,15 @@ pub fn describe(error: &ValidationError<'_>) -> Vec<Violation> {
     }
 }
 
-/// The constraint a single-value error names, in words, and the offending value as shown.
-/// (One arm an error kind, in the validator's order: the table reads best whole, so it stays
-/// one function past the usual length.)
+/// The constraint a single-value error names, in words, and the offending value as shown: the
+/// value itself, an array's length, or nothing for an object.
 fn constraint(error: &ValidationError<'_>) -> (String, Option<String>) {
     let instance = error.instance();
-    let shown = Some(show(instance));
-    match error.kind() {
-        ValidationErrorKind::Type { kind } => {
-            (format!("value must be {}", type_words(kind)), shown)
-        }
-        ValidationErrorKind::Enum { options } => {
-            (format!("value must be one of {}", list(options)), shown)
-        }
-        ValidationErrorKind::Constant { expected_value } => (
-            format!("value must be exactly {}", show(expected_value)),
-            shown,
-        ),
-        ValidationErrorKind::Minimum { limit } => (format!("value must be ≥ {limit}"), shown),
-        ValidationErrorKind::Maximum { limit } => (format!("value must be ≤ {limit}"), shown),
-        ValidationErrorKind::ExclusiveMinimum { limit } => {
-            (format!("value must be > {limit}"), shown)
-        }
-        ValidationErrorKind::ExclusiveMaximum { limit } => {
-            (format!("value must be < {limit}"), shown)
-        }
-        ValidationErrorKind::MultipleOf { multiple_of } => {
-            (format!("value must be a multiple of {multiple_of}"), shown)
-        }
-        ValidationErrorKind::MinLength { limit } => (
-            format!("value must be at least {limit} characters long"),
-            shown,
-        ),
-        ValidationErrorKind::MaxLength { limit } => (
-            format!("value must be at most {limit} characters long"),
-            shown,
-        ),
-        ValidationErrorKind::Pattern { pattern } => (
-            format!(
-                "value must match pattern {}",
-                show(&Value::from(pattern.as_str()))
-            ),
-            shown,
-        ),
-        ValidationErrorKind::Format { format } => (
-            match format_example(format) {
-                Some(example) => format!("value must match format \"{format}\", e.g. {example}"),
-                None => format!("value must match format \"{format}\""),
-            },
-            shown,
-        ),
+    let kind = error.kind();
+    if let Some(words) = number_or_text_constraint(kind).or_else(|| any_value_constraint(kind)) {
+        return (words, Some(show(instance)));
+    }
+    match kind {
         ValidationErrorKind::MinItems { limit } => (
             format!("array must have at least {limit} items"),
             Some(count(instance)),
@@ -176,7 +135,6 @@ fn constraint(error: &ValidationError<'_>) -> (String, Option<String>) {
             format!("array must have at most {limit} items"),
             Some(count(instance)),
         ),
-        ValidationErrorKind::UniqueItems => ("array items must be unique".to_owned(), shown),
         ValidationErrorKind::MinProperties { limit } => (
             format!("object must have at least {limit} properties"),
             None,
@@ -184,34 +142,73 @@ fn constraint(error: &ValidationError<'_>) -> (String, Option<String>) {
         ValidationErrorKind::MaxProperties { limit } => {
             (format!("object must have at most {limit} properties"), None)
         }
-        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => (
-            "value must match one of the allowed alternatives".to_owned(),
-            shown,
-        ),
-        ValidationErrorKind::OneOfMultipleValid { .. } => (
-            "value must match exactly one of the alternatives, but matches several".to_owned(),
-            shown,
-        ),
-        ValidationErrorKind::Contains => (
-            "array must contain at least one item of the required kind".to_owned(),
-            shown,
-        ),
-        ValidationErrorKind::Not { .. } | ValidationErrorKind::FalseSchema => {
-            ("value is not allowed here".to_owned(), shown)
-        }
         ValidationErrorKind::PropertyNames { error } => {
             (format!("property name is not allowed: {error}"), None)
         }
-        // Everything else (content encoding, regex engine limits, references): the
-        // validator's own sentence says it best.
-        ValidationErrorKind::BacktrackLimitExceeded { .. } => (
-            "value could not be checked against the pattern: matching it backtracks too much \
-             (simplify the pattern: avoid nested quantifiers with back-references or look-around)"
-                .to_owned(),
-            shown,
-        ),
+        // Everything else (content encoding, references): the validator's own sentence says it
+        // best.
         _ => (error.to_string(), None),
     }
+}
+
+/// What a number or a string must be, in words: its bounds, its length, its pattern, its format.
+fn number_or_text_constraint(kind: &ValidationErrorKind) -> Option<String> {
+    Some(match kind {
+        ValidationErrorKind::Minimum { limit } => format!("value must be ≥ {limit}"),
+        ValidationErrorKind::Maximum { limit } => format!("value must be ≤ {limit}"),
+        ValidationErrorKind::ExclusiveMinimum { limit } => format!("value must be > {limit}"),
+        ValidationErrorKind::ExclusiveMaximum { limit } => format!("value must be < {limit}"),
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            format!("value must be a multiple of {multiple_of}")
+        }
+        ValidationErrorKind::MinLength { limit } => {
+            format!("value must be at least {limit} characters long")
+        }
+        ValidationErrorKind::MaxLength { limit } => {
+            format!("value must be at most {limit} characters long")
+        }
+        ValidationErrorKind::Pattern { pattern } => format!(
+            "value must match pattern {}",
+            show(&Value::from(pattern.as_str()))
+        ),
+        ValidationErrorKind::Format { format } => match format_example(format) {
+            Some(example) => format!("value must match format \"{format}\", e.g. {example}"),
+            None => format!("value must match format \"{format}\""),
+        },
+        // A regex engine's limit, said so that the schema's author can act on it.
+        ValidationErrorKind::BacktrackLimitExceeded { .. } => {
+            "value could not be checked against the pattern: matching it backtracks too much \
+             (simplify the pattern: avoid nested quantifiers with back-references or look-around)"
+                .to_owned()
+        }
+        _ => return None,
+    })
+}
+
+/// What any value must be, in words: its type, one of the values listed, one of the
+/// alternatives, not what `not` or `false` rules out; unique or containing items for an array.
+fn any_value_constraint(kind: &ValidationErrorKind) -> Option<String> {
+    Some(match kind {
+        ValidationErrorKind::Type { kind } => format!("value must be {}", type_words(kind)),
+        ValidationErrorKind::Enum { options } => format!("value must be one of {}", list(options)),
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("value must be exactly {}", show(expected_value))
+        }
+        ValidationErrorKind::UniqueItems => "array items must be unique".to_owned(),
+        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
+            "value must match one of the allowed alternatives".to_owned()
+        }
+        ValidationErrorKind::OneOfMultipleValid { .. } => {
+            "value must match exactly one of the alternatives, but matches several".to_owned()
+        }
+        ValidationErrorKind::Contains => {
+            "array must contain at least one item of the required kind".to_owned()
+        }
+        ValidationErrorKind::Not { .. } | ValidationErrorKind::FalseSchema => {
+            "value is not allowed here".to_owned()
+        }
+        _ => return None,
+    })
 }
 
 fn type_words(kind: &TypeKind) -> String {

@@ -13,7 +13,7 @@ use crate::wasi::transport::write_body;
 impl exports::wasi::http::incoming_handler::Guest for Component {
     fn handle(request: http::IncomingRequest, response_out: http::ResponseOutparam) {
         let response = with_ports(|ports| {
-            let limit = http_api::max_body_bytes(ports);
+            let limit = http_api::max_body_bytes(ports.config);
             match read_request(request, limit) {
                 Ok(request) => http_api::handle(&request, ports),
                 Err(response) => response,

@@ -105,33 +105,8 @@ fn main() -> anyhow::Result<()> {
     }
     drop(file);
 
-    let run_batch = |extra: &[&str], output: &str| -> anyhow::Result<(f64, f64)> {
-        let (cpu, started) = (children().0, Instant::now());
-        let status = command(&args.cli, &mock)
-            .args([
-                "batch",
-                "--schema",
-                SCHEMA,
-                "--jobs",
-                &args.jobs.to_string(),
-            ])
-            .args(extra)
-            .arg(&input)
-            .arg("-o")
-            .arg(dir.join(output))
-            .status()?;
-        let measured = (children().0 - cpu, started.elapsed().as_secs_f64());
-        let text = std::fs::read_to_string(dir.join(output))?;
-        let ok = text
-            .lines()
-            .filter(|line| line.contains("\"status\":\"ok\""))
-            .count();
-        anyhow::ensure!(
-            status.success() && ok == args.items,
-            "the batch wrote {ok} ok lines"
-        );
-        Ok(measured)
-    };
+    let run_batch =
+        |extra: &[&str], output: &str| batch(&args, &mock, &input, extra, &dir.join(output));
     if args.provider_batch {
         let measured = (
             run_batch(
@@ -148,8 +123,50 @@ fn main() -> anyhow::Result<()> {
     }
     let batch = run_batch(&[], "out.jsonl")?;
     let peak = children().1;
+    let processes = a_process_per_text(&args, &mock)?;
+    std::fs::remove_dir_all(&dir)?;
+    report(&args, batch, processes, peak);
+    Ok(())
+}
 
-    // A process per text, `jobs` at a time, as `xargs -P` runs them.
+/// Runs `structure batch` (with `extra` arguments) on `input` into `output`: its CPU and wall
+/// seconds, once every text got an `ok` line.
+fn batch(
+    args: &Args,
+    mock: &MockLlm,
+    input: &Path,
+    extra: &[&str],
+    output: &Path,
+) -> anyhow::Result<(f64, f64)> {
+    let (cpu, started) = (children().0, Instant::now());
+    let status = command(&args.cli, mock)
+        .args([
+            "batch",
+            "--schema",
+            SCHEMA,
+            "--jobs",
+            &args.jobs.to_string(),
+        ])
+        .args(extra)
+        .arg(input)
+        .arg("-o")
+        .arg(output)
+        .status()?;
+    let measured = (children().0 - cpu, started.elapsed().as_secs_f64());
+    let text = std::fs::read_to_string(output)?;
+    let ok = text
+        .lines()
+        .filter(|line| line.contains("\"status\":\"ok\""))
+        .count();
+    anyhow::ensure!(
+        status.success() && ok == args.items,
+        "the batch wrote {ok} ok lines"
+    );
+    Ok(measured)
+}
+
+/// A process per text, `jobs` at a time, as `xargs -P` runs them: their CPU and wall seconds.
+fn a_process_per_text(args: &Args, mock: &MockLlm) -> anyhow::Result<(f64, f64)> {
     let (cpu, started) = (children().0, Instant::now());
     let mut running = Vec::new();
     for n in 0..args.items {
@@ -159,7 +176,7 @@ fn main() -> anyhow::Result<()> {
             anyhow::ensure!(output.status.success(), "a run failed");
         }
         running.push(
-            command(&args.cli, &mock)
+            command(&args.cli, mock)
                 .args(["run", "--schema", SCHEMA])
                 .arg(format!("Ada Lovelace wrote note number {n}."))
                 .spawn()?,
@@ -168,9 +185,12 @@ fn main() -> anyhow::Result<()> {
     for child in running {
         anyhow::ensure!(child.wait_with_output()?.status.success(), "a run failed");
     }
-    let processes = (children().0 - cpu, started.elapsed().as_secs_f64());
-    std::fs::remove_dir_all(&dir)?;
+    Ok((children().0 - cpu, started.elapsed().as_secs_f64()))
+}
 
+/// Prints the batch's CPU and wall time beside a process per text's, and the batch's peak
+/// memory.
+fn report(args: &Args, batch: (f64, f64), processes: (f64, f64), peak: f64) {
     println!(
         "{} texts, {} at once, the mock answering after {} ms",
         args.items, args.jobs, args.latency_ms
@@ -190,5 +210,4 @@ fn main() -> anyhow::Result<()> {
         batch.0 / processes.0,
         batch.1 / processes.1
     );
-    Ok(())
 }

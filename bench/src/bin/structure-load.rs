@@ -85,35 +85,8 @@ async fn main() -> anyhow::Result<()> {
         json!({ "prompt": "mike_42 broke the build on 30 November 2026 at 14:30 UTC.", "schema": "user-action-record", "schemaMode": "named" })
             .to_string(),
     );
-    let samples = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let sampler = {
-        let samples = samples.clone();
-        tokio::spawn(async move {
-            loop {
-                let bytes: u64 = pids.iter().filter_map(|pid| rss(*pid)).sum();
-                samples.lock().unwrap().push(bytes);
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        })
-    };
-    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for index in 0..args.clients {
-        let address = addresses[index % addresses.len()].clone();
-        let (body, next, total) = (body.clone(), next.clone(), args.requests);
-        workers.push(tokio::spawn(async move {
-            client(&address, &body, &next, total).await
-        }));
-    }
-    let mut latencies = Vec::new();
-    let mut errors = Vec::new();
-    for worker in workers {
-        let (done, failed) = worker.await?;
-        latencies.extend(done);
-        errors.extend(failed);
-    }
-    let elapsed = started.elapsed();
+    let (samples, sampler) = sample_memory(pids);
+    let (mut latencies, errors, elapsed) = load(&args, &addresses, &body).await?;
     sampler.abort();
     let samples = samples.lock().unwrap().clone();
     latencies.sort();
@@ -153,6 +126,49 @@ async fn main() -> anyhow::Result<()> {
     }
     anyhow::ensure!(errors.is_empty(), "{} requests failed", errors.len());
     Ok(())
+}
+
+/// The servers' resident memory together (bytes), sampled every 200 ms until the task is aborted.
+fn sample_memory(pids: Vec<u32>) -> (Arc<std::sync::Mutex<Vec<u64>>>, tokio::task::JoinHandle<()>) {
+    let samples = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sampler = {
+        let samples = samples.clone();
+        tokio::spawn(async move {
+            loop {
+                let bytes: u64 = pids.iter().filter_map(|pid| rss(*pid)).sum();
+                samples.lock().unwrap().push(bytes);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        })
+    };
+    (samples, sampler)
+}
+
+/// `args.requests` requests of `body` from `args.clients` clients spread over `addresses`: the
+/// latency of each answered, the errors, and the time they all took.
+async fn load(
+    args: &Args,
+    addresses: &[String],
+    body: &Bytes,
+) -> anyhow::Result<(Vec<Duration>, Vec<String>, Duration)> {
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for index in 0..args.clients {
+        let address = addresses[index % addresses.len()].clone();
+        let (body, next, total) = (body.clone(), next.clone(), args.requests);
+        workers.push(tokio::spawn(async move {
+            client(&address, &body, &next, total).await
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = Vec::new();
+    for worker in workers {
+        let (done, failed) = worker.await?;
+        latencies.extend(done);
+        errors.extend(failed);
+    }
+    Ok((latencies, errors, started.elapsed()))
 }
 
 /// A `structure serve` process on `store` against `mock`, and the address it listens on.

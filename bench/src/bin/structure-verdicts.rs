@@ -224,7 +224,7 @@ impl Transport for Answering {
         let answer = if mock_llm::document::is_choice(&body) {
             let question = (body["messages"].as_array().into_iter().flatten())
                 .filter_map(|message| message["content"].as_str())
-                .last()
+                .next_back()
                 .unwrap_or_default();
             mock_llm::document::choose(question)
         } else {

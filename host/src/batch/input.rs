@@ -148,7 +148,7 @@ fn arguments(line: Line<'_>, folder: &Path, defaults: &Defaults) -> Result<Value
 fn document(path: &PathBuf) -> Result<Value, String> {
     let bytes =
         std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    let media_type = if bytes.starts_with(b"%PDF-") {
+    let media_type = if structure::is_pdf(&bytes) {
         "application/pdf"
     } else {
         "text/plain"

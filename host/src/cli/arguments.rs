@@ -6,7 +6,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 use structure_host::{
-    KeyValueStore, MemoryStore, Settings, SqliteStore, Structure, check_no_old_store,
+    KeyValueStore, MemoryStore, Scope, Settings, SqliteStore, Structure, check_no_old_store,
     default_store_path, open_store,
 };
 
@@ -191,6 +191,14 @@ pub(crate) enum SchemaMode {
     Named,
     Text,
     Examples,
+}
+
+/// The scope `--tenant` and `--project` name.
+pub(crate) fn scope(cli: &Cli) -> Scope {
+    Scope {
+        tenant: cli.tenant.clone(),
+        project: cli.project.clone(),
+    }
 }
 
 pub(crate) fn client(cli: &Cli) -> Result<Structure, (u8, String)> {

@@ -125,69 +125,9 @@ impl Metrics {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut out = String::new();
-        header(
-            &mut out,
-            "structure_requests_total",
-            "counter",
-            "Requests by tenant, schema and status.",
-        );
-        for ((tenant, schema, status), count) in &counts.requests {
-            let _ = writeln!(
-                out,
-                "structure_requests_total{{tenant=\"{}\",schema=\"{}\",status=\"{}\"}} {count}",
-                escape(tenant),
-                escape(schema),
-                escape(status)
-            );
-        }
-        header(
-            &mut out,
-            "structure_request_duration_seconds",
-            "histogram",
-            "Request latency.",
-        );
-        counts.latency.write(
-            &mut out,
-            "structure_request_duration_seconds",
-            &LATENCY_BUCKETS,
-        );
-        header(
-            &mut out,
-            "structure_iterations",
-            "histogram",
-            "Content-stage iterations per result.",
-        );
-        counts
-            .iterations
-            .write(&mut out, "structure_iterations", &ITERATION_BUCKETS);
-        header(
-            &mut out,
-            "structure_llm_calls_total",
-            "counter",
-            "LLM requests, retries included.",
-        );
-        let _ = writeln!(out, "structure_llm_calls_total {}", counts.llm_calls);
-        by_label(
-            &mut out,
-            ("structure_tokens_total", "Tokens spent, by kind."),
-            "kind",
-            &counts.tokens,
-        );
-        by_label(
-            &mut out,
-            ("structure_errors_total", "Typed errors, by kind."),
-            "kind",
-            &counts.errors,
-        );
-        by_label(
-            &mut out,
-            (
-                "structure_reasons_total",
-                "Violations fed back to the model, by category.",
-            ),
-            "category",
-            &counts.reasons,
-        );
+        counts.write_requests(&mut out);
+        counts.write_spend(&mut out);
+        counts.write_trouble(&mut out);
         if let Some(dropped) = &self.spans_dropped {
             header(
                 &mut out,
@@ -202,6 +142,80 @@ impl Metrics {
             );
         }
         out
+    }
+}
+
+impl Counts {
+    /// The requests: how many by tenant, schema and status, how long they took, and how many
+    /// content-stage iterations their results took.
+    fn write_requests(&self, out: &mut String) {
+        header(
+            out,
+            "structure_requests_total",
+            "counter",
+            "Requests by tenant, schema and status.",
+        );
+        for ((tenant, schema, status), count) in &self.requests {
+            let _ = writeln!(
+                out,
+                "structure_requests_total{{tenant=\"{}\",schema=\"{}\",status=\"{}\"}} {count}",
+                escape(tenant),
+                escape(schema),
+                escape(status)
+            );
+        }
+        header(
+            out,
+            "structure_request_duration_seconds",
+            "histogram",
+            "Request latency.",
+        );
+        self.latency
+            .write(out, "structure_request_duration_seconds", &LATENCY_BUCKETS);
+        header(
+            out,
+            "structure_iterations",
+            "histogram",
+            "Content-stage iterations per result.",
+        );
+        self.iterations
+            .write(out, "structure_iterations", &ITERATION_BUCKETS);
+    }
+
+    /// What the requests spent: LLM calls and tokens.
+    fn write_spend(&self, out: &mut String) {
+        header(
+            out,
+            "structure_llm_calls_total",
+            "counter",
+            "LLM requests, retries included.",
+        );
+        let _ = writeln!(out, "structure_llm_calls_total {}", self.llm_calls);
+        by_label(
+            out,
+            ("structure_tokens_total", "Tokens spent, by kind."),
+            "kind",
+            &self.tokens,
+        );
+    }
+
+    /// What went wrong: typed errors, and the violations fed back to the model.
+    fn write_trouble(&self, out: &mut String) {
+        by_label(
+            out,
+            ("structure_errors_total", "Typed errors, by kind."),
+            "kind",
+            &self.errors,
+        );
+        by_label(
+            out,
+            (
+                "structure_reasons_total",
+                "Violations fed back to the model, by category.",
+            ),
+            "category",
+            &self.reasons,
+        );
     }
 }
 

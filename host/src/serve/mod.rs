@@ -296,8 +296,8 @@ impl Shared {
     /// `GET /metrics` on the API's listener: for admin tokens only.
     fn metrics_for(&self, authorization: Option<&str>) -> Response {
         let config = record::HostConfig(&self.server.settings);
-        let denied = match structure::http_api::auth::authenticate(authorization, &config) {
-            Ok(caller) if caller.role >= structure::http_api::auth::Role::Admin => None,
+        let denied = match structure::authenticate(authorization, &config) {
+            Ok(caller) if caller.role >= structure::Role::Admin => None,
             Ok(_) => Some((403, "the metrics take an admin token")),
             Err(_) => Some((
                 401,
@@ -310,14 +310,9 @@ impl Shared {
         }
     }
 
-    /// The largest body the component accepts, as it reads the setting.
+    /// The largest body the component accepts, read from the settings as it reads them.
     fn max_body_bytes(&self) -> usize {
-        self.server
-            .settings
-            .get(structure::keys::MAX_BODY_BYTES)
-            .and_then(|text| text.trim().parse().ok())
-            .filter(|limit| *limit > 0)
-            .unwrap_or(structure::http_api::DEFAULT_MAX_BODY_BYTES)
+        structure::max_body_bytes(&record::HostConfig(&self.server.settings))
     }
 }
 

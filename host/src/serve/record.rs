@@ -7,10 +7,8 @@
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use structure::Usage;
-use structure::http_api::auth;
-use structure::insights::{Asked, schema_label};
 use structure::ports::Config;
+use structure::{Asked, Usage, authenticate, schema_label};
 
 use crate::config::Settings;
 
@@ -119,7 +117,7 @@ impl Record {
             reasons: Vec::new(),
             parent: exchange.traceparent.and_then(TraceParent::parse),
         };
-        if let Ok(caller) = auth::authenticate(exchange.authorization, &HostConfig(settings)) {
+        if let Ok(caller) = authenticate(exchange.authorization, &HostConfig(settings)) {
             record.tenant = Some(caller.scope.tenant);
             record.project = caller.scope.project;
         }
@@ -184,7 +182,7 @@ impl Record {
     }
 
     /// What the metrics and the log call the schema, as the insights do
-    /// ([`structure::insights::schema_label`]), and only for an authenticated caller; a schema
+    /// ([`structure::schema_label`]), and only for an authenticated caller; a schema
     /// route's name once the route answered 2xx.
     fn schema_label(&self, asked: Asked) -> String {
         let named = matches!(asked, Asked::Name(_));

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::fields::{Candidate, Merged};
+use super::fields::{Candidate, Conflict, Merged};
 use crate::answer::format::{ANSWER_KEY, Shape};
 use crate::content::call::Call;
 use crate::content::chunked::required::missing;
@@ -62,10 +62,59 @@ pub(super) fn settle(
             labels
         })
         .collect();
+    let choice = choice_schema(&call.target.schema, &conflicts, &offers)?;
+    let asking = |passage_bytes: usize| Conversation {
+        system: prompt::choice_prompt(call.provider.delivery()),
+        turns: vec![Turn::User(question(
+            text,
+            &conflicts,
+            &offers,
+            passage_bytes,
+        ))],
+    };
+    let asked = ask(call, &choice, Shape::Part, asking, usage, trace)?;
+    let undecided = match asked.settled {
+        Settled::Accepted(Answer::Ok(chosen)) => {
+            for (conflict, labels) in conflicts.into_iter().zip(&offers) {
+                let picked = chosen.get(&conflict.name).and_then(Value::as_str);
+                // `NONE` is past the candidates: it picks none of them.
+                let index = labels
+                    .iter()
+                    .position(|label| Some(label.as_str()) == picked);
+                if let Some(candidate) =
+                    index.and_then(|at| conflict.candidates.into_iter().nth(at))
+                {
+                    merged.take(&conflict.name, candidate);
+                }
+            }
+            Vec::new()
+        }
+        Settled::Stale(violations) => {
+            let why = (violations.iter().map(Violation::to_string))
+                .collect::<Vec<_>>()
+                .join("; ");
+            unsettled(conflicts, offers, &required, &why, trace)
+        }
+        Settled::Accepted(_) => {
+            unsettled(conflicts, offers, &required, "it named none of them", trace)
+        }
+    };
+    Ok(Asked {
+        settled: Settled::Accepted(undecided),
+        iterations: asked.iterations,
+    })
+}
+
+/// The schema of the choice: for each conflict, one of its `offers`.
+fn choice_schema(
+    target: &Value,
+    conflicts: &[Conflict],
+    offers: &[Vec<String>],
+) -> Result<TargetSchema, StructureError> {
     let mut properties = Map::new();
-    for (conflict, labels) in conflicts.iter().zip(&offers) {
+    for (conflict, labels) in conflicts.iter().zip(offers) {
         let mut property = json!({ "type": "string", "enum": labels });
-        if let Some(description) = description(&call.target.schema, &conflict.name) {
+        if let Some(description) = description(target, &conflict.name) {
             property["description"] = json!(description);
         }
         properties.insert(conflict.name.clone(), property);
@@ -77,56 +126,49 @@ pub(super) fn settle(
         "required": names,
         "additionalProperties": false,
     });
-    let choice = TargetSchema::stored(schema, None, "choice".to_owned())?;
-    let asking = |passage_bytes: usize| {
-        let mut question = String::from(
-            "Fields the parts of the document gave doubtful or different values for, each \
-             candidate with the passage it was read from:\n",
-        );
-        for (conflict, labels) in conflicts.iter().zip(&offers) {
-            question.push_str(&format!("\n{}:\n", conflict.name));
-            for (candidate, label) in conflict.candidates.iter().zip(labels) {
-                question.push_str(&format!(
-                    "- {}: {}\n",
-                    json!(label),
-                    passage(text, candidate, passage_bytes)
-                ));
-            }
-            if labels.last().map(String::as_str) == Some(NONE) {
-                question.push_str(&format!(
-                    "- {}: the document gives this field no value\n",
-                    json!(NONE)
-                ));
-            }
+    TargetSchema::stored(schema, None, "choice".to_owned())
+}
+
+/// The choosing call's question: each field's candidates, each with `passage_bytes` of the
+/// passage it was read from.
+fn question(
+    text: &str,
+    conflicts: &[Conflict],
+    offers: &[Vec<String>],
+    passage_bytes: usize,
+) -> String {
+    let mut question = String::from(
+        "Fields the parts of the document gave doubtful or different values for, each \
+         candidate with the passage it was read from:\n",
+    );
+    for (conflict, labels) in conflicts.iter().zip(offers) {
+        question.push_str(&format!("\n{}:\n", conflict.name));
+        for (candidate, label) in conflict.candidates.iter().zip(labels) {
+            question.push_str(&format!(
+                "- {}: {}\n",
+                json!(label),
+                passage(text, candidate, passage_bytes)
+            ));
         }
-        Conversation {
-            system: prompt::choice_prompt(call.provider.delivery()),
-            turns: vec![Turn::User(question)],
+        if labels.last().map(String::as_str) == Some(NONE) {
+            question.push_str(&format!(
+                "- {}: the document gives this field no value\n",
+                json!(NONE)
+            ));
         }
-    };
-    let asked = ask(call, &choice, Shape::Part, asking, usage, trace)?;
-    if let Settled::Accepted(Answer::Ok(chosen)) = &asked.settled {
-        for (conflict, labels) in conflicts.into_iter().zip(&offers) {
-            let picked = chosen.get(&conflict.name).and_then(Value::as_str);
-            // `NONE` is past the candidates: it picks none of them.
-            let index = labels
-                .iter()
-                .position(|label| Some(label.as_str()) == picked);
-            if let Some(candidate) = index.and_then(|at| conflict.candidates.into_iter().nth(at)) {
-                merged.take(&conflict.name, candidate);
-            }
-        }
-        return Ok(Asked {
-            settled: Settled::Accepted(Vec::new()),
-            iterations: asked.iterations,
-        });
     }
-    let why = match asked.settled {
-        Settled::Stale(violations) => (violations.iter().map(Violation::to_string))
-            .collect::<Vec<_>>()
-            .join("; "),
-        _ => "it named none of them".to_owned(),
-    };
+    question
+}
+
+/// What a choice that settled nothing leaves: each optional field out (`trace.leftOut` says
+/// `why`), each required one undecided.
+fn unsettled(
+    conflicts: Vec<Conflict>,
+    offers: Vec<Vec<String>>,
+    required: &[&str],
+    why: &str,
+    trace: &mut Trace,
+) -> Vec<Undecided> {
     let mut undecided = Vec::new();
     for (conflict, mut labels) in conflicts.into_iter().zip(offers) {
         labels.retain(|label| label != NONE);
@@ -141,10 +183,7 @@ pub(super) fn settle(
             ));
         }
     }
-    Ok(Asked {
-        settled: Settled::Accepted(undecided),
-        iterations: asked.iterations,
-    })
+    undecided
 }
 
 /// Fixes `data`, merged from the parts, which the full schema rejects (`reason` says why): the

@@ -88,6 +88,7 @@ pub(super) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         }
         // The parts' least sure form speaks for the document.
         let form = forms.into_iter().reduce(f64::min);
+        outcome.trace.form_confidence = form;
         if let Some(min) = call.limits.min_confidence.threshold(form) {
             confidence::hold(&mut outcome, &confidences, min, &call.target.compiled);
         }

@@ -123,6 +123,7 @@ fn gather(
             sources: found.sources,
         })
         .collect();
+    trace.form_confidence = form;
     let valid = match call.limits.min_confidence.threshold(form) {
         Some(min) => held(merge(valid), min, call, &mut incomplete, trace),
         None => merge(valid),

@@ -39,6 +39,8 @@ use crate::error::StructureError;
 use crate::keys;
 use problem::Problem;
 
+pub use file::is_pdf;
+
 /// The text of each page of the PDF `bytes` (page 1 first), at most `max_pages` of them.
 pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureError> {
     let (file, pages) = file::File::open(bytes).map_err(error)?;

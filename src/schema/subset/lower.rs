@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::accepted::{Subset, is_silent, lists};
 use super::shape::{Shape, required_names, shape};
-use crate::schema::keywords::KNOWN_KEYWORDS;
+use crate::schema::keywords;
 use crate::schema::walk::{escape, too_deep};
 
 /// Rewrites one schema node (and everything under it) into `subset`. `at` is the node's
@@ -179,7 +179,7 @@ impl Rewrite<'_> {
     fn state_moved(&mut self, out: &mut Map<String, Value>, moved: &Moved, at: &str) {
         let (constraints, annotations): (Vec<_>, Vec<_>) = moved
             .iter()
-            .partition(|(keyword, _)| KNOWN_KEYWORDS.contains(&keyword.as_str()));
+            .partition(|(keyword, _)| keywords::is_known(keyword));
         let words = |moved: &[&(String, Value)]| -> Vec<String> {
             moved
                 .iter()
