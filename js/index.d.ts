@@ -137,6 +137,20 @@ export interface Trace {
   /** What an `ok` answer was given without: each optional value that stayed invalid after every reason message, and
    * each part of a long text whose answer did, with why. */
   leftOut?: string[];
+  /** A PDF document: each page's size as shown (its crop box, turned), in points, to scale `boxes` by. */
+  pageSizes?: { page: number; width: number; height: number }[];
+}
+
+/**
+ * Where a line of a value stands on a page of a PDF: points from the top-left corner of the page as
+ * shown (its crop box, turned by its rotation), as pdfplumber and Docling give words; `page` from 1.
+ */
+export interface PageBox {
+  page: number;
+  x0: number;
+  top: number;
+  x1: number;
+  bottom: number;
 }
 
 interface OutcomeCommon {
@@ -167,6 +181,8 @@ export type Source =
       match: 'exact' | 'normalized';
       /** The page of a PDF document the span is on (from 1); absent in the prompt or a text. */
       page?: number;
+      /** A PDF document: one box per line the span runs over; absent in the prompt or a text. */
+      boxes?: PageBox[];
       /** How sure the model was of the value (0–1), where the provider gives token log-probabilities. */
       confidence?: number;
     }

@@ -71,18 +71,20 @@ fn structure_with(
     Ok(with_read(outcome, read, request.return_text))
 }
 
-/// `outcome` with the page of each source in the document, and the text read when asked for.
+/// `outcome` with the page and the boxes of each source in the document (and the pages'
+/// sizes), and the text read when asked for.
 fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> Outcome {
     if !read.pages.is_empty() {
         let incomplete = outcome.incomplete.iter_mut().flatten();
         let sources = (outcome.sources.iter_mut())
             .chain(incomplete.flat_map(|record| record.sources.iter_mut()));
         for source in sources {
-            source.page = source
-                .span
-                .as_ref()
-                .and_then(|span| read.page_at(span.start));
+            if let Some(span) = &source.span {
+                source.page = read.page_at(span.start);
+                source.boxes = read.boxes(span.start, span.end);
+            }
         }
+        outcome.trace.page_sizes = read.sizes.clone();
     }
     if return_text {
         outcome.text = Some(read.text);

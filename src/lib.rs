@@ -71,7 +71,7 @@
 //! | [`scope`] | tenants and projects, and their key prefixes | error |
 //! | [`request`] | the checked request and the tool arguments | error |
 //! | [`limits`] | how big a call's input may be, how long it may take | error, keys |
-//! | [`document`] | documents beside the prompt: a PDF's text layer by page, UTF-8 text | error, keys, limits, request |
+//! | [`document`] | documents beside the prompt: a PDF's text layer by page with where it stands, UTF-8 text | error, keys, limits, outcome, request |
 //! | [`store`] | JSON documents in the key-value store | error, ports |
 //! | [`settings`] | the settings of one call, and the cascade that layers them | error, keys, limits, ports, request, scope, secret, store, time |
 //! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, keys, limits, lru, outcome, ports, request, scope, store |

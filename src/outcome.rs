@@ -168,6 +168,30 @@ pub struct Trace {
     /// why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// A PDF document: each page's size as shown, so a client can scale the sources' boxes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub page_sizes: Vec<PageSize>,
+}
+
+/// A page of a PDF document as it is shown (its crop box, turned by its `/Rotate`), in points.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PageSize {
+    /// From 1.
+    pub page: u32,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// Where a line of a value stands on a page of a PDF, in points from the top-left corner of
+/// the page as it is shown (the convention pdfplumber and Docling give words in).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PageBox {
+    /// From 1.
+    pub page: u32,
+    pub x0: f64,
+    pub top: f64,
+    pub x1: f64,
+    pub bottom: f64,
 }
 
 /// One model's try at a call that escalates.
@@ -262,6 +286,9 @@ pub struct Source {
     /// The page of a PDF document the span is on (from 1); none in the prompt or a text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// A PDF document: one box per line the span runs over, on the page it is on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<PageBox>,
     /// How sure the model was of the value (0–1): the probability of the tokens it wrote the
     /// value with (see [`crate::content::confidence`]); none where the provider gives no token
     /// log-probabilities.

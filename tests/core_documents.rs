@@ -89,6 +89,25 @@ fn a_pdfs_values_come_with_their_pages_and_the_text_read_on_request() {
     assert_eq!(page("/date"), Some(1));
     assert_eq!(page("/party"), Some(2));
     assert_eq!(page("/days"), Some(2));
+    // Each value's box on its page, inside the page as shown; the pages' sizes in the trace.
+    let sizes: Vec<(u32, f64, f64)> = (outcome.trace.page_sizes.iter())
+        .map(|size| (size.page, size.width, size.height))
+        .collect();
+    assert_eq!(sizes, [(1, 612.0, 792.0), (2, 612.0, 792.0)]);
+    for source in &outcome.sources {
+        let [line] = &source.boxes[..] else {
+            panic!("one line, one box: {source:?}");
+        };
+        assert_eq!(Some(line.page), source.page);
+        assert!(
+            0.0 < line.x0 && line.x0 < line.x1 && line.x1 < 612.0,
+            "{line:?}"
+        );
+        assert!(
+            0.0 < line.top && line.top < line.bottom && line.bottom < 792.0,
+            "{line:?}"
+        );
+    }
     // The model was sent the document's text.
     let sent = serde_json::to_string(&outcome.trace).unwrap();
     assert!(!sent.is_empty());
@@ -111,6 +130,7 @@ fn a_prompt_before_the_document_has_no_page_and_a_text_document_none_either() {
         .find(|s| s.pointer == "/party")
         .unwrap();
     assert_eq!((party.span.as_ref().unwrap().start, party.page), (8, None));
+    assert_eq!(party.boxes, [], "the prompt is on no page");
     let date = outcome
         .sources
         .iter()
@@ -128,6 +148,8 @@ fn a_prompt_before_the_document_has_no_page_and_a_text_document_none_either() {
     );
     let outcome = result.unwrap();
     assert_eq!(outcome.sources[0].page, None);
+    assert_eq!(outcome.sources[0].boxes, []);
+    assert_eq!(outcome.trace.page_sizes, []);
     assert_eq!(outcome.sources[0].span.as_ref().unwrap().start, 7);
 }
 
@@ -305,4 +327,8 @@ fn records_from_a_pdf_carry_their_pages() {
     let outcome = result.unwrap();
     let pages: Vec<Option<u32>> = outcome.sources.iter().map(|source| source.page).collect();
     assert_eq!(pages, [Some(1), Some(2)]);
+    let boxes: Vec<u32> = (outcome.sources.iter())
+        .flat_map(|source| source.boxes.iter().map(|line| line.page))
+        .collect();
+    assert_eq!(boxes, [1, 2], "records mode gives boxes too");
 }

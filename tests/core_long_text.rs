@@ -282,6 +282,56 @@ fn a_long_text_is_read_in_parts_and_merged_into_one_object() {
 }
 
 #[test]
+fn a_long_pdf_read_in_parts_gives_each_value_its_page_and_its_boxes() {
+    // The planted contract written as a PDF: lines of at most 90 characters, 50 lines a page.
+    let text = planted_document(40_000, &Terms::default());
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().unwrap();
+        if line.len() + word.len() >= 90 {
+            lines.push(String::new());
+        }
+        let line = lines.last_mut().unwrap();
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let pages: Vec<String> = lines.chunks(50).map(|page| page.join("\n")).collect();
+    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+    let document =
+        structure::request::Document::new(mock_llm::pdf::with_pages(&pages), "application/pdf")
+            .unwrap();
+    let request =
+        StructureRequest::for_document(document, SchemaInput::Inline(terms_schema()), None)
+            .unwrap();
+    let model = ContractModel::new(Server::default());
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let clock = FixedClock::default();
+    let key_value = MemoryKeyValue::default();
+    let ports = Ports {
+        transport: &model,
+        config: &config,
+        key_value: &key_value,
+        clock: &clock,
+    };
+    let outcome = structure::structure(&request, &structure::Scope::default(), &ports).unwrap();
+    assert!(outcome.trace.chunks > 5, "read in parts");
+    assert_eq!(outcome.trace.page_sizes.len(), pages.len());
+    let spanned: Vec<_> = (outcome.sources.iter())
+        .filter(|source| source.span.is_some())
+        .collect();
+    assert!(spanned.len() >= 5, "{:?}", outcome.sources);
+    for source in spanned {
+        assert!(!source.boxes.is_empty(), "{source:?}");
+        assert!(
+            (source.boxes.iter()).all(|line| Some(line.page) == source.page),
+            "{source:?}"
+        );
+    }
+}
+
+#[test]
 fn values_read_in_parts_keep_the_confidence_their_part_gave_them() {
     let text = planted_document(40_000, &Terms::default());
     let mut model = ContractModel::new(Server::default());

@@ -45,6 +45,7 @@ impl Outcome {
     ///         low_confidence: Vec::new(),
     ///         form_confidence: None,
     ///         left_out: Vec::new(),
+    ///         page_sizes: Vec::new(),
     ///     },
     /// };
     /// let json = outcome.to_json();
@@ -168,6 +169,13 @@ fn core_trace(trace: &Trace) -> structure::Trace {
         low_confidence: trace.low_confidence.clone(),
         form_confidence: trace.form_confidence,
         left_out: trace.left_out.clone(),
+        page_sizes: (trace.page_sizes.iter())
+            .map(|size| structure::outcome::PageSize {
+                page: size.page,
+                width: size.width,
+                height: size.height,
+            })
+            .collect(),
     }
 }
 
@@ -238,6 +246,15 @@ fn core_source(source: &Source) -> structure::outcome::Source {
             SourceMatch::Derived => Match::Derived,
         },
         page: source.page,
+        boxes: (source.boxes.iter())
+            .map(|line| structure::outcome::PageBox {
+                page: line.page,
+                x0: line.x0,
+                top: line.top,
+                x1: line.x1,
+                bottom: line.bottom,
+            })
+            .collect(),
         confidence: source.confidence,
     }
 }

@@ -283,6 +283,17 @@ fn a_document_is_read_from_a_file_or_stdin_and_its_text_returned_on_request() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let result = stdout_json(&output);
     assert_eq!(result["sources"][0]["page"], 2);
+    // Its box: the first line of page 2 (11-point type, its baseline 72 below the top).
+    let line = &result["sources"][0]["boxes"][0];
+    assert_eq!(
+        (&line["page"], &line["top"], &line["bottom"]),
+        (&json!(2), &json!(63.31), &json!(74.31))
+    );
+    assert!(line["x0"].as_f64().unwrap() > 72.0, "{line}");
+    assert_eq!(
+        result["trace"]["pageSizes"][1],
+        json!({ "page": 2, "width": 612.0, "height": 792.0 })
+    );
     let text = result["text"].as_str().unwrap();
     assert!(text.starts_with("Sent by mail.\n\nAgreement."), "{text:?}");
     assert!(!mock.requests()[0].body.contains("not read"));

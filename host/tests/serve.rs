@@ -979,6 +979,8 @@ async fn a_pdf_over_the_http_api_and_mcp_and_one_that_cannot_be_read() {
     let result = response.json();
     assert_eq!(response.status, 200, "{result}");
     assert_eq!(result["sources"][0]["page"], 2);
+    assert_eq!(result["sources"][0]["boxes"][0]["top"], 63.31, "{result}");
+    assert_eq!(result["trace"]["pageSizes"][1]["height"], 792.0);
     assert!(
         result["text"]
             .as_str()
@@ -1003,6 +1005,10 @@ async fn a_pdf_over_the_http_api_and_mcp_and_one_that_cannot_be_read() {
     assert_eq!(
         called["result"]["structuredContent"]["sources"][0]["page"], 2,
         "{called}"
+    );
+    assert_eq!(
+        called["result"]["structuredContent"]["sources"][0]["boxes"],
+        result["sources"][0]["boxes"]
     );
 
     // A scan: 422, the reason, what to do; a document over the limit: 413.

@@ -19,19 +19,26 @@ pub mod pdf;
 use crate::error::StructureError;
 use crate::keys;
 use crate::limits::CallLimits;
+use crate::outcome::{PageBox, PageSize};
 use crate::request::{Document, MediaType};
 
 pub use pdf::is_pdf;
+use pdf::{Page, Place};
 
 /// Between pages of the text read: a form feed on a line of its own, as `pdftotext` writes it.
 pub const PAGE_BREAK: &str = "\n\u{c}\n";
 
 /// The text a call reads, and where the document's pages start in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Read {
     pub text: String,
     /// For a PDF: the code point each page starts at in `text` (page 1 first).
     pub pages: Vec<usize>,
+    /// For a PDF: where each code point of `text` stands on its page (the prompt's and the
+    /// page breaks' nowhere).
+    places: Vec<Place>,
+    /// For a PDF: each page's size as shown.
+    pub sizes: Vec<PageSize>,
 }
 
 impl Read {
@@ -41,6 +48,49 @@ impl Read {
         let after = self.pages.partition_point(|&start| start <= at);
         (after > 0).then_some(after as u32)
     }
+
+    /// Where the code points `start..end` of the text stand: a box per line of the page they
+    /// run over; none for a text without pages or a span in the prompt.
+    pub fn boxes(&self, start: usize, end: usize) -> Vec<PageBox> {
+        let mut boxes: Vec<PageBox> = Vec::new();
+        let end = end.min(self.places.len());
+        // The line of the box being grown: its page and its line on the page.
+        let mut growing = None;
+        for (at, place) in (start..end).zip(&self.places[start.min(end)..end]) {
+            let Some(page) = self.page_at(at).filter(|_| place.is_somewhere()) else {
+                continue;
+            };
+            let [x0, top, x1, bottom] =
+                [place.x0, place.top, place.x1, place.bottom].map(f64::from);
+            match boxes.last_mut() {
+                Some(line) if growing == Some((page, place.line)) => {
+                    line.x0 = line.x0.min(x0);
+                    line.top = line.top.min(top);
+                    line.x1 = line.x1.max(x1);
+                    line.bottom = line.bottom.max(bottom);
+                }
+                _ => boxes.push(PageBox {
+                    page,
+                    x0,
+                    top,
+                    x1,
+                    bottom,
+                }),
+            }
+            growing = Some((page, place.line));
+        }
+        for line in &mut boxes {
+            for side in [&mut line.x0, &mut line.top, &mut line.x1, &mut line.bottom] {
+                *side = hundredths(*side);
+            }
+        }
+        boxes
+    }
+}
+
+/// `points` to a hundredth, as readers give positions.
+fn hundredths(points: f64) -> f64 {
+    (points * 100.0).round() / 100.0
 }
 
 /// The text a call with `prompt` and `document` reads, within `limits`.
@@ -52,7 +102,7 @@ pub fn read(
     let Some(document) = document else {
         return Ok(Read {
             text: prompt.to_owned(),
-            pages: Vec::new(),
+            ..Read::default()
         });
     };
     if document.bytes.len() > limits.document_bytes {
@@ -68,32 +118,49 @@ pub fn read(
         ));
     }
     let pages = match document.media_type {
-        MediaType::Pdf => pdf::pages(&document.bytes, limits.document_pages)?,
-        MediaType::Text => vec![text(&document.bytes)?],
+        MediaType::Pdf => pdf::read(&document.bytes, limits.document_pages)?,
+        MediaType::Text => {
+            let text = text(&document.bytes)?;
+            return Ok(after_prompt(prompt, &text));
+        }
     };
-    let mut text =
-        String::with_capacity(prompt.len() + pages.iter().map(String::len).sum::<usize>());
-    let mut chars = 0;
+    Ok(laid_out(prompt, &pages))
+}
+
+/// The text of a prompt and a text document: the prompt, a blank line, the document.
+fn after_prompt(prompt: &str, document: &str) -> Read {
+    let mut text = String::with_capacity(prompt.len() + document.len() + 2);
     if !prompt.trim().is_empty() {
         text.push_str(prompt);
         text.push_str("\n\n");
-        chars = text.chars().count();
     }
-    let mut starts = Vec::with_capacity(pages.len());
+    text.push_str(document);
+    Read {
+        text,
+        ..Read::default()
+    }
+}
+
+/// The text of a prompt and a PDF's `pages`, with where each page starts and each code point
+/// stands.
+fn laid_out(prompt: &str, pages: &[Page]) -> Read {
+    let mut read = after_prompt(prompt, "");
+    read.places = vec![Place::NOWHERE; read.text.chars().count()];
     for (index, page) in pages.iter().enumerate() {
         if index > 0 {
-            text.push_str(PAGE_BREAK);
-            chars += PAGE_BREAK.chars().count();
+            read.text.push_str(PAGE_BREAK);
+            (read.places).extend(PAGE_BREAK.chars().map(|_| Place::NOWHERE));
         }
-        starts.push(chars);
-        text.push_str(page);
-        chars += page.chars().count();
+        read.pages.push(read.places.len());
+        read.text.push_str(&page.text);
+        read.places.extend_from_slice(&page.places);
+        read.sizes.push(PageSize {
+            page: index as u32 + 1,
+            width: hundredths(f64::from(page.width)),
+            height: hundredths(f64::from(page.height)),
+        });
     }
-    let pages = match document.media_type {
-        MediaType::Pdf => starts,
-        MediaType::Text => Vec::new(),
-    };
-    Ok(Read { text, pages })
+    read
 }
 
 /// A text document's text: its bytes as UTF-8 (a byte-order mark dropped).
@@ -118,8 +185,8 @@ mod tests {
     #[test]
     fn pages_are_found_by_code_point() {
         let read = Read {
-            text: String::new(),
             pages: vec![10, 40, 90],
+            ..Read::default()
         };
         assert_eq!(read.page_at(0), None);
         assert_eq!(read.page_at(10), Some(1));

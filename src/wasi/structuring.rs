@@ -244,6 +244,13 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
             low_confidence: outcome.trace.low_confidence,
             form_confidence: outcome.trace.form_confidence,
             left_out: outcome.trace.left_out,
+            page_sizes: (outcome.trace.page_sizes.into_iter())
+                .map(|size| api::PageSize {
+                    page: size.page,
+                    width: size.width,
+                    height: size.height,
+                })
+                .collect(),
         },
     }
 }
@@ -285,6 +292,15 @@ fn to_wit_source(source: Source) -> api::Source {
             Match::Derived => api::SourceMatch::Derived,
         },
         page: source.page,
+        boxes: (source.boxes.into_iter())
+            .map(|line| api::PageBox {
+                page: line.page,
+                x0: line.x0,
+                top: line.top,
+                x1: line.x1,
+                bottom: line.bottom,
+            })
+            .collect(),
         confidence: source.confidence,
     }
 }

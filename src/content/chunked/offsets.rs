@@ -79,6 +79,7 @@ mod tests {
             span: Some(span),
             matched: Match::Exact,
             page: None,
+            boxes: Vec::new(),
             confidence: None,
         }]);
         let span = placed[0].span.as_ref().unwrap();

@@ -212,6 +212,7 @@ impl<'t> Text<'t> {
                 span: Some(self.span(range)),
                 matched,
                 page: None,
+                boxes: Vec::new(),
                 confidence: None,
             },
             None => Source {
@@ -219,6 +220,7 @@ impl<'t> Text<'t> {
                 span: None,
                 matched: Match::Derived,
                 page: None,
+                boxes: Vec::new(),
                 confidence: None,
             },
         }

@@ -350,6 +350,7 @@ mod tests {
             }),
             matched: Match::Exact,
             page: None,
+            boxes: Vec::new(),
             confidence: None,
         }
     }
@@ -360,6 +361,7 @@ mod tests {
             span: None,
             matched: Match::Derived,
             page: None,
+            boxes: Vec::new(),
             confidence: None,
         }
     }

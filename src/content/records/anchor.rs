@@ -76,6 +76,7 @@ mod tests {
             })),
             matched: Match::Exact,
             page: None,
+            boxes: Vec::new(),
             confidence: None,
         }
     }

@@ -86,6 +86,7 @@ mod tests {
             }),
             matched: Match::Exact,
             page: None,
+            boxes: Vec::new(),
             confidence: None,
         };
         Found {

@@ -14,6 +14,8 @@ use super::syntax::{Dict, Lexer, Object, Token};
 
 /// At most this many pages are walked: far above the operator's page limit.
 const MAX_PAGE_NODES: usize = 1 << 16;
+/// The attributes a page takes from the page tree's nodes above it when it does not state them.
+const INHERITED: [&[u8]; 4] = [b"Resources", b"MediaBox", b"CropBox", b"Rotate"];
 /// The most all of a document's streams may inflate to together, so that a page tree drawing
 /// one large stream again and again is bounded too.
 const MAX_DECODED_BYTES: usize = 1 << 30;
@@ -179,7 +181,7 @@ impl<'a> File<'a> {
         self.dict_at(&self.trailer, b"Root")
     }
 
-    /// Each page's dictionary, in order, with the attributes pages inherit (`/Resources`)
+    /// Each page's dictionary, in order, with the attributes pages inherit ([`INHERITED`])
     /// filled in from their ancestors. A page the tree names but the file lacks is an error: the
     /// file is cut short or damaged, and reading the rest would lose text without a word.
     fn pages(&self) -> Result<Vec<Dict>, Problem> {
@@ -191,9 +193,9 @@ impl<'a> File<'a> {
         };
         let mut pages = Vec::new();
         let mut seen = HashSet::new();
-        // Depth first, each node with the resources it inherits.
-        let mut stack = vec![(root, None::<Object>)];
-        while let Some((node, inherited)) = stack.pop() {
+        // Depth first, each node with the attributes it inherits.
+        let mut stack = vec![(root, Vec::<(Vec<u8>, Object)>::new())];
+        while let Some((node, mut inherited)) = stack.pop() {
             if let Object::Ref(id) = node
                 && !seen.insert(id)
             {
@@ -208,18 +210,23 @@ impl<'a> File<'a> {
                     pages.len() + 1
                 )));
             };
-            let resources = dict.get(b"Resources").cloned().or(inherited);
+            for key in INHERITED {
+                if let Some(value) = dict.get(key) {
+                    inherited.retain(|(name, _)| name != key);
+                    inherited.push((key.to_vec(), value.clone()));
+                }
+            }
             match dict.get(b"Kids").map(|kids| self.resolve(kids)) {
                 Some(Object::Array(kids)) if !dict.is(b"Type", b"Page") => {
                     for kid in kids.into_iter().rev() {
-                        stack.push((kid, resources.clone()));
+                        stack.push((kid, inherited.clone()));
                     }
                 }
                 _ => {
-                    if dict.get(b"Resources").is_none()
-                        && let Some(resources) = resources
-                    {
-                        dict.0.push((b"Resources".to_vec(), resources));
+                    for (key, value) in inherited {
+                        if dict.get(&key).is_none() {
+                            dict.0.push((key, value));
+                        }
                     }
                     pages.push(dict);
                 }

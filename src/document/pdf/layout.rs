@@ -1,7 +1,9 @@
 //! A page's glyphs put in reading order: lines by the top of their glyphs (top to bottom, so a
-//! superscript raised in a smaller size stays on its line), glyphs by their position along the line (not by the order the content stream draws them), a space where the
-//! gap between two glyphs is wider than [`WORD_GAP`], one space for a run of blanks, and a glyph
-//! drawn over the same glyph (a bold faked by printing twice) read once.
+//! superscript raised in a smaller size stays on its line), glyphs by their position along the
+//! line (not by the order the content stream draws them), a space where the gap between two
+//! glyphs is wider than [`WORD_GAP`], one space for a run of blanks, and a glyph drawn over the
+//! same glyph (a bold faked by printing twice) read once. Each code point of the text keeps
+//! where its glyph stands ([`Place`]), so a span of the text can be shown on the page.
 
 /// A glyph placed on the page, in points (y grows upwards, as PDF's does).
 #[derive(Debug, Clone, PartialEq)]
@@ -14,13 +16,75 @@ pub struct Char {
     pub size: f32,
 }
 
+/// Where a code point of a page's text is drawn: its glyph's box in the page's space (points, y
+/// upwards), and the line of glyphs it is on (from 0, top to bottom). A code point no glyph draws
+/// (a line break, a space put at a gap) is [`Place::NOWHERE`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Place {
+    pub x0: f32,
+    pub x1: f32,
+    pub bottom: f32,
+    pub top: f32,
+    pub line: u32,
+}
+
+impl Place {
+    pub const NOWHERE: Place = Place {
+        x0: f32::NAN,
+        x1: f32::NAN,
+        bottom: f32::NAN,
+        top: f32::NAN,
+        line: u32::MAX,
+    };
+
+    pub fn is_somewhere(&self) -> bool {
+        !self.x0.is_nan()
+    }
+
+    /// A glyph's box: as wide as it advances, as tall as its size, standing on the font's usual
+    /// descent below the baseline (the box pdfminer and pdfplumber give a glyph of a font that
+    /// states none).
+    fn of(char: &Char) -> Place {
+        let bottom = char.y - DESCENT * char.size;
+        Place {
+            x0: char.x0,
+            x1: char.x1,
+            bottom,
+            top: bottom + char.size,
+            line: 0,
+        }
+    }
+}
+
+/// A page's text, and where each of its code points stands (`places[i]` for the `i`th).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageText {
+    pub text: String,
+    pub places: Vec<Place>,
+}
+
+impl PageText {
+    pub fn push(&mut self, c: char, place: Place) {
+        self.text.push(c);
+        self.places.push(place);
+    }
+
+    /// The code points with their places, in order.
+    pub fn placed(&self) -> impl Iterator<Item = (char, Place)> + '_ {
+        self.text.chars().zip(self.places.iter().copied())
+    }
+}
+
 /// Glyph tops closer than this (points) are one line.
 const LINE_TOLERANCE: f32 = 3.0;
 /// A gap wider than this (points) between two glyphs of a line is a space.
 const WORD_GAP: f32 = 3.0;
+/// How far below the baseline a glyph's box reaches, as a share of its size (Helvetica's and
+/// Times' descent, about a fifth).
+const DESCENT: f32 = 0.21;
 
 /// The page's text: a line of text per line of glyphs.
-pub fn text(mut chars: Vec<Char>) -> String {
+pub fn text(mut chars: Vec<Char>) -> PageText {
     chars.retain(|char| char.y.is_finite() && char.x0.is_finite() && char.x1.is_finite());
     // Top to bottom (a glyph's top: its baseline and its size); a stable sort keeps the drawing
     // order of glyphs at one height.
@@ -36,24 +100,35 @@ pub fn text(mut chars: Vec<Char>) -> String {
         }
         last_top = this_top;
     }
-    let mut out = String::new();
+    let mut out = PageText::default();
+    let mut number = 0;
     for mut line in lines {
         line.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-        let text = line_text(&line);
-        let text = text.trim();
+        let line = line_text(&line);
+        let text = line.text.trim_start();
+        let skipped = line.text.chars().count() - text.chars().count();
+        let text = text.trim_end();
         if text.is_empty() {
             continue;
         }
-        if !out.is_empty() {
-            out.push('\n');
+        if !out.text.is_empty() {
+            out.push('\n', Place::NOWHERE);
         }
-        out.push_str(text);
+        out.text.push_str(text);
+        let kept = text.chars().count();
+        out.places.extend(
+            (line.places[skipped..skipped + kept].iter()).map(|&place| Place {
+                line: number,
+                ..place
+            }),
+        );
+        number += 1;
     }
     out
 }
 
-fn line_text(line: &[Char]) -> String {
-    let mut text = String::new();
+fn line_text(line: &[Char]) -> PageText {
+    let mut out = PageText::default();
     let mut previous: Option<&Char> = None;
     for char in line {
         if previous.is_some_and(|previous| overprinted(previous, char)) {
@@ -62,20 +137,20 @@ fn line_text(line: &[Char]) -> String {
         let blank = char.text.chars().all(char::is_whitespace);
         if let Some(previous) = previous
             && char.x0 - previous.x1 > WORD_GAP
-            && !text.ends_with(' ')
+            && !out.text.ends_with(' ')
         {
-            text.push(' ');
+            out.push(' ', Place::NOWHERE);
         }
         if blank {
-            if !text.ends_with(' ') {
-                text.push(' ');
+            if !out.text.ends_with(' ') {
+                out.push(' ', Place::NOWHERE);
             }
         } else {
-            push_expanded(&mut text, &char.text);
+            push_expanded(&mut out, &char.text, Place::of(char));
         }
         previous = Some(char);
     }
-    text
+    out
 }
 
 /// Whether `char` is `previous` drawn again at (about) the same place.
@@ -86,18 +161,24 @@ fn overprinted(previous: &Char, char: &Char) -> bool {
 }
 
 /// `text` with presentation-form ligatures (`ﬁ`) written as their letters, as a reader searches
-/// for them.
-fn push_expanded(out: &mut String, text: &str) {
+/// for them; each letter stands where the ligature does.
+fn push_expanded(out: &mut PageText, text: &str, place: Place) {
     for c in text.chars() {
-        match c {
-            '\u{fb00}' => out.push_str("ff"),
-            '\u{fb01}' => out.push_str("fi"),
-            '\u{fb02}' => out.push_str("fl"),
-            '\u{fb03}' => out.push_str("ffi"),
-            '\u{fb04}' => out.push_str("ffl"),
-            '\u{fb05}' | '\u{fb06}' => out.push_str("st"),
-            '\u{0}' => {}
-            c => out.push(c),
+        let letters = match c {
+            '\u{fb00}' => "ff",
+            '\u{fb01}' => "fi",
+            '\u{fb02}' => "fl",
+            '\u{fb03}' => "ffi",
+            '\u{fb04}' => "ffl",
+            '\u{fb05}' | '\u{fb06}' => "st",
+            '\u{0}' => "",
+            c => {
+                out.push(c, place);
+                continue;
+            }
+        };
+        for letter in letters.chars() {
+            out.push(letter, place);
         }
     }
 }
@@ -137,6 +218,17 @@ mod tests {
             at(" ", 110.0, 680.0),
             at("2", 115.0, 680.0),
         ];
-        assert_eq!(text(chars), "Wod rfith\nL 2");
+        let page = text(chars);
+        assert_eq!(page.text, "Wod rfith\nL 2");
+        assert_eq!(page.places.len(), page.text.chars().count());
+        // Each letter where its glyph is; the ligature's two letters where it is; no place for
+        // the space put at the gap or the line break.
+        assert_eq!((page.places[0].x0, page.places[0].x1), (100.0, 105.0));
+        assert!(!page.places[3].is_somewhere());
+        assert_eq!(page.places[5].x0, 130.0);
+        assert_eq!(page.places[6].x0, 130.0);
+        assert_eq!((page.places[8].line, page.places[10].line), (0, 1));
+        assert!((page.places[0].bottom - (700.5 - 2.1)).abs() < 1e-3);
+        assert!(!page.places[9].is_somewhere());
     }
 }

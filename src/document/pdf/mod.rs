@@ -20,7 +20,8 @@
 //! | `filters.rs` | a stream's compression undone |
 //! | `encoding.rs`, `cmap.rs`, `font.rs` | what a string's bytes say, and how wide each glyph is |
 //! | `content.rs` | where a page draws each glyph |
-//! | `layout.rs` | the glyphs as lines of text |
+//! | `layout.rs` | the glyphs as lines of text, each code point with its glyph's place |
+//! | `frame.rs` | the page's visible area and turn: places as the page is shown |
 //! | `problem.rs` | why a file could not be read |
 
 mod cmap;
@@ -29,6 +30,7 @@ mod encoding;
 mod file;
 mod filters;
 mod font;
+mod frame;
 mod layout;
 mod problem;
 mod syntax;
@@ -37,12 +39,35 @@ use std::collections::HashSet;
 
 use crate::error::StructureError;
 use crate::keys;
+use frame::Frame;
+use layout::PageText;
 use problem::Problem;
 
 pub use file::is_pdf;
+pub use layout::Place;
+
+/// A page read: its text, where each of its code points stands (`places[i]` for the `i`th, in
+/// points from the top-left corner of the page as it is shown: its crop box, turned), and its
+/// size as shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub text: String,
+    pub places: Vec<Place>,
+    pub width: f32,
+    pub height: f32,
+}
 
 /// The text of each page of the PDF `bytes` (page 1 first), at most `max_pages` of them.
 pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureError> {
+    Ok(read(bytes, max_pages)?
+        .into_iter()
+        .map(|page| page.text)
+        .collect())
+}
+
+/// Each page of the PDF `bytes` (page 1 first), at most `max_pages` of them: its text and
+/// where that text stands.
+pub fn read(bytes: &[u8], max_pages: usize) -> Result<Vec<Page>, StructureError> {
     let (file, pages) = file::File::open(bytes).map_err(error)?;
     let count = pages.len();
     if count == 0 {
@@ -59,7 +84,7 @@ pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureErr
         ));
     }
     let mut runner = content::Runner::new(&file);
-    let pages: Vec<String> = pages
+    let texts: Vec<PageText> = pages
         .iter()
         .map(|page| runner.page(page).map(layout::text))
         .collect::<Result<_, _>>()
@@ -67,15 +92,29 @@ pub fn pages(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, StructureErr
     if let Some(problem) = file.trouble() {
         return Err(error(problem));
     }
-    if pages.iter().all(|page| page.trim().is_empty()) {
+    if texts.iter().all(|page| page.text.trim().is_empty()) {
         return Err(StructureError::invalid_document(
             "no-text-layer",
             "this PDF has no text layer (a scan, or pages of images): run OCR on it first, or \
              send its text",
         ));
     }
-    let words = vocabulary(&pages);
-    Ok(pages.iter().map(|page| joined(page, &words)).collect())
+    let words = vocabulary(&texts);
+    Ok(pages
+        .iter()
+        .zip(&texts)
+        .map(|(page, text)| {
+            let frame = Frame::of(&file, page);
+            let PageText { text, places } = joined(text, &words);
+            let (width, height) = frame.size();
+            Page {
+                text,
+                places: places.into_iter().map(|place| frame.shown(place)).collect(),
+                width,
+                height,
+            }
+        })
+        .collect())
 }
 
 fn error(problem: Problem) -> StructureError {
@@ -107,54 +146,88 @@ fn unreadable(why: &str) -> StructureError {
 }
 
 /// The words of the whole document, lower-cased, hyphenated ones included.
-fn vocabulary(pages: &[String]) -> HashSet<String> {
+fn vocabulary(pages: &[PageText]) -> HashSet<String> {
     pages
         .iter()
-        .flat_map(|page| page.split(|c: char| !(c.is_alphanumeric() || c == '-')))
+        .flat_map(|page| {
+            page.text
+                .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        })
         .filter(|word| !word.is_empty())
         .map(str::to_lowercase)
         .collect()
 }
 
+type Placed = (char, layout::Place);
+
 /// `page` with each word split at a line's end (`confiden-` / `tial`) on one line again: without
 /// the hyphen when the document writes the joined word elsewhere and never the hyphenated one
-/// (`confidential`), else with it (`non-appealable`, a compound).
-fn joined(page: &str, words: &HashSet<String>) -> String {
-    let lines: Vec<&str> = page.split('\n').collect();
-    let mut out = String::with_capacity(page.len());
+/// (`confidential`), else with it (`non-appealable`, a compound). Each code point keeps its
+/// place (a joined word stands on two lines).
+fn joined(page: &PageText, words: &HashSet<String>) -> PageText {
+    let placed: Vec<Placed> = page.placed().collect();
+    let lines: Vec<&[Placed]> = placed.split(|(c, _)| *c == '\n').collect();
+    let mut out = PageText::default();
     // Whether the line before ended in a split word that this one goes on with.
     let mut continues = false;
     for (index, line) in lines.iter().enumerate() {
-        let line = if continues { line.trim_start() } else { line };
+        let line = if continues { trim_start(line) } else { line };
         continues = false;
-        let head = line.trim_end();
-        let next = lines.get(index + 1).map_or("", |next| next.trim_start());
-        if let Some(before) = head.strip_suffix('-') {
+        let head = trim_end(line);
+        let next = lines
+            .get(index + 1)
+            .map_or(&[][..], |next| trim_start(next));
+        if let Some(((_, before), continued)) = head
+            .split_last()
+            .filter(|(last, _)| last.0 == '-')
+            .zip(next.split(|(c, _)| !c.is_alphanumeric()).next())
+        {
             let stem = before
-                .rsplit(|c: char| !c.is_alphanumeric())
+                .rsplit(|(c, _)| !c.is_alphanumeric())
                 .next()
                 .unwrap_or_default();
-            let tail = next
-                .split(|c: char| !c.is_alphanumeric())
-                .next()
-                .unwrap_or_default();
-            if stem.chars().last().is_some_and(char::is_alphabetic)
-                && tail.chars().next().is_some_and(char::is_lowercase)
+            if stem.last().is_some_and(|(c, _)| c.is_alphabetic())
+                && continued.first().is_some_and(|(c, _)| c.is_lowercase())
             {
+                let (stem, tail) = (letters(stem), letters(continued));
                 let whole = format!("{stem}{tail}").to_lowercase();
                 let hyphenated = format!("{stem}-{tail}").to_lowercase();
                 let soft = words.contains(&whole) && !words.contains(&hyphenated);
-                out.push_str(if soft { before } else { head });
+                extend(&mut out, if soft { before } else { head });
                 continues = true;
                 continue;
             }
         }
-        out.push_str(line);
+        extend(&mut out, line);
         if index + 1 < lines.len() {
-            out.push('\n');
+            out.push('\n', layout::Place::NOWHERE);
         }
     }
     out
+}
+
+fn trim_start(line: &[Placed]) -> &[Placed] {
+    let blank = line.iter().take_while(|(c, _)| c.is_whitespace()).count();
+    &line[blank..]
+}
+
+fn trim_end(line: &[Placed]) -> &[Placed] {
+    let blank = line
+        .iter()
+        .rev()
+        .take_while(|(c, _)| c.is_whitespace())
+        .count();
+    &line[..line.len() - blank]
+}
+
+fn letters(placed: &[Placed]) -> String {
+    placed.iter().map(|(c, _)| c).collect()
+}
+
+fn extend(out: &mut PageText, placed: &[Placed]) {
+    for &(c, place) in placed {
+        out.push(c, place);
+    }
 }
 
 #[cfg(test)]
@@ -163,15 +236,34 @@ mod tests {
 
     #[test]
     fn a_word_split_at_a_lines_end_is_joined_and_a_compound_keeps_its_hyphen() {
-        let pages = vec![
-            "The information is confiden-\ntial and confidential.\nA non-\nappealable order.\nEnd-\nOf"
-                .to_owned(),
-        ];
+        let text = "The information is confiden-\ntial and confidential.\nA non-\nappealable order.\nEnd-\nOf";
+        // Each code point placed at its index, so where each went can be told.
+        let at = |index: usize| layout::Place {
+            x0: index as f32,
+            x1: index as f32 + 1.0,
+            bottom: 0.0,
+            top: 1.0,
+            line: 0,
+        };
+        let pages = vec![PageText {
+            text: text.to_owned(),
+            places: (0..text.chars().count()).map(at).collect(),
+        }];
         let words = vocabulary(&pages);
+        let page = joined(&pages[0], &words);
         assert_eq!(
-            joined(&pages[0], &words),
+            page.text,
             "The information is confidential and confidential.\nA non-appealable order.\nEnd-\nOf"
         );
+        assert_eq!(page.places.len(), page.text.chars().count());
+        // "confidential": "confiden" where the first line has it, "tial" where the second does.
+        let start = page.text.find("confidential").unwrap();
+        let xs: Vec<f32> = page.places[start..start + 12]
+            .iter()
+            .map(|place| place.x0)
+            .collect();
+        assert_eq!(xs[..8], [19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0]);
+        assert_eq!(xs[8..], [29.0, 30.0, 31.0, 32.0]);
     }
 
     #[test]
