@@ -1,7 +1,8 @@
-// The structure console: the registry, a playground that shows where each value came from,
-// and insights per schema, all from the service's own API with the bearer token the person
-// signs in with. Everything shown that came from the service (names, manuals, values, texts)
-// goes into the page as text nodes, never as markup: a hostile manual stays text.
+// The structure console: the registry, a playground that shows where each value came from
+// (in the text, or boxed on a PDF's pages), and insights per schema, all from the service's own
+// API with the bearer token the person signs in with. Everything shown that came from the
+// service (names, manuals, values, texts) goes into the page as text nodes, never as markup: a
+// hostile manual stays text.
 
 import { jsonErrorOffset, locate } from './locate.js';
 import { renderMarkdown } from './markdown.js';
@@ -26,6 +27,8 @@ const state = {
   isNew: false,
   checkTimer: 0,
   checkSeq: 0,
+  pages: null,
+  pagesSeq: 0,
 };
 
 /** A request to the API with the token signed in with. */
@@ -330,36 +333,40 @@ function fillPlaygroundSchemas() {
   $('play-inline-label').hidden = select.value !== '';
 }
 
+/** The call's arguments, and the PDF's bytes when a PDF was picked (else null). */
 async function playgroundArguments() {
   const name = $('play-schema').value;
   const args = { prompt: $('play-text').value, returnText: true };
   if (name) Object.assign(args, { schema: name, schemaMode: 'named' });
   else Object.assign(args, { schema: JSON.parse($('play-inline').value), schemaMode: 'json' });
   const [file] = $('play-pdf').files;
-  if (file) {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    let binary = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    args.document = { mediaType: 'application/pdf', data: btoa(binary) };
-  }
-  return args;
+  if (!file) return { args, pdf: null };
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  args.document = { mediaType: 'application/pdf', data: btoa(binary) };
+  return { args, pdf: bytes };
 }
 
 async function run(event) {
   event.preventDefault();
   $('play-run').disabled = true;
   let result;
+  let pdf = null;
   try {
-    result = await api('/v1/structure', { method: 'POST', body: await playgroundArguments() });
+    const call = await playgroundArguments();
+    pdf = call.pdf;
+    result = await api('/v1/structure', { method: 'POST', body: call.args });
   } catch (error) {
     result = { ok: false, status: 0, json: { error: { kind: 'invalid-request', message: error.message } } };
   }
   $('play-run').disabled = false;
-  renderResult(result);
+  renderResult(result, pdf);
   document.body.dataset.runs = String(Number(document.body.dataset.runs ?? 0) + 1);
 }
 
-function renderResult(result) {
+/** A result: its status, its data as a tree, where each value came from, what was fed back. */
+function renderResult(result, pdf) {
   $('play-result').hidden = false;
   const outcome = result.json ?? {};
   const error = outcome.error;
@@ -381,6 +388,7 @@ function renderResult(result) {
   );
   const sources = outcome.sources ?? [];
   renderText(outcome.text ?? $('play-text').value, sources);
+  renderPages(error ? null : pdf, sources, outcome.trace?.pageSizes);
   $('play-derived').replaceChildren(
     ...sources
       .filter((source) => source.utf16Start === undefined)
@@ -404,23 +412,49 @@ function tree(value, pointer) {
   }
   const leaf = el('span', { className: 'leaf', tabIndex: 0, textContent: JSON.stringify(value) });
   leaf.dataset.pointer = pointer;
-  for (const [on, lit] of [
-    ['mouseenter', true],
-    ['mouseleave', false],
-    ['focus', true],
-    ['blur', false],
-  ]) {
-    leaf.addEventListener(on, () => light(pointer, lit));
-  }
+  leaf.dataset.pointers = JSON.stringify([pointer]);
+  link(leaf, [pointer]);
   return leaf;
 }
 
+/**
+ * Ties `node` (a value, a mark in the text, a box on a page) to the values at `pointers`: pointed
+ * at, it lights them wherever they are shown; clicked or focused, it keeps them lit and brings
+ * the first of them into view in each of the other views.
+ */
+function link(node, pointers) {
+  const lightAll = (lit) => {
+    for (const pointer of pointers) light(pointer, lit);
+  };
+  node.addEventListener('mouseenter', () => lightAll(true));
+  node.addEventListener('mouseleave', () => lightAll(node === document.activeElement));
+  node.addEventListener('focus', () => {
+    lightAll(true);
+    reveal(node);
+  });
+  node.addEventListener('blur', () => lightAll(false));
+}
+
+/** Lights (or puts out) every place the value at `pointer` is shown: the data, the text, the pages. */
 function light(pointer, lit) {
-  for (const mark of document.querySelectorAll('#play-text-view mark')) {
-    if (JSON.parse(mark.dataset.pointers).includes(pointer)) mark.classList.toggle('active', lit);
+  for (const node of document.querySelectorAll('#play-result [data-pointers]')) {
+    if (JSON.parse(node.dataset.pointers).includes(pointer)) node.classList.toggle('active', lit);
   }
-  for (const leaf of document.querySelectorAll('#play-data .leaf')) {
-    if (leaf.dataset.pointer === pointer) leaf.classList.toggle('active', lit);
+}
+
+/** Brings the first lit place of each view other than `from`'s into view, scrolling only that view. */
+function reveal(from) {
+  for (const view of [$('play-data'), $('play-text-view'), $('play-pages')]) {
+    const first = view.contains(from) ? null : view.querySelector('.active');
+    if (!first || first.getClientRects().length === 0) continue;
+    if (view.scrollHeight <= view.clientHeight) {
+      first.scrollIntoView({ block: 'nearest' });
+      continue;
+    }
+    const [outer, inner] = [view.getBoundingClientRect(), first.getBoundingClientRect()];
+    if (inner.top < outer.top || inner.bottom > outer.bottom) {
+      view.scrollTop += inner.top - outer.top - (outer.height - inner.height) / 2;
+    }
   }
 }
 
@@ -446,15 +480,42 @@ function renderText(text, sources) {
       textContent: text.slice(start, end),
       title: covering.map((span) => `${span.pointer} (${span.match})`).join(', '),
     });
-    mark.dataset.pointers = JSON.stringify(covering.map((span) => span.pointer));
-    const lightAll = (lit) => () => {
-      for (const span of covering) light(span.pointer, lit);
-    };
-    mark.addEventListener('mouseenter', lightAll(true));
-    mark.addEventListener('mouseleave', lightAll(false));
+    const pointers = covering.map((span) => span.pointer);
+    mark.dataset.pointers = JSON.stringify(pointers);
+    mark.tabIndex = -1;
+    link(mark, pointers);
     pieces.push(mark);
   }
   $('play-text-view').replaceChildren(...pieces);
+}
+
+/**
+ * A PDF's pages beside the data, each value's boxes on them (console/pages.js, imported with
+ * pdf.js only now); for a text, or an error, the text view alone. The text read from a PDF stays
+ * a click away. `body[data-pages]` counts the PDFs laid out, for the tests.
+ */
+async function renderPages(pdf, sources, sizes) {
+  const seq = ++state.pagesSeq;
+  const view = $('play-pages');
+  view.hidden = !pdf;
+  $('play-text-summary').hidden = !pdf;
+  $('play-text-fold').open = !pdf;
+  if (!pdf) {
+    await state.pages?.showPages(view, null);
+    return;
+  }
+  view.replaceChildren(el('p', { className: 'hint', textContent: 'Drawing the pages…' }));
+  try {
+    state.pages ??= await import('./pages.js');
+    if (seq !== state.pagesSeq) return;
+    if (!(await state.pages.showPages(view, pdf, sources, sizes, link))) return;
+    document.body.dataset.pages = String(Number(document.body.dataset.pages ?? 0) + 1);
+  } catch (error) {
+    if (seq !== state.pagesSeq) return;
+    const why = `The pages could not be drawn here (${error.message}); the text read from them is below.`;
+    view.replaceChildren(el('p', { className: 'error', textContent: why }));
+    $('play-text-fold').open = true;
+  }
 }
 
 function renderIterations(trace) {

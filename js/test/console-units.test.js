@@ -1,10 +1,12 @@
 // The console's pure parts, in Node (no browser, no component): the locator that finds where a
-// JSON pointer's value is in the schema editor's text, and the Markdown the manuals are shown
-// in. test/console.test.js drives the whole console in Chromium.
+// JSON pointer's value is in the schema editor's text, the Markdown the manuals are shown in,
+// and which boxes the page view draws where. test/console.test.js drives the whole console in
+// Chromium.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { jsonErrorOffset, locate } from '../../console/locate.js';
 import { inline, parseMarkdown, renderMarkdown } from '../../console/markdown.js';
+import { boxPlace, pageBoxes } from '../../console/pages.js';
 
 /** The text `locate` finds for `pointer`, or null. */
 const found = (text, pointer) => {
@@ -388,5 +390,47 @@ describe('Markdown', () => {
     assert.equal(into.childNodes.map(html).join(''), '<p>second</p>');
     renderMarkdown('', into);
     assert.deepEqual(into.childNodes, []);
+  });
+});
+
+describe('the page view', () => {
+  const box = (page, x0, top, x1, bottom) => ({ page, x0, top, x1, bottom });
+
+  test("each page's boxes, one per place, naming every value drawn there", () => {
+    const sources = [
+      { pointer: '/name', match: 'exact', boxes: [box(1, 72, 100, 150, 112)] },
+      // A value over a line break: a box per line, here across a page break too.
+      { pointer: '/address', match: 'normalized', boxes: [box(1, 300, 700, 540, 712), box(2, 72, 72, 120, 84)] },
+      // Another value at the very same place (a name that is also the signatory).
+      { pointer: '/signatory', match: 'normalized', boxes: [box(1, 72, 100, 150, 112)] },
+      // Derived values and text inputs have no boxes.
+      { pointer: '/total', match: 'derived' },
+      { pointer: '/note', match: 'exact', utf16Start: 0, utf16End: 4 },
+    ];
+    const pages = pageBoxes(sources);
+    assert.deepEqual([...pages.keys()], [1, 2]);
+    assert.deepEqual(
+      pages.get(1).map(({ pointers, matches, x0 }) => ({ pointers, matches, x0 })),
+      [
+        { pointers: ['/name', '/signatory'], matches: ['exact', 'normalized'], x0: 72 },
+        { pointers: ['/address'], matches: ['normalized'], x0: 300 },
+      ],
+    );
+    assert.deepEqual(pages.get(2), [{ ...box(2, 72, 72, 120, 84), pointers: ['/address'], matches: ['normalized'] }]);
+    assert.equal(pageBoxes([]).size, 0);
+  });
+
+  test('a box is placed in percent of its page, cut to the page', () => {
+    const letter = { width: 612, height: 792 };
+    assert.deepEqual(boxPlace(box(1, 61.2, 79.2, 306, 118.8), letter), { left: 10, top: 10, width: 40, height: 5 });
+    // A rotated page is wider than high; the boxes are measured on it as shown.
+    assert.deepEqual(boxPlace(box(1, 396, 0, 792, 306), { width: 792, height: 612 }), {
+      left: 50,
+      top: 0,
+      width: 50,
+      height: 50,
+    });
+    assert.deepEqual(boxPlace(box(1, -10, 780, 700, 800), letter), { left: 0, top: 98.48, width: 100, height: 1.52 });
+    assert.deepEqual(boxPlace(box(1, 50, 50, 40, 40), letter), { left: 8.17, top: 6.31, width: 0, height: 0 });
   });
 });

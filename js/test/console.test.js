@@ -2,8 +2,8 @@
 // playwright-core) against `structure serve` (the real host and component, built by cargo) and
 // the mock LLM: sign in; a schema with a mistake shown at its pointer, fixed and saved; a stale
 // edit refused; a hostile manual kept as text; the playground's highlights covering exactly
-// each source's span; insights counting the calls; the main flows by keyboard alone.
-// Leaves screenshots in test-results/console-*.png.
+// each source's span; a PDF's pages drawn with each value's boxes; insights counting the calls;
+// the main flows by keyboard alone. Leaves screenshots in test-results/console-*.png.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -285,6 +285,165 @@ test('the playground marks each value at exactly its source span, and shows what
   assert.match(await page.textContent('#play-text-view'), /Purchase order[\s\S]*Buyer: Katherine Johnson/);
   assert.match((await mock.requests()).at(-1).body, /Katherine Johnson/, 'the model read the PDF');
   await page.setInputFiles('#play-pdf', []);
+});
+
+/** Each box of the page view: the values it names, its page, where it stands on its sheet (pixels), its ink. */
+const boxesShown = () =>
+  page.$$eval('#play-pages .box', (boxes) =>
+    boxes.map((box) => {
+      const sheet = box.parentElement;
+      const [outer, inner] = [sheet.getBoundingClientRect(), box.getBoundingClientRect()];
+      const canvas = sheet.querySelector('canvas');
+      /** The share of dark pixels the canvas has under a rectangle of the sheet (CSS pixels), or null. */
+      const ink = (left, top, width, height) => {
+        if (canvas.dataset.drawn !== 'true') return null;
+        const scale = canvas.width / sheet.clientWidth;
+        const [x, y] = [Math.round(left * scale), Math.round(top * scale)];
+        const [w, h] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
+        const pixels = canvas.getContext('2d').getImageData(x, y, w, h).data;
+        let dark = 0;
+        for (let i = 0; i < pixels.length; i += 4) if (pixels[i] + pixels[i + 1] + pixels[i + 2] < 3 * 128) dark++;
+        return dark / (w * h);
+      };
+      const [left, top] = [inner.left - outer.left, inner.top - outer.top];
+      return {
+        pointers: JSON.parse(box.dataset.pointers),
+        page: Number(sheet.dataset.page),
+        active: box.classList.contains('active'),
+        at: { left, top, width: inner.width, height: inner.height, sheetWidth: outer.width },
+        ink: ink(left, top, inner.width, inner.height),
+        // The same rectangle lower down, below the page's text, where the page is blank.
+        inkBelow: ink(left, outer.height * 0.8, inner.width, inner.height),
+      };
+    }),
+  );
+
+/** Ten pages of an agreement: the values on the first, the seventh and the last, one over a line break. */
+function agreement() {
+  const clause = (n) => [
+    `${n}. Obligations`,
+    `${n}.1 Each Party shall perform its obligations under this Agreement with reasonable`,
+    'skill and care, in accordance with good industry practice and all applicable laws.',
+    `${n}.2 Neither Party shall be liable for any delay caused by events beyond its control.`,
+  ];
+  const pages = Array.from({ length: 10 }, (_, i) => clause(i + 1).join('\n'));
+  pages[0] = [
+    'MASTER SERVICES AGREEMENT',
+    '',
+    'This Agreement is made on 4 March 2024 between Northwind Traders Ltd., a company',
+    'registered in England, and Contoso Ltd. (the "Customer"), together the "Parties".',
+    '',
+    ...clause(1),
+  ].join('\n');
+  pages[6] = [
+    '7. Fees',
+    '7.1 The Customer shall pay a fee of EUR 12,500.00 per month, invoiced monthly in',
+    'arrears and payable within thirty days of the date of each invoice.',
+  ].join('\n');
+  pages[9] = ['10. Signatures', '', 'Signed for Contoso Ltd. by its director, Grace', 'Hopper, on 4 March 2024.'].join(
+    '\n',
+  );
+  return pages;
+}
+
+test("a PDF's result shows its pages beside the data, each value boxed where it stands on them", async (t) => {
+  const values = {
+    supplier: 'Northwind Traders Ltd.',
+    customer: 'Contoso Ltd.',
+    date: '4 March 2024',
+    fee: 'EUR 12,500.00',
+    signatory: 'Grace Hopper',
+  };
+  const properties = Object.fromEntries(Object.keys(values).map((key) => [key, { type: 'string' }]));
+  await mock.reply(answer(values));
+  // A fresh page, so that pdf.js is loaded for this result, as on a person's first PDF.
+  await page.reload();
+  await page.waitForSelector('body[data-signed-in="true"]');
+  await page.click('.tab[data-view="playground"]');
+  await page.selectOption('#play-schema', '');
+  await page.fill('#play-inline', JSON.stringify({ type: 'object', properties, required: Object.keys(values) }));
+  await page.fill('#play-text', '');
+  const pdf = Buffer.from(await mock.pdf(agreement()));
+  await page.setInputFiles('#play-pdf', { name: 'agreement.pdf', mimeType: 'application/pdf', buffer: pdf });
+  const loaded = () => page.evaluate(() => performance.getEntriesByType('resource').map((entry) => entry.name));
+  assert.ok(!(await loaded()).some((url) => /pages\.js|pdf\./.test(url)), 'the first load has no page renderer');
+  const [response] = await Promise.all([page.waitForResponse('**/v1/structure'), page.click('#play-run')]);
+  const result = await response.json();
+  await page.waitForSelector('body[data-runs="1"]');
+  const shown = Date.now();
+  assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
+  await page.waitForSelector('body[data-pages="1"]');
+  await page.waitForSelector('#play-pages .sheet[data-page="1"] canvas[data-drawn="true"]');
+  t.diagnostic(`the first page drawn with its boxes ${Date.now() - shown} ms after the result was shown`);
+  assert.equal((await loaded()).filter((url) => /\/console\/(pages\.js|pdf\.min\.mjs)$/.test(url)).length, 2);
+  assert.equal(await page.locator('#play-pages .sheet').count(), 10);
+  assert.equal(await page.isVisible('#play-text-view'), false, 'the text read is folded away');
+
+  // Every box of every source is drawn on its page, where the result puts it, in scale.
+  const boxes = await boxesShown();
+  const expected = result.sources.flatMap((source) => source.boxes.map((box) => ({ pointer: source.pointer, ...box })));
+  assert.deepEqual(
+    expected.map((box) => `${box.pointer} ${box.page}`),
+    ['/supplier 1', '/customer 1', '/date 1', '/fee 7', '/signatory 10', '/signatory 10'],
+    'a box per line of each value, on its page',
+  );
+  assert.equal(boxes.length, expected.length);
+  for (const want of expected) {
+    const scale = boxes[0].at.sheetWidth / result.trace.pageSizes[want.page - 1].width;
+    const near = (actual, wanted) => Math.abs(actual - wanted * scale) <= 1;
+    const found = boxes.filter(
+      ({ pointers, page: at, at: { left, top, width, height } }) =>
+        pointers.includes(want.pointer) &&
+        at === want.page &&
+        near(left, want.x0) &&
+        near(top, want.top) &&
+        near(width, want.x1 - want.x0) &&
+        near(height, want.bottom - want.top),
+    );
+    assert.equal(found.length, 1, `${JSON.stringify(want)} among ${JSON.stringify(boxes.map((box) => box.at))}`);
+  }
+  for (const box of boxes.filter((each) => each.page === 1)) {
+    assert.ok(box.ink > 0.05, `the page is drawn under ${box.pointers}: ${box.ink} of its box is ink`);
+    assert.equal(box.inkBelow, 0, 'and blank where the page is');
+  }
+
+  // A value clicked: its box lit, and kept lit when the pointer moves on.
+  await page.click('#play-data .leaf[data-pointer="/customer"]');
+  await page.mouse.move(5, 5);
+  assert.deepEqual(
+    (await boxesShown()).filter((box) => box.active).map((box) => box.pointers),
+    [['/customer']],
+  );
+  mkdirSync(results, { recursive: true });
+  await page.$eval('#play-pdf', (input) => input.closest('label').scrollIntoView());
+  await page.screenshot({ path: join(results, 'console-pdf.png') });
+
+  // Another, pages away: its page scrolled to and drawn, its box lit and in view, the words under it.
+  await page.click('#play-data .leaf[data-pointer="/fee"]');
+  await page.waitForSelector('#play-pages .sheet[data-page="7"] canvas[data-drawn="true"]');
+  const fee = (await boxesShown()).find((box) => box.pointers.includes('/fee'));
+  assert.ok(fee.active, 'the value lights its box');
+  assert.ok(fee.ink > 0.05, `${fee.ink} of the box is ink`);
+  const inView = await page.$eval('#play-pages .box.active', (box) => {
+    const [view, rect] = [box.closest('.pages').getBoundingClientRect(), box.getBoundingClientRect()];
+    return rect.top >= view.top && rect.bottom <= view.bottom;
+  });
+  assert.ok(inView, 'the lit box is scrolled into the page view');
+  assert.equal(await page.locator('#play-pages .box.active').count(), 1, 'the value clicked before is out');
+
+  // A box clicked: its value lit in the data, and the value's other line with it.
+  await page.click('#play-pages .sheet[data-page="10"] .box >> nth=1');
+  assert.deepEqual(
+    await page.$$eval('#play-data .leaf.active', (leaves) => leaves.map((leaf) => leaf.dataset.pointer)),
+    ['/signatory'],
+  );
+  assert.deepEqual(
+    (await boxesShown()).filter((box) => box.active).map((box) => box.pointers),
+    [['/signatory'], ['/signatory']],
+  );
+  assert.match(await page.textContent('#play-text-view'), /Northwind Traders[\s\S]*Grace\s+Hopper/);
+  await page.setInputFiles('#play-pdf', []);
+  assert.deepEqual(page.errors, []);
 });
 
 test('insights count the calls per schema, with charts and a CSV export', async () => {
