@@ -65,13 +65,15 @@ pub fn of_values(text: &str, tokens: &[Token]) -> BTreeMap<String, f64> {
 }
 
 /// How sure the model was of the form of answer `text` — every token that writes no value:
-/// the keys, the brackets and the punctuation the schema fixes — as the median of those
-/// tokens' probabilities; `None` when `tokens` do not spell `text` or it is not plain JSON. A
-/// model that follows the format by itself gives them probabilities near 1 (a server that
-/// constrains decoding reports the model's own, before the grammar); one that does not, far
-/// less, and its probabilities of the values then tell right from wrong no better. The median,
-/// not a mean: the key of an optional value the model hesitated to give is a form token too,
-/// and one such must not make a reading model look like one that cannot.
+/// the keys, the brackets and the punctuation the schema fixes — as the geometric mean of those
+/// tokens' probabilities, the least sure tenth (at least one token) left out; `None` when
+/// `tokens` do not spell `text` or it is not plain JSON. A model that follows the format by
+/// itself gives them probabilities near 1 (a server that constrains decoding reports the
+/// model's own, before the grammar); one that does not, far less, and its probabilities of the
+/// values then tell right from wrong no better. The least sure left out: the key of an optional
+/// value the model hesitated to give is a form token too, and one such must not make a reading
+/// model look like one that cannot; a mean over the rest, not their median, because a model
+/// that cannot follow the format is unsure of many of them (measured in EVAL.md).
 pub fn of_form(text: &str, tokens: &[Token]) -> Option<f64> {
     let offsets = token_offsets(text, tokens)?;
     let leaves = spans::leaves(text)?;
@@ -89,13 +91,9 @@ pub fn of_form(text: &str, tokens: &[Token]) -> Option<f64> {
         return None;
     }
     logprobs.sort_by(f64::total_cmp);
-    let middle = logprobs.len() / 2;
-    let median = if logprobs.len().is_multiple_of(2) {
-        (logprobs[middle - 1] + logprobs[middle]) / 2.0
-    } else {
-        logprobs[middle]
-    };
-    Some((median.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0)
+    let kept = &logprobs[logprobs.len().div_ceil(10).min(logprobs.len() - 1)..];
+    let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+    Some((mean.exp().clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0)
 }
 
 /// The form confidence of a conversation's accepted answer ([`of_form`]), if it has one.
@@ -342,8 +340,25 @@ mod tests {
             token("}}", 0.9),
         ];
         let text = r#"{"answer": {"name": "Ada", "age": 36}}"#;
-        // The form's tokens are at 0.9, 0.8 and 0.9: their median.
+        // The form's tokens are at 0.9, 0.8 and 0.9: the least sure left out, 0.9 and 0.9.
         assert_eq!(of_form(text, &tokens), Some(0.9));
+        // Nineteen form tokens: the two least sure (0.1, 0.2) left out, all the others at 0.5.
+        let mut many = vec![token("{\"answer\": {", 0.5)];
+        for (key, probability) in ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+            .iter()
+            .zip([0.1, 0.2, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5])
+        {
+            many.push(token(&format!("\"{key}\": "), probability));
+            many.push(token("1", 0.2));
+            many.push(token(if *key == "i" { "" } else { ", " }, 0.5));
+        }
+        many.push(token("}}", 0.5));
+        let many: Vec<Token> = many
+            .into_iter()
+            .filter(|token| !token.text.is_empty())
+            .collect();
+        let text: String = many.iter().map(|token| token.text.as_str()).collect();
+        assert_eq!(of_form(&text, &many), Some(0.5));
         assert_eq!(of_form("not json", &tokens), None);
     }
 
