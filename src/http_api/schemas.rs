@@ -14,6 +14,7 @@ use crate::api;
 use crate::error::{ErrorKind, StructureError};
 use crate::ports::Ports;
 use crate::schema::registry::{RegisteredSchema, Registration, Registry};
+use crate::schema::rules::check::problems as rule_problems;
 use crate::schema::validator::meta_problems;
 use crate::scope::Scope;
 use crate::settings::Settings;
@@ -128,11 +129,12 @@ fn conflict(
 }
 
 /// `{"ok", "problems": [{"pointer", "message"}]}`: what registering `body` as `name` would
-/// meet, the meta-schema's complaints each at its pointer.
+/// meet, the meta-schema's complaints and the rules' problems each at its pointer.
 fn check(name: &str, body: Value, scope: &Scope, ports: &Ports<'_>) -> Value {
     let problems: Vec<Value> = match body.get("schema") {
         Some(schema @ Value::Object(_)) => meta_problems(schema)
             .into_iter()
+            .chain(rule_problems(schema))
             .map(|(pointer, message)| json!({ "pointer": pointer, "message": message }))
             .collect(),
         _ => Vec::new(),

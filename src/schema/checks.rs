@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::error::StructureError;
 use crate::limits::CallLimits;
+use crate::schema::rules::check::check as check_rules;
 use crate::schema::target::TargetSchema;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::walk::{self, Next, percent_decode, resolve_local};
@@ -129,6 +130,7 @@ pub fn check(
     warnings.extend(read_bare_pointers(&mut schema));
     reject_external_refs(&schema)?;
     reject_dangling_refs(&schema)?;
+    check_rules(&schema)?;
     let compiled = CompiledSchema::compile(&schema)?;
     root::classify(&schema)?;
     Ok((schema, compiled, warnings))

@@ -11,6 +11,7 @@ pub mod examples;
 pub mod keywords;
 pub mod registry;
 pub mod root;
+pub mod rules;
 pub mod sense;
 pub mod skill;
 pub mod subset;

@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 
 use crate::error::StructureError;
 use crate::lru::Recent;
+use crate::schema::rules::eval::start_budget;
+use crate::schema::rules::keyword::{self as rules, RuleViolation};
 use crate::schema::violation::{Violation, describe};
 
 /// A compiled schema: Draft 2020-12 unless `$schema` names an older draft, formats asserted,
@@ -78,20 +80,42 @@ impl CompiledSchema {
         cached(schema, false, || build_without_meta_check(schema))
     }
 
+    /// Whether `instance` is valid, its rules across fields included (within one budget).
     pub fn is_valid(&self, instance: &Value) -> bool {
+        start_budget();
         self.validator.is_valid(instance)
     }
 
-    /// Every violation of `instance`, in document order; empty iff the instance is valid.
+    /// Every violation of `instance`, in document order; empty iff the instance is valid. A rule
+    /// across fields that could not be evaluated on a value (a field missing, a wrong type) is
+    /// said only when nothing else is wrong at or below that value: else what is wrong there is
+    /// what the model fixes first.
     pub fn violations(&self, instance: &Value) -> Vec<Violation> {
         if self.is_valid(instance) {
             return Vec::new();
         }
-        let mut violations: Vec<Violation> = self
-            .validator
-            .iter_errors(instance)
-            .flat_map(|error| describe(&error))
+        start_budget();
+        let mut plain = Vec::new();
+        let mut of_rules: Vec<RuleViolation> = Vec::new();
+        for error in self.validator.iter_errors(instance) {
+            match rules::violation(&error) {
+                Some(rule) => of_rules.push(rule),
+                None => plain.extend(describe(&error)),
+            }
+        }
+        let below = |site: &str| {
+            let site = site.trim_end_matches('/');
+            (plain.iter()).any(|violation: &Violation| {
+                let at = violation.pointer.as_str();
+                site.is_empty() || at == site || at.starts_with(&format!("{site}/"))
+            })
+        };
+        let kept: Vec<Violation> = (of_rules.into_iter())
+            .filter(|rule| !(rule.broken && below(&rule.site)))
+            .map(|rule| rule.violation)
             .collect();
+        let mut violations = plain;
+        violations.extend(kept);
         violations.dedup();
         violations
     }
@@ -140,7 +164,7 @@ fn options() -> jsonschema::ValidationOptions<'static> {
     for (at, format) in LATER_DRAFT_FORMATS.iter().enumerate() {
         options = options.with_format(*format, move |text: &str| later_draft_format(at, text));
     }
-    options
+    rules::with_rules(options)
         .should_validate_formats(true)
         // A format no one checks is an annotation (its near misses are refused before: see
         // `schema::keywords`); OpenAPI's string formats are checked here.

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::accepted::{Subset, is_silent, lists};
 use super::shape::{Shape, required_names, shape};
 use crate::schema::keywords;
+use crate::schema::rules::keyword::KEYWORDS as RULE_KEYWORDS;
 use crate::schema::walk::{escape, too_deep};
 
 /// Rewrites one schema node (and everything under it) into `subset`. `at` is the node's
@@ -24,6 +25,19 @@ struct Rewrite<'a> {
 
 /// Keywords the subset does not take, with their values: stated in the description instead.
 type Moved = Vec<(String, Value)>;
+
+/// Rules across fields as the model reads them (no provider takes the keywords, and they are
+/// checked locally): each rule's message, or the rule itself.
+fn rules_said(rules: &Value) -> Moved {
+    let said = |rule: &Value| {
+        (rule.get("message").or_else(|| rule.get("rule")))
+            .and_then(Value::as_str)
+            .map(|text| ("rule".to_owned(), Value::String(text.to_owned())))
+    };
+    (rules.as_array().into_iter().flatten())
+        .filter_map(said)
+        .collect()
+}
 
 impl Rewrite<'_> {
     fn record(&mut self, at: &str, what: &str) {
@@ -163,6 +177,7 @@ impl Rewrite<'_> {
                 {
                     moved.push((keyword.clone(), value.clone()));
                 }
+                _ if RULE_KEYWORDS.contains(&keyword.as_str()) => moved.extend(rules_said(value)),
                 _ if is_silent(keyword) => {}
                 _ if self.subset.keywords.allows(keyword) => {
                     out.insert(keyword.clone(), value.clone());
@@ -179,7 +194,7 @@ impl Rewrite<'_> {
     fn state_moved(&mut self, out: &mut Map<String, Value>, moved: &Moved, at: &str) {
         let (constraints, annotations): (Vec<_>, Vec<_>) = moved
             .iter()
-            .partition(|(keyword, _)| keywords::is_known(keyword));
+            .partition(|(keyword, _)| keywords::is_known(keyword) || keyword == "rule");
         let words = |moved: &[&(String, Value)]| -> Vec<String> {
             moved
                 .iter()
