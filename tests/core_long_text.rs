@@ -134,6 +134,15 @@ fn run_against(
     key_value: &MemoryKeyValue,
 ) -> Result<Outcome, StructureError> {
     let request = StructureRequest::new(text, SchemaInput::Inline(schema), None).unwrap();
+    run_request(&request, model, config, key_value)
+}
+
+fn run_request(
+    request: &StructureRequest,
+    model: &dyn Transport,
+    config: &MapConfig,
+    key_value: &MemoryKeyValue,
+) -> Result<Outcome, StructureError> {
     let clock = FixedClock::default();
     let ports = Ports {
         transport: model,
@@ -141,7 +150,7 @@ fn run_against(
         key_value,
         clock: &clock,
     };
-    structure::structure(&request, &structure::Scope::default(), &ports)
+    structure::structure(request, &structure::Scope::default(), &ports)
 }
 
 /// `model`, but the model requests `twist` answers itself (kept among `model.sent` too), and
@@ -307,15 +316,7 @@ fn a_long_pdf_read_in_parts_gives_each_value_its_page_and_its_boxes() {
             .unwrap();
     let model = ContractModel::new(Server::default());
     let config = config(&[("structure_context_tokens", "2048")]);
-    let clock = FixedClock::default();
-    let key_value = MemoryKeyValue::default();
-    let ports = Ports {
-        transport: &model,
-        config: &config,
-        key_value: &key_value,
-        clock: &clock,
-    };
-    let outcome = structure::structure(&request, &structure::Scope::default(), &ports).unwrap();
+    let outcome = run_request(&request, &model, &config, &MemoryKeyValue::default()).unwrap();
     assert!(outcome.trace.chunks > 5, "read in parts");
     assert_eq!(outcome.trace.page_sizes.len(), pages.len());
     let spanned: Vec<_> = (outcome.sources.iter())
@@ -509,15 +510,7 @@ fn a_request_that_cannot_leave_its_answer_room_is_never_sent() {
         ("structure_context_tokens", "512"),
         ("structure_delivery", "native"),
     ]);
-    let clock = FixedClock::default();
-    let key_value = MemoryKeyValue::default();
-    let ports = Ports {
-        transport: &model,
-        config: &config,
-        key_value: &key_value,
-        clock: &clock,
-    };
-    let error = structure::structure(&request, &structure::Scope::default(), &ports).unwrap_err();
+    let error = run_request(&request, &model, &config, &MemoryKeyValue::default()).unwrap_err();
     assert!(
         matches!(&error.kind, ErrorKind::Configuration { key } if key == "structure_context_tokens"),
         "{error:?}"

@@ -72,11 +72,28 @@ fn write(pages: &[&str], boxes: bool, encrypt: Option<&str>) -> Vec<u8> {
     if let Some(encrypt) = encrypt {
         objects.push(encrypt.to_owned());
     }
-    let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let encrypt = match encrypt {
+        Some(_) => format!(
+            "/Encrypt {} 0 R /ID [<0123456789ABCDEF0123456789ABCDEF> <0123456789ABCDEF0123456789ABCDEF>]",
+            objects.len()
+        ),
+        None => String::new(),
+    };
+    let objects: Vec<&[u8]> = objects.iter().map(|object| object.as_bytes()).collect();
+    file(&objects, &encrypt)
+}
+
+/// A PDF file of `objects` (object 1 first, the catalog) with a classic cross-reference table;
+/// `trailer` adds entries to the trailer after `/Size` and `/Root`. All of it ASCII where the
+/// objects are, so a test can edit it as text.
+pub fn file(objects: &[&[u8]], trailer: &str) -> Vec<u8> {
+    let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::with_capacity(objects.len());
     for (index, object) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", index + 1).as_bytes());
+        out.extend_from_slice(format!("{} 0 obj\n", index + 1).as_bytes());
+        out.extend_from_slice(object);
+        out.extend_from_slice(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend_from_slice(
@@ -85,16 +102,9 @@ fn write(pages: &[&str], boxes: bool, encrypt: Option<&str>) -> Vec<u8> {
     for offset in offsets {
         out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }
-    let encrypt = match encrypt {
-        Some(_) => format!(
-            " /Encrypt {} 0 R /ID [<0123456789ABCDEF0123456789ABCDEF> <0123456789ABCDEF0123456789ABCDEF>]",
-            objects.len()
-        ),
-        None => String::new(),
-    };
     out.extend_from_slice(
         format!(
-            "trailer\n<< /Size {} /Root 1 0 R{encrypt} >>\nstartxref\n{xref}\n%%EOF\n",
+            "trailer\n<< /Size {} /Root 1 0 R {trailer} >>\nstartxref\n{xref}\n%%EOF\n",
             objects.len() + 1
         )
         .as_bytes(),
