@@ -12,8 +12,10 @@ use serde_json::Value;
 use crate::schema::rules::compile::children;
 use crate::schema::walk::{self, Holds};
 
-/// The estimated cost a rule may have: Kubernetes' per-expression limit.
-pub const CEILING: u64 = 1_000_000;
+/// The estimated cost a rule may have: the limit Kubernetes sets on a rule's estimate when a CRD
+/// is registered (`StaticEstimatedCostLimit`), so the CRDs it admits load here too (its run-time
+/// limit is another matter: here the step budget of [`super::eval`]).
+pub const CEILING: u64 = 10_000_000;
 
 /// The length assumed for a list or map whose schema sets no `maxItems` (`maxProperties`).
 pub const UNBOUNDED_ITEMS: u64 = 1_000;

@@ -185,18 +185,89 @@ pub fn to_cel(value: &serde_json::Value, shape: &Shape) -> Value {
             ))
         }
         (Json::Object(map), shape) => {
-            let map: HashMap<Key, Value> = (map.iter())
-                .map(|(key, value)| {
-                    let shape = match shape {
-                        Shape::Object(named, others) => named.get(key).unwrap_or(others),
-                        _ => &Shape::Any,
-                    };
-                    (Key::from(key.as_str()), to_cel(value, shape))
-                })
-                .collect();
+            let mut fields = HashMap::with_capacity(map.len());
+            for (key, value) in map {
+                match shape {
+                    // A declared property is a field, named as Kubernetes escapes it; its own
+                    // name stays for `self['name']`.
+                    Shape::Object(named, _) if named.contains_key(key) => {
+                        let value = to_cel(value, &named[key]);
+                        let escaped = escaped(key);
+                        if escaped != *key {
+                            fields.insert(Key::from(escaped.as_str()), value.clone());
+                        }
+                        fields.insert(Key::from(key.as_str()), value);
+                    }
+                    Shape::Object(_, others) => {
+                        fields.insert(Key::from(key.as_str()), to_cel(value, others));
+                    }
+                    _ => {
+                        fields.insert(Key::from(key.as_str()), to_cel(value, &Shape::Any));
+                    }
+                }
+            }
+            let map = fields;
             Value::Map(Map { map: Arc::new(map) })
         }
     }
+}
+
+/// CEL's reserved words: a property so named is `__name__` in a rule.
+const RESERVED: [&str; 22] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+    "",
+];
+
+/// A declared property's name as a rule writes it, escaped as Kubernetes escapes it
+/// (`namespace` → `__namespace__`, `x-y` → `x__dash__y`, `a.b` → `a__dot__b`, `a/b` →
+/// `a__slash__b`, `__` → `__underscores__`); a name no rule can write (a character outside
+/// those, a leading digit) stays as it is, for `self['name']`.
+pub fn escaped(name: &str) -> String {
+    if RESERVED.contains(&name) {
+        return format!("__{name}__");
+    }
+    let writable = |c: char| c.is_ascii_alphanumeric() || "_.-/".contains(c);
+    if name.starts_with(|c: char| c.is_ascii_digit()) || !name.chars().all(writable) {
+        return name.to_owned();
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        let (piece, taken) = match c {
+            '_' if rest.starts_with("__") => ("__underscores__", 2),
+            '.' => ("__dot__", 1),
+            '-' => ("__dash__", 1),
+            '/' => ("__slash__", 1),
+            _ => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+                continue;
+            }
+        };
+        out.push_str(piece);
+        rest = &rest[taken..];
+    }
+    out
 }
 
 /// What evaluating an expression on `self` gave: its value, or why there is none (the budget
