@@ -317,6 +317,35 @@ fn a_rule_that_does_not_compile_is_refused_with_its_pointer() {
 }
 
 #[test]
+fn a_rule_that_names_a_property_a_closed_object_lacks_is_refused_at_registration() {
+    let schema = |additional: bool| {
+        json!({
+            "type": "object",
+            "properties": {
+                "start": { "type": "string" },
+                "end": { "type": "object", "properties": { "at": { "type": "string" } }, "additionalProperties": additional }
+            },
+            "additionalProperties": additional,
+            "x-structure-rules": [{ "rule": "self.start != '' && has(self.end.when)" }]
+        })
+    };
+    let message = refusal(schema(false));
+    assert!(
+        message.starts_with("a rule at /x-structure-rules/0/rule: self.end.when names a property"),
+        "{message}"
+    );
+    assert!(message.contains("when is not one of at"), "{message}");
+    // An object open to other properties may hold it: the rule stands.
+    assert!(
+        violations(
+            &schema(true),
+            &json!({ "start": "a", "end": { "when": "b" } })
+        )
+        .is_empty()
+    );
+}
+
+#[test]
 fn a_rule_over_the_cost_ceiling_is_refused_and_bounding_its_lists_admits_it() {
     let schema = |max_items: Option<u64>| {
         let mut items = json!({ "type": "array", "items": { "type": "integer" } });

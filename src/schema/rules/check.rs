@@ -1,5 +1,5 @@
 //! Rules checked at registration: every rule list of a schema read, each rule parsed, held to
-//! `self`, and its estimated cost held under the ceiling — each problem at its pointer, so a
+//! `self` and to the properties a closed object has, and its estimated cost held under the ceiling — each problem at its pointer, so a
 //! schema with a broken rule is refused before any call, never at one.
 
 use serde_json::Value;
@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::error::StructureError;
 use crate::schema::rules::compile::rules;
 use crate::schema::rules::cost::{CEILING, bounds, estimate};
+use crate::schema::rules::fields::undefined;
 use crate::schema::rules::keyword::KEYWORDS;
 use crate::schema::walk::{self, Next};
 
@@ -27,6 +28,10 @@ pub fn problems(schema: &Value) -> Vec<(String, String)> {
                 Ok(rules) => {
                     let bounds = bounds(schema, &Value::Object(map.clone()));
                     for (index, rule) in rules.iter().enumerate() {
+                        found.extend(
+                            (undefined(&rule.expr, map).into_iter())
+                                .map(|problem| (format!("{here}/{index}/rule"), problem)),
+                        );
                         let cost = estimate(&rule.expr, bounds);
                         if cost > CEILING {
                             found.push((

@@ -5,7 +5,8 @@
 //! subschema stands, `self` the value there.
 //!
 //! - [`compile`]: a rule list read, each expression parsed and held to `self`;
-//! - [`check`]: the problems of a schema's rules at registration, cost included ([`cost`]);
+//! - [`check`]: the problems of a schema's rules at registration, cost included ([`cost`]), and
+//!   the fields they read held to a closed object's properties ([`fields`]);
 //! - [`eval`]: CEL's standard library with Kubernetes' `sum()`, JSON as CEL values, the budget;
 //! - [`keyword`]: the rules as `jsonschema` keywords, so the validator runs them where they
 //!   stand and their failures are violations like any other.
@@ -14,4 +15,5 @@ pub mod check;
 pub mod compile;
 pub mod cost;
 pub mod eval;
+pub mod fields;
 pub mod keyword;
