@@ -227,6 +227,12 @@ fn cel_as_kubernetes_writes_it() {
         "self.discount > 0.0 ? self.reason != '' : true",
         "type(self.total) == int && type(self.discount) == double && self.total == 10.0",
         "self.labels.all(k, k.matches('^[a-z]+$'))",
+        // Kubernetes' strings and IP libraries, as CRDs call them.
+        "self.email.lowerAscii() == 'bob@example.com' && self.email.upperAscii().startsWith('BOB')",
+        "self.email.split('@') == ['Bob', 'Example.com'] && ' x '.trim() == 'x'",
+        "self.email.substring(4) == 'Example.com' && 'ta©o'.substring(1, 3) == 'a©'",
+        "self.email.indexOf('@') == 3 && self.email.indexOf('#') == -1",
+        "isIP('10.0.0.1') && isIP('::1') && !isIP('10.0.0.256') && !isIP(self.email)",
     ] {
         let schema = json!({ "type": "object", "x-kubernetes-validations": [{ "rule": rule }] });
         assert_eq!(violations(&schema, &order), Vec::<String>::new(), "{rule}");
@@ -236,6 +242,12 @@ fn cel_as_kubernetes_writes_it() {
     assert_eq!(
         violations(&schema, &order),
         ["/: must satisfy the rule self.total > 10"]
+    );
+    let out_of_range = json!({ "type": "object", "x-kubernetes-validations": [{ "rule": "self.email.substring(40) == ''" }] });
+    let said = violations(&out_of_range, &order).join("");
+    assert!(
+        said.contains("not within the string's 15 characters"),
+        "{said}"
     );
 }
 

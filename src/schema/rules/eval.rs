@@ -13,6 +13,8 @@ use cel::common::value::CowVal;
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, Value};
 
+use crate::schema::rules::library;
+
 /// The comprehension steps all the rules of one answer judged may take together (each step of
 /// `all`, `exists`, `exists_one`, `map` and `filter` is one); a rule still running past it fails
 /// to evaluate. Static costs ([`super::cost`]) keep a registered rule well under it for any
@@ -50,6 +52,7 @@ fn build_env() -> Env {
         .expect("sum is declared once");
     env.add_overload(TICK, "@tick_dyn", vec![DYN_TYPE], tick)
         .expect("the tick is declared once");
+    library::declare(&mut env).expect("Kubernetes' functions are declared once");
     env
 }
 

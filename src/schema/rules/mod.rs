@@ -7,7 +7,8 @@
 //! - [`compile`]: a rule list read, each expression parsed and held to `self`;
 //! - [`check`]: the problems of a schema's rules at registration, cost included ([`cost`]), and
 //!   the fields they read held to a closed object's properties ([`fields`]);
-//! - [`eval`]: CEL's standard library with Kubernetes' `sum()`, JSON as CEL values, the budget;
+//! - [`eval`]: CEL's standard library with Kubernetes' `sum()` and the string and IP functions
+//!   CRDs call ([`library`]), JSON as CEL values, the budget;
 //! - [`keyword`]: the rules as `jsonschema` keywords, so the validator runs them where they
 //!   stand and their failures are violations like any other.
 
@@ -17,3 +18,4 @@ pub mod cost;
 pub mod eval;
 pub mod fields;
 pub mod keyword;
+pub mod library;
