@@ -523,7 +523,6 @@ async fn concurrent_requests_each_get_their_own_instance() {
                 .with_delay(std::time::Duration::from_millis(200)),
         );
     }
-    let started = std::time::Instant::now();
     let body =
         json!({ "prompt": "Ada, ada@example.com", "schema": "contact", "schemaMode": "named" });
     let served = std::sync::Arc::new(served);
@@ -544,10 +543,12 @@ async fn concurrent_requests_each_get_their_own_instance() {
             .iter()
             .all(|response| response.status == 200 && response.json()["status"] == "ok")
     );
+    // Served concurrently: the model's slow answers overlapped (a server taking one request at a
+    // time would never have two at the mock at once), whatever the machine's load.
     assert!(
-        started.elapsed() < std::time::Duration::from_millis(1500),
-        "served concurrently: {:?}",
-        started.elapsed()
+        mock.max_in_flight() > 1,
+        "one request at a time: {} in flight at most",
+        mock.max_in_flight()
     );
 }
 
