@@ -172,6 +172,7 @@ fn request_building(bencher: divan::Bencher) {
         turns: vec![Turn::User(
             "Mike broke the build today at 2:30 pm".to_owned(),
         )],
+        attachment: None,
     };
     bencher.bench_local(|| provider.request(divan::black_box(&conversation), &format));
 }

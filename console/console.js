@@ -333,18 +333,21 @@ function fillPlaygroundSchemas() {
   $('play-inline-label').hidden = select.value !== '';
 }
 
-/** The call's arguments, and the PDF's bytes when a PDF was picked (else null). */
+/**
+ * The call's arguments, and the picked document's bytes (else null). The component tells what
+ * the document is from its name or its bytes; its pages are drawn only when it had pages.
+ */
 async function playgroundArguments() {
   const name = $('play-schema').value;
   const args = { prompt: $('play-text').value, returnText: true };
   if (name) Object.assign(args, { schema: name, schemaMode: 'named' });
   else Object.assign(args, { schema: JSON.parse($('play-inline').value), schemaMode: 'json' });
-  const [file] = $('play-pdf').files;
+  const [file] = $('play-document').files;
   if (!file) return { args, pdf: null };
   const bytes = new Uint8Array(await file.arrayBuffer());
   let binary = '';
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  args.document = { mediaType: 'application/pdf', data: btoa(binary) };
+  args.document = { name: file.name, data: btoa(binary) };
   return { args, pdf: bytes };
 }
 
@@ -388,7 +391,8 @@ function renderResult(result, pdf) {
   );
   const sources = outcome.sources ?? [];
   renderText(outcome.text ?? $('play-text').value, sources);
-  renderPages(error ? null : pdf, sources, outcome.trace?.pageSizes);
+  const pages = outcome.trace?.pageSizes ?? [];
+  renderPages(error || pages.length === 0 ? null : pdf, sources, pages);
   $('play-derived').replaceChildren(
     ...sources
       .filter((source) => source.utf16Start === undefined)

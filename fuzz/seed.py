@@ -96,3 +96,27 @@ for pages in (["Party: Ada Lovelace."], ["Agreement.", "Signed (by) Zoe Kim.", "
     put("pdf_reader", whole)
     put("pdf_reader", whole[: len(whole) // 2])
     put("pdf_reader", whole.replace(b"/Count", b"/Count 99999999 /X"))
+
+# word_and_html: [0] + a Word package (Python's zipfile writes it as Word would), whole and cut
+# short; [1] + a web page.
+
+
+def docx(body: str) -> bytes:
+    import io
+    import zipfile
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        package.writestr("word/document.xml", '<?xml version="1.0"?><w:document xmlns:w="w"><w:body>'
+                         + body + "</w:body></w:document>")
+    return out.getvalue()
+
+
+for body in ("<w:p><w:r><w:t>Invoice &amp; total</w:t><w:tab/><w:t>12.50</w:t></w:r></w:p>",
+             "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>a</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"):
+    whole = docx(body)
+    put("word_and_html", b"\0" + whole)
+    put("word_and_html", b"\0" + whole[: len(whole) // 2])
+for page in ("<!doctype html><title>t</title><p>Total: &euro;12<br>due <b>May</b><script>x<y</script>",
+             "<table><tr><td>a<td>b</table><pre> x  y </pre><div hidden>no</div>"):
+    put("word_and_html", b"\1" + page.encode())

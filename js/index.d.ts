@@ -38,15 +38,23 @@ export type JsonSchema = Record<string, unknown>;
 export type SchemaMode = 'json' | 'named' | 'text' | 'examples';
 
 /**
- * A document the text is read from: a PDF (its text layer, page by page) or UTF-8 text, as bytes
- * (the media type is the Blob's, else a PDF by its `%PDF-` header, else text), or as the tool
- * arguments carry it: `{ mediaType, data }` with the bytes in base64.
+ * A document the text is read from: a PDF (its text layer, page by page), a Word document
+ * (.docx), a web page (its visible text) or UTF-8 text, as bytes (the media type is the Blob's,
+ * else the one a File's name or the bytes tell), or as the tool arguments carry it:
+ * `{ data, mediaType?, name? }` with the bytes in base64.
  */
 export type DocumentInput =
   | Uint8Array
   | ArrayBuffer
   | Blob
-  | { mediaType: 'application/pdf' | 'text/plain'; data: string };
+  | { data: string; mediaType?: DocumentMediaType; name?: string };
+
+/** The media types a document may have. */
+export type DocumentMediaType =
+  | 'application/pdf'
+  | 'text/plain'
+  | 'text/html'
+  | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 interface RequestCommon {
   /** A JSON Schema (object), a registry name, a description in words, or example objects. */

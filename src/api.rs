@@ -67,7 +67,7 @@ fn structure_with(
 ) -> Result<Outcome, StructureError> {
     settings.limits.check_prompt(&request.prompt)?;
     let read = document::read(&request.prompt, request.document.as_ref(), &settings.limits)?;
-    let outcome = structure_text(request, &read.text, scope, ports, settings, started)?;
+    let outcome = structure_text(request, &read, scope, ports, settings, started)?;
     Ok(with_read(outcome, read, request.return_text))
 }
 
@@ -92,10 +92,10 @@ fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> O
     outcome
 }
 
-/// Structures `text`, the text `request` reads.
+/// Structures what `request` reads: the text, and a document given to the model as it is.
 fn structure_text(
     request: &StructureRequest,
-    text: &str,
+    read: &document::Read,
     scope: &Scope,
     ports: &Ports<'_>,
     settings: &Settings,
@@ -128,7 +128,9 @@ fn structure_text(
     };
     let (target, root) = schema::root::plan(target, request.records)?;
     let plan = escalation::Plan {
-        text,
+        text: &read.text,
+        attachment: read.attachment.as_ref(),
+        scanned: &read.scanned,
         target: &target,
         settings,
         retry,

@@ -16,17 +16,22 @@
 use crate::content;
 use crate::content::builder::{self, Built};
 use crate::error::{ErrorKind, StructureError};
+use crate::media_type::Attachment;
 use crate::outcome::{Answer, Attempt, Outcome, Usage};
 use crate::ports::Ports;
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, Provider};
 use crate::schema::TargetSchema;
 use crate::scope::Scope;
-use crate::settings::Settings;
+use crate::settings::{Grounding, Settings};
 
 /// What every attempt of one call shares.
 pub struct Plan<'a> {
     pub text: &'a str,
+    /// A document the model is given as it is (an image, a PDF with pages without a text
+    /// layer), and those pages (from 1).
+    pub attachment: Option<&'a Attachment>,
+    pub scanned: &'a [u32],
     pub target: &'a TargetSchema,
     pub settings: &'a Settings,
     pub retry: RetryPolicy,
@@ -174,6 +179,10 @@ fn attempt(
 ) -> Result<Outcome, StructureError> {
     let settings = plan.settings;
     let provider = provider::open(settings, model, ports)?;
+    if let Some(attachment) = plan.attachment {
+        let endpoint = provider.endpoint();
+        (endpoint.vision).check(attachment, plan.scanned, &endpoint.model)?;
+    }
     let window = provider.endpoint().window();
     let mut before = plan.spent_before;
     before.add(spent);
@@ -182,17 +191,24 @@ fn attempt(
         max_loops: plan.max_loops,
         retry: plan.retry.for_profile(settings, profile),
         budget: content::Budget::of(settings, before.prompt_tokens + before.completion_tokens),
-        extractive: settings.extractive.for_profile(profile),
-        grounding: settings.grounding,
+        // What the model reads in a picture is in no text: nothing to narrow to the text's
+        // spans, nothing a span could be required of.
+        extractive: plan.attachment.is_none() && settings.extractive.for_profile(profile),
+        grounding: match plan.attachment {
+            Some(_) => settings.grounding.min(Grounding::Report),
+            None => settings.grounding,
+        },
         reference_time: settings.reference_time,
         records: plan.records,
         chunk_bytes: settings.chunk_tokens(profile) as usize * content::BYTES_PER_TOKEN as usize,
         max_concurrent: settings.max_concurrent_calls(profile, provider.endpoint().slots) as usize,
         max_chunks: settings.limits.max_chunks,
         min_confidence: settings.min_confidence,
+        pictured: plan.attachment.is_some(),
     };
     let result = content::run(
         plan.text,
+        plan.attachment,
         plan.target,
         limits,
         provider.as_ref(),
@@ -200,8 +216,17 @@ fn attempt(
         ports,
     );
     remember_window(settings, model, provider.as_ref(), window, ports);
-    result
+    result.map(|mut outcome| {
+        if plan.attachment.is_some() && settings.grounding == Grounding::Require {
+            outcome.trace.warnings.push(UNGROUNDED.to_owned());
+        }
+        outcome
+    })
 }
+
+/// What `structure_grounding=require` cannot check when the model reads a picture.
+const UNGROUNDED: &str = "grounding require cannot check values read from the attached image or \
+     the PDF's pages without a text layer: no text holds them, so they are reported as derived";
 
 /// Keeps what a refusal and the server's counts taught of `model`'s window during the call (it
 /// was `before`), so the next call is planned with it from the start. A store that cannot keep

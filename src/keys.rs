@@ -65,6 +65,10 @@ pub const MIN_CONFIDENCE: &str = "structure_min_confidence";
 /// `auto` (default): ask for token log-probabilities where the provider and model are known to
 /// give them (each value's `confidence`); `on`: wherever the wire format has the field; `off`.
 pub const LOGPROBS: &str = "structure_logprobs";
+/// `auto` (default): images and PDFs go to the model as they are where the provider's model is
+/// known to read them (the table in `provider::vision`); `on`: the endpoint's model reads
+/// both (a local vision model, a gateway); `off`: never send them.
+pub const VISION: &str = "structure_vision";
 /// Settings (by their names in the cascade, comma-separated) that only the host's
 /// configuration sets: a tenant, a project or a call setting one is refused.
 pub const HOST_ONLY_SETTINGS: &str = "structure_host_only_settings";
@@ -145,6 +149,7 @@ pub const ALL: &[&str] = &[
     ESCALATE,
     MIN_CONFIDENCE,
     LOGPROBS,
+    VISION,
     HOST_ONLY_SETTINGS,
     MAX_LOOPS,
     MAX_PROMPT_BYTES,

@@ -67,19 +67,20 @@
 //! | [`secret`] | secrets that never show, and cutting them out of messages | — |
 //! | [`ports`] | the edges: HTTP transport, config, key-value store, clock | — |
 //! | [`outcome`] | the result: status, data, usage, trace | — |
+//! | [`media_type`] | what a document is: the media types read, told from a file's name or bytes | — |
 //! | [`error`] | typed errors | outcome, secret |
 //! | [`scope`] | tenants and projects, and their key prefixes | error |
-//! | [`request`] | the checked request and the tool arguments | error |
+//! | [`request`] | the checked request and the tool arguments | error, media_type |
 //! | [`limits`] | how big a call's input may be, how long it may take | error, keys |
-//! | [`document`] | documents beside the prompt: a PDF's text layer by page with where it stands, UTF-8 text | error, keys, limits, outcome, request |
+//! | [`document`] | documents beside the prompt: a PDF's text layer by page with where it stands, a Word document's and a web page's text, UTF-8 text | error, keys, limits, media_type, outcome, request |
 //! | [`store`] | JSON documents in the key-value store | error, ports |
 //! | [`settings`] | the settings of one call, and the cascade that layers them | error, keys, limits, ports, request, scope, secret, store, time |
 //! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, keys, limits, lru, outcome, ports, request, scope, store |
 //! | [`answer`] | reading answers: the envelope with the need path, lenient JSON | lru, schema |
-//! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows | answer, error, keys, outcome, ports, schema, settings, store, time |
-//! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, outcome, ports, provider, schema, scope, settings, store, time |
-//! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, outcome, ports, provider, schema, scope, settings |
-//! | [`tool_definition`] | the tool definition | schema |
+//! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows, which models read images | answer, error, keys, media_type, outcome, ports, schema, settings, store, time |
+//! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, media_type, outcome, ports, provider, schema, scope, settings, store, time |
+//! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, media_type, outcome, ports, provider, schema, scope, settings |
+//! | [`tool_definition`] | the tool definition | media_type, schema |
 //! | [`insights`] | per-schema call statistics kept in the store: 24 hours and 7 days | error, ports, scope, store |
 //! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP, the console | api, error, insights, keys, outcome, ports, request, schema, scope, settings, tool_definition |
@@ -96,6 +97,7 @@ pub mod insights;
 pub mod keys;
 pub mod limits;
 pub mod lru;
+pub mod media_type;
 pub mod outcome;
 pub mod ports;
 pub mod provider;
@@ -125,8 +127,7 @@ pub use tool_definition::tool_definition;
 
 // What a host that serves the HTTP API itself (`structure serve`) shares with the component, so
 // that each rule has one home: who a token stands for, what the metrics and the access log call
-// a schema, the largest body a request may have, and what bytes are a PDF.
-pub use document::is_pdf;
+// a schema, and the largest body a request may have.
 pub use http_api::auth::{Caller, Denied, Role, authenticate};
 pub use http_api::max_body_bytes;
 pub use insights::{Asked, schema_label};

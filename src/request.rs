@@ -4,6 +4,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
+use crate::media_type::{self, MediaType};
 
 /// Content-stage iterations when the caller does not say.
 pub const DEFAULT_MAX_LOOPS: u8 = 3;
@@ -21,35 +22,6 @@ pub enum SchemaInput {
     Described(String),
     /// One or more example objects the schema is inferred from.
     Examples(Vec<Value>),
-}
-
-/// What a document is: the media types a document beside the prompt may have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MediaType {
-    /// `application/pdf`: read into text by page, inside the component.
-    Pdf,
-    /// `text/plain`: UTF-8 text.
-    Text,
-}
-
-impl MediaType {
-    /// The media type `name` names (`application/pdf`, `text/plain`, with any parameters);
-    /// `None` for any other.
-    pub fn parse(name: &str) -> Option<Self> {
-        let essence = name.split(';').next().unwrap_or_default().trim();
-        match essence.to_ascii_lowercase().as_str() {
-            "application/pdf" => Some(MediaType::Pdf),
-            "text/plain" => Some(MediaType::Text),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MediaType::Pdf => "application/pdf",
-            MediaType::Text => "text/plain",
-        }
-    }
 }
 
 /// A document beside the prompt: the text to structure is read from it.
@@ -71,14 +43,15 @@ impl std::fmt::Debug for Document {
 }
 
 impl Document {
-    /// A document of `media_type` (`application/pdf` or `text/plain`).
+    /// A document of `media_type` (one of [`MediaType::ALL`]).
     pub fn new(bytes: Vec<u8>, media_type: &str) -> Result<Self, StructureError> {
         let media_type = MediaType::parse(media_type).ok_or_else(|| {
             StructureError::invalid_request(
                 "document",
                 format!(
-                    "document media type {media_type:?} is not one this tool reads: send \
-                     application/pdf or text/plain"
+                    "document media type {media_type:?} is not one this tool reads: send one \
+                     of {}",
+                    MediaType::names()
                 ),
             )
         })?;
@@ -294,33 +267,34 @@ const KNOWN_FIELDS: [&str; 8] = [
     "returnText",
 ];
 
-/// The `document` argument: `{"mediaType": "application/pdf", "data": "<base64>"}`.
+/// The `document` argument: `{"mediaType": "application/pdf", "data": "<base64>"}`; without
+/// `mediaType`, the media type its `name` (a file name) or else its bytes tell.
 fn document_argument(value: &Value) -> Result<Document, StructureError> {
     let Value::Object(fields) = value else {
         return Err(wrong_type(
             "document",
-            "an object with mediaType and data (base64)",
+            "an object with data (base64), and mediaType or name",
             value,
         ));
     };
     if let Some(unknown) = fields
         .keys()
-        .find(|key| !["mediaType", "data"].contains(&key.as_str()))
+        .find(|key| !["mediaType", "data", "name"].contains(&key.as_str()))
     {
         return Err(StructureError::invalid_request(
             "document",
-            format!("unknown document field {unknown:?}; a document has mediaType and data"),
+            format!("unknown document field {unknown:?}; a document has data, mediaType and name"),
         ));
     }
     let media_type = match fields.get("mediaType") {
-        Some(Value::String(name)) => name,
+        Some(Value::String(name)) => Some(name),
         Some(other) => return Err(wrong_type("document.mediaType", "a string", other)),
-        None => {
-            return Err(StructureError::invalid_request(
-                "document",
-                "document.mediaType is missing: application/pdf or text/plain",
-            ));
-        }
+        None => None,
+    };
+    let name = match fields.get("name") {
+        Some(Value::String(name)) => Some(name.as_str()),
+        Some(other) => return Err(wrong_type("document.name", "a file name", other)),
+        None => None,
     };
     let data = match fields.get("data") {
         Some(Value::String(data)) => data,
@@ -340,7 +314,13 @@ fn document_argument(value: &Value) -> Result<Document, StructureError> {
                 format!("document.data is not base64 ({error}): send the bytes base64-encoded"),
             )
         })?;
-    Document::new(bytes, media_type)
+    match media_type {
+        Some(media_type) => Document::new(bytes, media_type),
+        None => {
+            let media_type = media_type::of(&bytes, name);
+            Ok(Document { media_type, bytes })
+        }
+    }
 }
 
 fn schema_input(fields: &Map<String, Value>) -> Result<SchemaInput, StructureError> {

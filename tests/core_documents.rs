@@ -271,22 +271,22 @@ fn the_tool_arguments_take_a_document_in_base64() {
             "base64",
         ),
         (
-            json!({ "document": { "mediaType": "image/png", "data": "AAAA" }, "schema": schema() }),
+            json!({ "document": { "mediaType": "application/zip", "data": "AAAA" }, "schema": schema() }),
             "document",
-            "application/pdf or text/plain",
+            "application/pdf, text/plain, text/html",
         ),
         (
             json!({ "document": "a.pdf", "schema": schema() }),
             "document",
-            "mediaType and data",
+            "data (base64), and mediaType or name",
         ),
         (
-            json!({ "document": { "data": "AAAA" }, "schema": schema() }),
-            "document",
-            "mediaType is missing",
+            json!({ "document": { "name": 7, "data": "AAAA" }, "schema": schema() }),
+            "document.name",
+            "a file name",
         ),
         (
-            json!({ "document": { "mediaType": "text/plain", "data": "AAAA", "name": "x" }, "schema": schema() }),
+            json!({ "document": { "mediaType": "text/plain", "data": "AAAA", "file": "x" }, "schema": schema() }),
             "document",
             "unknown document field",
         ),
@@ -305,6 +305,43 @@ fn the_tool_arguments_take_a_document_in_base64() {
             "{arguments}"
         );
         assert!(error.message.contains(says), "{}", error.message);
+    }
+}
+
+#[test]
+fn a_document_without_a_media_type_is_told_by_its_name_or_else_its_bytes() {
+    let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let docx = mock_llm::docx::with_paragraphs(&["Party: Zoë Kim"]);
+    let html = b"<p>Party: <b>Zo&euml; Kim</b></p>";
+    for (document, read) in [
+        (
+            json!({ "data": encode(&contract()) }),
+            "Party: Zoë Kim of Kraków.",
+        ),
+        (json!({ "data": encode(&docx) }), "Party: Zoë Kim"),
+        (
+            json!({ "data": encode(html), "name": "party.HTML" }),
+            "Party: Zoë Kim",
+        ),
+        (
+            json!({ "data": encode(html) }),
+            "<p>Party: <b>Zo&euml; Kim</b></p>",
+        ),
+        (
+            json!({ "data": encode(html), "mediaType": "text/html; charset=utf-8" }),
+            "Party: Zoë Kim",
+        ),
+    ] {
+        let arguments = json!({ "document": document, "schema": schema(), "returnText": true });
+        let request = StructureRequest::from_tool_arguments(&arguments).unwrap();
+        let (result, _) = run(
+            &request,
+            vec![Reply::answer(json!({ "party": "Zoë Kim" }))],
+            &config(&[]),
+        );
+        let outcome = result.unwrap();
+        let text = outcome.text.unwrap();
+        assert!(text.contains(read), "{document}: {text:?}");
     }
 }
 

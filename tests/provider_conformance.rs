@@ -365,3 +365,73 @@ fn each_mode_delivers_the_answer_and_takes_the_fix_after_a_violation() {
         }
     }
 }
+
+/// A 1×1 PNG: what a photo or a scan is to the request.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\xff\xff?\0\x05\xfe\x02\xfe\xa7\x35\x81\x84\0\0\0\0IEND\xaeB`\x82";
+
+/// Where each wire format puts a document given as it is, in the first user message.
+fn attached_part(wire: Wire, body: &Value) -> Option<Value> {
+    let pointer = match wire {
+        Wire::OpenAiChat => "/messages/1/content/1",
+        Wire::OpenAiResponses => "/input/0/content/1",
+        Wire::Anthropic => "/messages/0/content/0",
+        Wire::Gemini => "/contents/0/parts/0",
+    };
+    body.pointer(pointer).cloned()
+}
+
+#[test]
+fn an_image_and_a_scan_go_as_each_providers_own_parts_and_validate_against_its_schema() {
+    use structure::request::Document;
+    let scan = mock_llm::pdf::with_scans(&[None, Some("Total: 12.50 EUR")]);
+    let schema = json!({ "type": "object", "properties": { "total": { "type": "string" } } });
+    for provider in PROVIDERS {
+        let request_schema = validator(&provider_api(provider.request_schema));
+        for (document, media_type) in [
+            (PNG.to_vec(), "image/png"),
+            (scan.clone(), "application/pdf"),
+        ] {
+            let transport = ScriptedTransport::new([provider
+                .wire
+                .answer(Form::Text, json!({ "total": "12.50 EUR" }))]);
+            let config = config(provider, "native");
+            let request = StructureRequest::for_document(
+                Document::new(document, media_type).unwrap(),
+                SchemaInput::Inline(schema.clone()),
+                None,
+            )
+            .unwrap();
+            let outcome = structure::structure(
+                &request,
+                &structure::Scope::default(),
+                &ports(&transport, &config),
+            )
+            .unwrap_or_else(|error| panic!("{} {media_type}: {}", provider.name, error.message));
+            assert_eq!(outcome.answer, Answer::Ok(json!({ "total": "12.50 EUR" })));
+            let body = transport.body(0);
+            let found = errors(&request_schema, &body);
+            assert!(
+                found.is_empty(),
+                "{} {media_type}: {found:#?}",
+                provider.name
+            );
+            let part = attached_part(provider.wire, &body)
+                .unwrap_or_else(|| panic!("{}: {body:#}", provider.name));
+            let encoded = part.to_string();
+            let base64 = base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                &request.document.as_ref().unwrap().bytes,
+            );
+            assert!(
+                encoded.contains(&base64),
+                "{} {media_type}: the bytes are in the part: {part}",
+                provider.name
+            );
+            assert!(
+                encoded.contains(media_type),
+                "{} {media_type}: {part}",
+                provider.name
+            );
+        }
+    }
+}

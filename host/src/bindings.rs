@@ -42,7 +42,7 @@ pub use exports::structure::tool::structuring::{
 };
 
 impl Document {
-    /// A document of `media_type` (`application/pdf` or `text/plain`).
+    /// A document of `media_type` (`application/pdf`, `text/plain`, `text/html` or Word's).
     pub fn new(data: Vec<u8>, media_type: &str) -> Self {
         Self {
             media_type: media_type.to_owned(),
@@ -50,14 +50,11 @@ impl Document {
         }
     }
 
-    /// A document whose media type its bytes tell: a PDF by its `%PDF-` header within the first
-    /// KiB, as the component's reader takes it ([`structure::is_pdf`]), else text.
-    pub fn of(data: Vec<u8>) -> Self {
-        let media_type = if structure::is_pdf(&data) {
-            "application/pdf"
-        } else {
-            "text/plain"
-        };
+    /// A document whose media type its file name's extension or else its bytes tell, as the
+    /// component's readers take them ([`structure::media_type::of`]: a PDF, a Word document, a
+    /// web page, else text).
+    pub fn of(data: Vec<u8>, file_name: Option<&str>) -> Self {
+        let media_type = structure::media_type::of(&data, file_name).name();
         Self::new(data, media_type)
     }
 }

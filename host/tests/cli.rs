@@ -253,6 +253,219 @@ fn records_prints_every_record_of_a_text_read_from_stdin() {
 }
 
 #[test]
+fn word_documents_and_web_pages_are_read_by_extension_or_bytes_with_spans_into_their_text() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = mock_llm::docx::paragraph("Purchase order PO-7")
+        + &mock_llm::docx::table(&[&["Buyer", "Mary Jackson"], &["Total", "12.50 EUR"]]);
+    let docx = mock_llm::docx::with_body(&blocks);
+    let html = "<!doctype html><title>PO-7</title><h1>Purchase order PO-7</h1>\
+                <table><tr><td>Buyer<td>Mary&#32;Jackson<tr><td>Total<td>12.50 EUR</table>\
+                <script>var buyer = 'nobody';</script>";
+    let schema = r#"{"type":"object","properties":{"buyer":{"type":"string"},"total":{"type":"string"}},"required":["buyer","total"]}"#;
+    // By extension (a fragment without a doctype too), and by bytes alone.
+    let files = [
+        ("order.docx", docx.clone()),
+        ("order.bin", docx),
+        ("order.html", html.as_bytes().to_vec()),
+        (
+            "fragment.htm",
+            b"<p>Buyer: Mary Jackson</p><p>Total: 12.50 EUR".to_vec(),
+        ),
+        ("page", html.as_bytes().to_vec()),
+    ];
+    for (name, bytes) in files {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        mock.push(Reply::answer(
+            json!({ "buyer": "Mary Jackson", "total": "12.50 EUR" }),
+        ));
+        let output = structure(
+            Some(&mock),
+            &[
+                "run",
+                "--schema",
+                schema,
+                "--file",
+                path.to_str().unwrap(),
+                "--return-text",
+            ],
+            None,
+        );
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        let result = stdout_json(&output);
+        let text = result["text"].as_str().unwrap();
+        assert!(
+            !text.contains("nobody") && !text.contains("<"),
+            "{name}: {text:?}"
+        );
+        for source in spelled_sources(&result) {
+            assert_eq!(source["boxes"], json!(null), "{name}: no page, no box");
+        }
+    }
+    // A Word document damaged in transit: an error naming why, no LLM call.
+    let damaged = dir.path().join("damaged.docx");
+    std::fs::write(&damaged, mock_llm::docx::corrupt(&["Buyer: Mary Jackson"])).unwrap();
+    let before = mock.requests().len();
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            schema,
+            "--file",
+            damaged.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["kind"], "invalid-document", "{error}");
+    assert!(
+        stderr(&output).contains("Word document"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(mock.requests().len(), before);
+}
+
+#[test]
+fn an_image_goes_to_a_model_that_reads_images_as_its_own_part() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    // A PNG's signature is all the CLI and the component look at; the model sees the bytes.
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0".to_vec();
+    let schema =
+        r#"{"type":"object","properties":{"total":{"type":"string"}},"required":["total"]}"#;
+    for name in ["receipt.png", "receipt"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &png).unwrap();
+        mock.push(Reply::answer(json!({ "total": "12.50 EUR" })));
+        let output = structure(
+            Some(&mock),
+            &["run", "--schema", schema, "--file", path.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        assert_eq!(stdout_json(&output)["data"]["total"], "12.50 EUR");
+        let sent: Value = serde_json::from_str(&mock.requests().last().unwrap().body).unwrap();
+        let url = sent["messages"][1]["content"][1]["image_url"]["url"]
+            .as_str()
+            .unwrap();
+        assert!(
+            url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+            "{name}: {url}"
+        );
+    }
+}
+
+/// The sources of `result`, each checked to spell its value in the text read (`text`, code
+/// points).
+fn spelled_sources(result: &Value) -> Vec<&Value> {
+    let text = result["text"].as_str().unwrap();
+    let sources = result["sources"].as_array().unwrap();
+    for source in sources {
+        let start = source["start"].as_u64().unwrap() as usize;
+        let end = source["end"].as_u64().unwrap() as usize;
+        let read: String = text.chars().skip(start).take(end - start).collect();
+        let value = &result["data"][source["pointer"].as_str().unwrap()[1..].to_owned()];
+        assert_eq!(json!(read), *value, "{source} in {text:?}");
+    }
+    sources.iter().collect()
+}
+
+/// Runs `program` with `args`, failing the test with its output when it fails.
+fn tool(program: &str, args: &[&str]) {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|error| {
+            panic!("{program} cannot run ({error}): scripts/install-test-deps installs it")
+        });
+    assert!(
+        output.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// README's recipe for a scan: `ocrmypdf` adds a text layer, then the PDF is read with spans and
+/// boxes like any other. The scan is made as a scanner makes one: a page printed to pixels
+/// (Ghostscript at 300 dpi), so nothing of its text survives but the picture of it.
+#[test]
+fn a_scan_given_a_text_layer_by_ocrmypdf_is_read_with_spans_and_boxes() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    let printed = dir.path().join("printed.pdf");
+    std::fs::write(
+        &printed,
+        mock_llm::pdf::with_pages(&[
+            "PURCHASE ORDER PO-4417\nBuyer: Mary Jackson, Hampton\nTotal due: 1,250.00 EUR",
+        ]),
+    )
+    .unwrap();
+    let scan = dir.path().join("scan.png");
+    let ocr = dir.path().join("scan-ocr.pdf");
+    let path = |path: &Path| path.to_str().unwrap().to_owned();
+    tool(
+        "gs",
+        &[
+            "-q",
+            "-dNOPAUSE",
+            "-dBATCH",
+            "-sDEVICE=pnggray",
+            "-r300",
+            &format!("-sOutputFile={}", path(&scan)),
+            &path(&printed),
+        ],
+    );
+    tool(
+        "ocrmypdf",
+        &["-q", "--image-dpi", "300", &path(&scan), &path(&ocr)],
+    );
+    let schema = r#"{"type":"object","properties":{"buyer":{"type":"string"},"order":{"type":"string"}},"required":["buyer","order"]}"#;
+    mock.push(Reply::answer(
+        json!({ "buyer": "Mary Jackson", "order": "PO-4417" }),
+    ));
+    let output = structure(
+        Some(&mock),
+        &[
+            "run",
+            "--schema",
+            schema,
+            "--file",
+            &path(&ocr),
+            "--return-text",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = stdout_json(&output);
+    let text = result["text"].as_str().unwrap();
+    assert!(
+        text.contains("Buyer: Mary Jackson"),
+        "the OCR'd text: {text:?}"
+    );
+    for source in spelled_sources(&result) {
+        assert_eq!(source["page"], 1);
+        // One box on the page, where the printed line stood: the scan keeps the page's size
+        // (612 × 792 points at 300 dpi), the OCR layer puts each word where its pixels are.
+        let [line] = source["boxes"].as_array().unwrap().as_slice() else {
+            panic!("one line: {source}");
+        };
+        let top = line["top"].as_f64().unwrap();
+        assert!((40.0..120.0).contains(&top), "{line}");
+    }
+    assert_eq!(
+        result["trace"]["pageSizes"][0]["width"]
+            .as_f64()
+            .unwrap()
+            .round(),
+        612.0
+    );
+}
+
+#[test]
 fn a_document_is_read_from_a_file_or_stdin_and_its_text_returned_on_request() {
     let mock = MockLlm::start();
     let dir = tempfile::tempdir().unwrap();
@@ -306,13 +519,31 @@ fn a_document_is_read_from_a_file_or_stdin_and_its_text_returned_on_request() {
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout_json(&output)["sources"][0]["start"], 10);
-    // A document that cannot be read is an error naming why, exit 1, with no LLM call.
+}
+
+#[test]
+fn a_document_that_cannot_be_read_or_found_is_an_error_with_no_llm_call() {
+    let mock = MockLlm::start();
+    let dir = tempfile::tempdir().unwrap();
+    let schema =
+        r#"{"type":"object","properties":{"signer":{"type":"string"}},"required":["signer"]}"#;
+    // A document the model cannot read (a scan, for a model that does not read PDFs as
+    // pictures) is an error naming why, exit 1, with no LLM call.
     let scan = dir.path().join("scan.pdf");
     std::fs::write(&scan, mock_llm::pdf::without_text(2)).unwrap();
     let before = mock.requests().len();
+    let scan = scan.to_str().unwrap();
     let output = structure(
         Some(&mock),
-        &["run", "--schema", schema, "--file", scan.to_str().unwrap()],
+        &[
+            "run",
+            "--schema",
+            schema,
+            "--file",
+            scan,
+            "--with",
+            "model=openai/local",
+        ],
         None,
     );
     assert_eq!(output.status.code(), Some(1));

@@ -35,7 +35,8 @@ function request() {
     prompt: $('prompt').value,
     maxLoops: maxLoops === '' ? undefined : Number(maxLoops),
     records: $('records').checked || undefined,
-    // A PDF or a text file is read inside the component; its values come with their pages.
+    // A PDF, a Word document, a web page or a text file is read inside the component (a PDF's
+    // values come with their pages).
     ...(file ? { document: file, returnText: true } : {}),
   };
   if (mode === 'named') return { ...base, schema: $('schema-name').value, schemaMode: 'named' };

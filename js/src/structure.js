@@ -17,8 +17,9 @@ export class StructureError extends Error {
 
 /**
  * `request` as tool arguments: a `document` given as bytes (`Uint8Array`, `ArrayBuffer`, `Blob`)
- * becomes `{ mediaType, data }` with the bytes in base64; its media type is the Blob's, else a
- * PDF by its `%PDF-` header, else text.
+ * becomes `{ data, mediaType?, name? }` with the bytes in base64: a Blob's media type when it has
+ * one the component reads and a File's name; the component tells the rest from the name's
+ * extension or the bytes (`media_type::of`, one rule for every surface).
  */
 export async function toolArguments(request) {
   const document = request?.document;
@@ -31,16 +32,22 @@ export async function toolArguments(request) {
             ? document
             : document.buffer.slice(document.byteOffset, document.byteOffset + document.byteLength),
         );
-  const declared = typeof Blob !== 'undefined' && document instanceof Blob ? document.type.split(';')[0].trim() : '';
-  // The core's rule (document/pdf/file.rs `is_pdf`): a `%PDF-` header within the first KiB.
-  const pdf = String.fromCharCode(...bytes.subarray(0, 1024)).includes('%PDF-');
-  const mediaType = ['application/pdf', 'text/plain'].includes(declared)
-    ? declared
-    : pdf
-      ? 'application/pdf'
-      : 'text/plain';
-  return { ...request, document: { mediaType, data: base64(bytes) } };
+  const argument = { data: base64(bytes) };
+  if (typeof Blob !== 'undefined' && document instanceof Blob) {
+    const declared = document.type.split(';')[0].trim();
+    if (READ_MEDIA_TYPES.includes(declared)) argument.mediaType = declared;
+    if (typeof document.name === 'string' && document.name) argument.name = document.name;
+  }
+  return { ...request, document: argument };
 }
+
+/** The media types the component reads (its `MediaType::ALL`). */
+const READ_MEDIA_TYPES = [
+  'application/pdf',
+  'text/plain',
+  'text/html',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+];
 
 function isBytes(value) {
   return (

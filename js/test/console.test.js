@@ -277,14 +277,36 @@ test('the playground marks each value at exactly its source span, and shows what
     JSON.stringify({ type: 'object', properties: { buyer: { type: 'string' } }, required: ['buyer'] }),
   );
   await page.fill('#play-text', '');
-  await page.setInputFiles('#play-pdf', { name: 'order.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) });
+  await page.setInputFiles('#play-document', {
+    name: 'order.pdf',
+    mimeType: 'application/pdf',
+    buffer: Buffer.from(pdf),
+  });
   await page.click('#play-run');
   await page.waitForSelector('body[data-runs="3"]');
   assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
   assert.equal(await page.textContent('#play-text-view mark'), 'Katherine Johnson');
   assert.match(await page.textContent('#play-text-view'), /Purchase order[\s\S]*Buyer: Katherine Johnson/);
   assert.match((await mock.requests()).at(-1).body, /Katherine Johnson/, 'the model read the PDF');
-  await page.setInputFiles('#play-pdf', []);
+
+  // A Word document and a web page, picked the same way: their text marked, no page view.
+  const docx = await mock.docx(['Purchase order', 'Buyer: Mary Jackson, Hampton']);
+  const html = '<!doctype html><h1>Purchase order</h1><p>Buyer: Dorothy&nbsp;Vaughan</p><script>x()</script>';
+  const files = [
+    ['order.docx', Buffer.from(docx), 'Mary Jackson'],
+    ['order.html', Buffer.from(html), 'Dorothy\u00a0Vaughan'],
+  ];
+  for (const [index, [name, buffer, buyer]] of files.entries()) {
+    await mock.reply(answer({ buyer }));
+    await page.setInputFiles('#play-document', { name, mimeType: '', buffer });
+    await page.click('#play-run');
+    await page.waitForSelector(`body[data-runs="${4 + index}"]`);
+    assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
+    assert.equal(await page.textContent('#play-text-view mark'), buyer, name);
+    assert.doesNotMatch(await page.textContent('#play-text-view'), /x\(\)/);
+    assert.ok(await page.locator('#play-pages').isHidden(), `${name} has no pages to draw`);
+  }
+  await page.setInputFiles('#play-document', []);
 });
 
 /** Each box of the page view: the values it names, its page, where it stands on its sheet (pixels), its ink. */
@@ -364,7 +386,7 @@ test("a PDF's result shows its pages beside the data, each value boxed where it 
   await page.fill('#play-inline', JSON.stringify({ type: 'object', properties, required: Object.keys(values) }));
   await page.fill('#play-text', '');
   const pdf = Buffer.from(await mock.pdf(agreement()));
-  await page.setInputFiles('#play-pdf', { name: 'agreement.pdf', mimeType: 'application/pdf', buffer: pdf });
+  await page.setInputFiles('#play-document', { name: 'agreement.pdf', mimeType: 'application/pdf', buffer: pdf });
   const loaded = () => page.evaluate(() => performance.getEntriesByType('resource').map((entry) => entry.name));
   assert.ok(!(await loaded()).some((url) => /pages\.js|pdf\./.test(url)), 'the first load has no page renderer');
   const [response] = await Promise.all([page.waitForResponse('**/v1/structure'), page.click('#play-run')]);
@@ -415,7 +437,7 @@ test("a PDF's result shows its pages beside the data, each value boxed where it 
     [['/customer']],
   );
   mkdirSync(results, { recursive: true });
-  await page.$eval('#play-pdf', (input) => input.closest('label').scrollIntoView());
+  await page.$eval('#play-document', (input) => input.closest('label').scrollIntoView());
   await page.screenshot({ path: join(results, 'console-pdf.png') });
 
   // Another, pages away: its page scrolled to and drawn, its box lit and in view, the words under it.
@@ -442,7 +464,7 @@ test("a PDF's result shows its pages beside the data, each value boxed where it 
     [['/signatory'], ['/signatory']],
   );
   assert.match(await page.textContent('#play-text-view'), /Northwind Traders[\s\S]*Grace\s+Hopper/);
-  await page.setInputFiles('#play-pdf', []);
+  await page.setInputFiles('#play-document', []);
   assert.deepEqual(page.errors, []);
 });
 

@@ -38,6 +38,13 @@ export async function startMockLlm() {
           await fetch(new URL('/_mock/pdf', baseUrl), { method: 'POST', body: JSON.stringify({ pages }) })
         ).arrayBuffer(),
       ),
+    /** A Word document whose paragraphs hold `paragraphs` (text), as bytes. */
+    docx: async (paragraphs) =>
+      new Uint8Array(
+        await (
+          await fetch(new URL('/_mock/docx', baseUrl), { method: 'POST', body: JSON.stringify({ pages: paragraphs }) })
+        ).arrayBuffer(),
+      ),
     /**
      * Makes the mock stand for a server kind: `{ kind: 'openai', contextLimit: 2048 }`,
      * `{ kind: 'llamacpp', nCtx: 4096 }`.

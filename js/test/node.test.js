@@ -132,6 +132,33 @@ test('a long document is read in parts under jco and merged into one, the window
   assert.equal(outcome.trace.chunkOf['/parties/2'], outcome.trace.chunks - 1);
 });
 
+test('a Word document and a web page: read into text inside the component, told by name or bytes', async () => {
+  const schema = { type: 'object', properties: { total: { type: 'string' } }, required: ['total'] };
+  const docx = await mock.docx(['Invoice INV-7', 'Total: 12.50 EUR']);
+  const html = new TextEncoder().encode('<p>Invoice INV-7</p><script>no()</script><p>Total:&#32;12.50 EUR</p>');
+  const documents = [
+    docx,
+    new Blob([docx]),
+    new File([html], 'invoice.html'),
+    new File([html], 'invoice', { type: 'text/html' }),
+  ];
+  for (const document of documents) {
+    await mock.reset();
+    await mock.reply(answer({ total: '12.50 EUR' }));
+    const outcome = await structure.structure({ document, schema, returnText: true });
+    assert.equal(outcome.status, 'ok');
+    assert.equal(outcome.text, 'Invoice INV-7\nTotal: 12.50 EUR');
+    assert.ok(!outcome.text.includes('no()'));
+    const [source] = outcome.sources;
+    assert.equal(outcome.text.slice(source.utf16Start, source.utf16End), '12.50 EUR');
+  }
+  // A zip that is not a Word document: a typed error naming why.
+  await assert.rejects(
+    structure.structure({ document: docx.slice(0, 40), schema }),
+    (error) => error instanceof StructureError && error.kind === 'invalid-document' && error.detail === 'unreadable',
+  );
+});
+
 test('a PDF given as bytes or as a Blob: its text read inside the component, each value with its page', async () => {
   const pdf = await mock.pdf(['Agreement between the parties.', 'Signed by Zoë Kim.']);
   const schema = { type: 'object', properties: { signer: { type: 'string' } }, required: ['signer'] };

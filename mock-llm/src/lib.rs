@@ -20,7 +20,7 @@
 //! `POST /_mock/document` (`{"latencyMs"}`) makes it a model that reads a contract's terms
 //! ([`document::Reader`]), and `POST /_mock/document/text` (`{"chars", "terms"}`) returns
 //! such a contract and its schema; `POST /_mock/pdf` (`{"pages": [...]}`) a PDF of those pages
-//! ([`pdf`]). `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
+//! ([`pdf`]), `POST /_mock/docx` (the same body) a Word document of those paragraphs ([`docx`]). `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
 //! llama-cpp-python, Ollama or vLLM, or an OpenAI endpoint with a context limit: what it says
 //! of itself when asked, and the refusal of a request over its window, in that server's words.
 //! `POST /_mock/orders` (`{"form": "records" | "langextract", "latencyMs", "varied"}`) makes it
@@ -29,6 +29,7 @@
 
 pub mod batches;
 pub mod document;
+pub mod docx;
 pub mod orders;
 pub mod pdf;
 mod reply;
@@ -424,8 +425,9 @@ fn scripting(script: &Mutex<Script>, method: &str, path: &str, body: &[u8]) -> O
     })
 }
 
-/// The routes that make a scenario's inputs (`/_mock/.../text`, `/_mock/pdf`): a long text with
-/// orders or terms planted in it, and its schema; a PDF of given pages.
+/// The routes that make a scenario's inputs (`/_mock/.../text`, `/_mock/pdf`, `/_mock/docx`): a
+/// long text with orders or terms planted in it, and its schema; a PDF of given pages; a Word
+/// document of given paragraphs (`{"pages": [...]}` too).
 fn fixture(method: &str, path: &str, body: &[u8]) -> Option<Reply> {
     #[derive(Deserialize)]
     struct Orders {
@@ -464,6 +466,13 @@ fn fixture(method: &str, path: &str, body: &[u8]) -> Option<Reply> {
             let pages: Vec<&str> = wanted.pages.iter().map(String::as_str).collect();
             let mut reply = Reply::bytes(200, pdf::with_pages(&pages));
             reply.headers = vec![("content-type".into(), "application/pdf".into())];
+            reply
+        }),
+        ("POST", "/_mock/docx") => with_body(body, "invalid_request", |wanted: Pages| {
+            let paragraphs: Vec<&str> = wanted.pages.iter().map(String::as_str).collect();
+            let mut reply = Reply::bytes(200, docx::with_paragraphs(&paragraphs));
+            let word = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+            reply.headers = vec![("content-type".into(), word.into())];
             reply
         }),
         _ => return None,

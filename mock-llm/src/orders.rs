@@ -106,11 +106,14 @@ pub fn read_orders(text: &str) -> Vec<Value> {
 
 /// The user's text in a Chat Completions request body.
 pub fn user_text(body: &Value) -> Option<&str> {
-    body["messages"]
+    let content = &body["messages"]
         .as_array()?
         .iter()
-        .find(|message| message["role"] == "user")?["content"]
-        .as_str()
+        .find(|message| message["role"] == "user")?["content"];
+    // With an image or a PDF beside it, the text is one part of the content.
+    content.as_str().or_else(|| {
+        (content.as_array()?.iter()).find(|part| part["type"] == "text")?["text"].as_str()
+    })
 }
 
 /// The answer format a mock model that reads orders answers in.

@@ -8,19 +8,39 @@
 
 /// A PDF whose pages hold `pages`, a line of text per `\n`.
 pub fn with_pages(pages: &[&str]) -> Vec<u8> {
-    write(pages, false, None)
+    write(&contents(pages), pages.len(), None)
 }
+
+/// A PDF of text pages and scanned ones (`None`: a page that is one image, no text layer).
+pub fn with_scans(pages: &[Option<&str>]) -> Vec<u8> {
+    let contents: Vec<String> = (pages.iter())
+        .map(|page| page.map_or_else(|| SCANNED.to_owned(), content_of))
+        .collect();
+    write(&contents, pages.len(), None)
+}
+
+/// A scanned page: one image over the page (a grey pixel, drawn inline), no text.
+const SCANNED: &str = "q 450 0 0 650 72 72 cm BI /W 1 /H 1 /BPC 8 /CS /G ID x EI Q";
 
 /// A PDF encrypted with a user password (the standard security handler): no reader opens it
 /// without the password.
 pub fn encrypted(pages: &[&str]) -> Vec<u8> {
-    write(pages, false, Some(ENCRYPT))
+    write(&contents(pages), pages.len(), Some(ENCRYPT))
 }
 
 /// A PDF of `count` pages with no text on them, as a scan has none (a grey box on each).
 pub fn without_text(count: usize) -> Vec<u8> {
-    let pages = vec![""; count];
-    write(&pages, true, None)
+    let boxes = vec!["0.5 g 72 72 450 650 re f".to_owned(); count];
+    write(&boxes, count, None)
+}
+
+/// Blank pages: nothing drawn on them at all.
+pub fn blank(count: usize) -> Vec<u8> {
+    write(&vec![String::new(); count], count, None)
+}
+
+fn contents(pages: &[&str]) -> Vec<String> {
+    pages.iter().map(|text| content_of(text)).collect()
 }
 
 /// A PDF whose one page names itself as its parent and has no crop box: a reader that looks
@@ -38,8 +58,8 @@ const ENCRYPT: &str = "<< /Filter /Standard /V 1 /R 2 /Length 40 /P -44 \
      /O <2F3A5B7C9D1E2F3A5B7C9D1E2F3A5B7C9D1E2F3A5B7C9D1E2F3A5B7C9D1E2F3A> \
      /U <1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F708192A3B4C5D6E7F809> >>";
 
-fn write(pages: &[&str], boxes: bool, encrypt: Option<&str>) -> Vec<u8> {
-    let count = pages.len();
+/// A PDF of `count` pages, each drawn by its content stream in `contents`.
+fn write(contents: &[String], count: usize, encrypt: Option<&str>) -> Vec<u8> {
     // Objects: 1 catalog, 2 page tree, 3 font, then a page and its content per page, then the
     // encryption dictionary.
     let mut objects: Vec<String> = vec![
@@ -54,12 +74,7 @@ fn write(pages: &[&str], boxes: bool, encrypt: Option<&str>) -> Vec<u8> {
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
             .to_owned(),
     ];
-    for (index, text) in pages.iter().enumerate() {
-        let content = if boxes {
-            "0.5 g 72 72 450 650 re f".to_owned()
-        } else {
-            content_of(text)
-        };
+    for (index, content) in contents.iter().enumerate() {
         objects.push(format!(
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
             5 + 2 * index

@@ -243,6 +243,7 @@ impl Run<'_> {
         let format = AnswerFormat::plain(&answer_schema, self.provider.subset());
         let mut conversation = Conversation {
             system: system_prompt(self.now),
+            attachment: None,
             turns: vec![Turn::User(description.to_owned())],
         };
         let mut outer = Trace {

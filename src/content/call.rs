@@ -1,7 +1,13 @@
 //! What the stages of one call share: the call itself (target, limits, provider, ports) and the
 //! limits it runs within.
 
+use std::borrow::Cow;
+
+use serde_json::Value;
+
 use crate::content::ask::{Budget, Caller};
+use crate::content::grounding::{Grounded, ground};
+use crate::media_type::Attachment;
 use crate::outcome::Trace;
 use crate::ports::Ports;
 use crate::provider::Provider;
@@ -34,6 +40,22 @@ pub struct Limits {
     pub max_chunks: usize,
     /// The least confidence a value may have (`structure_min_confidence`; see [`confidence`]).
     pub min_confidence: MinConfidence,
+    /// Whether the model is also given a document as pictures (an image, scanned pages):
+    /// what it reads there is in no text, so nothing is grounded in the text before asking.
+    pub pictured: bool,
+}
+
+impl Limits {
+    /// `schema` grounded in `text` ([`ground`]): as it is when the model also reads pictures.
+    pub fn ground<'s>(&self, schema: &'s Value, text: &str) -> Grounded<'s> {
+        match self.pictured {
+            true => Grounded::Narrowed {
+                schema: Cow::Borrowed(schema),
+                notes: Vec::new(),
+            },
+            false => ground(schema, text, self.extractive),
+        }
+    }
 }
 
 /// What the stages of one call share.
@@ -45,6 +67,8 @@ pub struct Call<'a> {
     pub ports: &'a Ports<'a>,
     /// What an earlier model's last answer broke (escalation): told to this one from the start.
     pub earlier_violations: &'a [String],
+    /// A document the model is given as it is (an image, a scanned PDF), beside the text.
+    pub attachment: Option<&'a Attachment>,
 }
 
 impl<'a> Call<'a> {

@@ -29,6 +29,7 @@ pub mod reason;
 pub mod records;
 
 use crate::error::{ErrorKind, StructureError};
+use crate::media_type::Attachment;
 use crate::outcome::{Outcome, Usage};
 use crate::ports::Ports;
 use crate::provider::Provider;
@@ -42,10 +43,12 @@ pub use dialogue::MAX_TOOL_REMINDERS;
 /// How often one call is planned again after a refusal taught the model's window.
 const MAX_REPLANS: u32 = 2;
 
-/// Runs the content stage for `prompt` against `target`; `earlier_violations` are what an
-/// earlier model's last answer broke (escalation), told to this one from the start.
+/// Runs the content stage for `prompt` (and `attachment`, a document the model is given as it
+/// is) against `target`; `earlier_violations` are what an earlier model's last answer broke
+/// (escalation), told to this one from the start.
 pub fn run(
     prompt: &str,
+    attachment: Option<&Attachment>,
     target: &TargetSchema,
     limits: Limits,
     provider: &dyn Provider,
@@ -58,6 +61,7 @@ pub fn run(
         provider,
         ports,
         earlier_violations,
+        attachment,
     };
     let mut spent = Usage::default();
     let mut replans = 0;

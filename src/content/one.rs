@@ -7,7 +7,7 @@ use crate::answer::format::Shape;
 use crate::content::call::Call;
 use crate::content::confidence;
 use crate::content::dialogue::{Dialogue, Settled};
-use crate::content::grounding::{Grounded, ground, provenance};
+use crate::content::grounding::{Grounded, provenance};
 use crate::content::judge::{Whole, finish};
 use crate::content::prompt;
 use crate::error::{ErrorKind, StructureError};
@@ -35,7 +35,7 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
         ..
     } = call;
     let mut trace = call.trace();
-    let sent = match ground(&target.schema, text, limits.extractive) {
+    let sent = match limits.ground(&target.schema, text) {
         // An answer would have to make these values up: no call can do better than asking.
         Grounded::Missing(missing) => {
             let need = Grounded::need(&missing);

@@ -28,11 +28,21 @@ pub fn conversation(call: Call<'_>, text: &str, shape: Shape) -> Conversation {
     system
         .volatile
         .push_str(&earlier_violations(call.earlier_violations));
+    // A picture without a prompt or a text page: the user turn says where the text is (a
+    // provider refuses an empty text part).
+    let text = match (text.trim().is_empty(), call.attachment) {
+        (true, Some(_)) => IN_THE_ATTACHMENT,
+        _ => text,
+    };
     Conversation {
         system,
         turns: vec![Turn::User(text.to_owned())],
+        attachment: call.attachment.cloned(),
     }
 }
+
+/// The user turn of a call whose only text is in the attached document.
+const IN_THE_ATTACHMENT: &str = "The text to structure is in the attached document.";
 
 /// What an earlier model's last answer broke, for the next model to avoid (escalation); empty
 /// when there was none.

@@ -14,15 +14,18 @@
 //! # Ok::<(), structure::StructureError>(())
 //! ```
 
+pub mod docx;
+pub mod html;
+mod lines;
 pub mod pdf;
 
 use crate::error::StructureError;
 use crate::keys;
 use crate::limits::CallLimits;
+use crate::media_type::{Attachment, MediaType};
 use crate::outcome::{PageBox, PageSize};
-use crate::request::{Document, MediaType};
+use crate::request::Document;
 
-pub use pdf::is_pdf;
 use pdf::{Page, Place};
 
 /// Between pages of the text read: a form feed on a line of its own, as `pdftotext` writes it.
@@ -39,6 +42,11 @@ pub struct Read {
     places: Vec<Place>,
     /// For a PDF: each page's size as shown.
     pub sizes: Vec<PageSize>,
+    /// The document as it is, for a model that reads it as pictures: an image, or a PDF with
+    /// pages that have no text layer (`scanned`).
+    pub attachment: Option<Attachment>,
+    /// For a PDF: the pages (from 1) that show something but have no text layer.
+    pub scanned: Vec<u32>,
 }
 
 impl Read {
@@ -117,14 +125,38 @@ pub fn read(
             ),
         ));
     }
-    let pages = match document.media_type {
-        MediaType::Pdf => pdf::read(&document.bytes, limits.document_pages)?,
-        MediaType::Text => {
-            let text = text(&document.bytes)?;
-            return Ok(after_prompt(prompt, &text));
+    let text = match document.media_type {
+        MediaType::Pdf => {
+            let pages = pdf::read(&document.bytes, limits.document_pages)?;
+            let mut read = laid_out(prompt, &pages);
+            read.scanned = (pages.iter().zip(1..))
+                .filter(|(page, _)| page.scanned)
+                .map(|(_, number)| number)
+                .collect();
+            if !read.scanned.is_empty() {
+                read.attachment = Some(attached(document, Some(pages.len())));
+            }
+            return Ok(read);
         }
+        MediaType::Png | MediaType::Jpeg | MediaType::Webp => {
+            let mut read = after_prompt(prompt, "");
+            read.attachment = Some(attached(document, None));
+            return Ok(read);
+        }
+        MediaType::Text => text(&document.bytes)?,
+        MediaType::Html => html::text(&document.bytes, limits.document_bytes)?,
+        MediaType::Docx => docx::text(&document.bytes, limits.document_bytes)?,
     };
-    Ok(laid_out(prompt, &pages))
+    Ok(after_prompt(prompt, &text))
+}
+
+/// `document` as the model is given it.
+fn attached(document: &Document, pages: Option<usize>) -> Attachment {
+    Attachment {
+        media_type: document.media_type,
+        bytes: document.bytes.as_slice().into(),
+        pages,
+    }
 }
 
 /// The text of a prompt and a text document: the prompt, a blank line, the document.

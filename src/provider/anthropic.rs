@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
+use crate::media_type::{Attachment, MediaType};
 use crate::outcome::Usage;
 use crate::ports::HttpRequest;
 use crate::provider::contract::Provider;
@@ -81,7 +82,14 @@ impl Anthropic {
         let mut messages = Vec::new();
         for (index, turn) in conversation.turns.iter().enumerate() {
             messages.push(match turn {
-                Turn::User(text) => json!({ "role": "user", "content": text }),
+                // The picture first, as Anthropic advises.
+                Turn::User(text) => match conversation.attached_to(index) {
+                    Some(attachment) => json!({
+                        "role": "user",
+                        "content": [block(attachment), { "type": "text", "text": text }],
+                    }),
+                    None => json!({ "role": "user", "content": text }),
+                },
                 Turn::Model(Delivered::Text(text)) => json!({ "role": "assistant", "content": text }),
                 Turn::Model(Delivered::ToolCall { id, arguments }) => {
                     let input = serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| json!({}));
@@ -163,6 +171,22 @@ pub fn has_structured_outputs(model: &str) -> bool {
         // A family without a version number (e.g. a new name): assume it is current.
         (None, _) => true,
     }
+}
+
+/// A document given as it is, as a Messages content block: an image, or a PDF as a document.
+fn block(attachment: &Attachment) -> Value {
+    let kind = match attachment.media_type {
+        MediaType::Pdf => "document",
+        _ => "image",
+    };
+    json!({
+        "type": kind,
+        "source": {
+            "type": "base64",
+            "media_type": attachment.media_type.name(),
+            "data": attachment.base64(),
+        },
+    })
 }
 
 impl Provider for Anthropic {

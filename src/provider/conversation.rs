@@ -1,6 +1,7 @@
 //! What a provider is sent and gives back, whatever its wire format: the conversation so far
 //! (system prompt and turns), the model's answer, what it cost, and its tokens.
 
+use crate::media_type::Attachment;
 use crate::outcome::Usage;
 
 /// What the model answered.
@@ -59,9 +60,17 @@ impl SystemPrompt {
 pub struct Conversation {
     pub system: SystemPrompt,
     pub turns: Vec<Turn>,
+    /// A document the model is given as it is (an image, a scanned PDF), with the first user
+    /// turn.
+    pub attachment: Option<Attachment>,
 }
 
 impl Conversation {
+    /// The document the turn at `index` carries: the attachment, with the first turn.
+    pub fn attached_to(&self, index: usize) -> Option<&Attachment> {
+        self.attachment.as_ref().filter(|_| index == 0)
+    }
+
     /// The tool call a feedback turn at `index` answers, if the turn before it was one.
     pub fn answered_call(&self, index: usize) -> Option<&str> {
         match index

@@ -12,6 +12,7 @@ use crate::error::StructureError;
 use crate::ports::{HttpRequest, HttpResponse, TokenEstimate};
 use crate::provider::delivery::Delivery;
 use crate::provider::model::ModelRef;
+use crate::provider::vision::{self, Vision};
 use crate::provider::window::{Window, WindowSource};
 use crate::provider::wire;
 use crate::schema::subset::{FULL, Subset};
@@ -55,6 +56,8 @@ pub struct Endpoint {
     /// Whether requests ask for the answer's token log-probabilities; a server that refuses
     /// them turns this off ([`Endpoint::refused_logprobs`]).
     logprobs: Cell<bool>,
+    /// What the model reads besides text, and the provider's limits on it.
+    pub vision: Vision,
 }
 
 impl Endpoint {
@@ -87,6 +90,12 @@ impl Endpoint {
             delivery: Delivery::Prompt,
             subset: &FULL,
             logprobs: Cell::new(false),
+            vision: vision::of(
+                &model.provider,
+                &model.name,
+                settings.vision,
+                settings.limits.document_bytes,
+            ),
         }
     }
 

@@ -9,7 +9,8 @@
 //! - the JSON Schema subset each provider accepts is [`crate::schema::subset`];
 //! - [`delivery`]: native, tool and prompt modes; [`retry`]: waiting out rate limits;
 //! - what they share: [`contract`] (the trait), [`conversation`] (what is sent and comes back),
-//!   [`model`] (`provider/model`), [`endpoint`] (the server).
+//!   [`model`] (`provider/model`), [`endpoint`] (the server), [`vision`] (which models read
+//!   images and PDFs).
 
 pub mod anthropic;
 pub mod contract;
@@ -23,6 +24,7 @@ pub mod openai_responses;
 pub mod profile;
 pub mod retry;
 pub mod server;
+pub mod vision;
 pub mod window;
 pub mod wire;
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
+use crate::media_type::{Attachment, MediaType};
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::contract::Provider;
@@ -73,7 +74,13 @@ impl OpenAiChat {
         let mut messages = vec![json!({ "role": "system", "content": conversation.system.text() })];
         for (index, turn) in conversation.turns.iter().enumerate() {
             messages.push(match turn {
-                Turn::User(text) => json!({ "role": "user", "content": text }),
+                Turn::User(text) => match conversation.attached_to(index) {
+                    Some(attachment) => json!({
+                        "role": "user",
+                        "content": [{ "type": "text", "text": text }, part(attachment)],
+                    }),
+                    None => json!({ "role": "user", "content": text }),
+                },
                 Turn::Model(Delivered::Text(text)) => {
                     json!({ "role": "assistant", "content": text })
                 }
@@ -93,6 +100,18 @@ impl OpenAiChat {
             });
         }
         messages
+    }
+}
+
+/// A document given as it is, as a Chat Completions content part: an image by its data URL, a
+/// PDF as a file.
+fn part(attachment: &Attachment) -> Value {
+    match attachment.media_type {
+        MediaType::Pdf => json!({
+            "type": "file",
+            "file": { "filename": attachment.file_name(), "file_data": attachment.data_url() },
+        }),
+        _ => json!({ "type": "image_url", "image_url": { "url": attachment.data_url() } }),
     }
 }
 

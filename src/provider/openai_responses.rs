@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::answer::format::AnswerFormat;
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
+use crate::media_type::{Attachment, MediaType};
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::contract::Provider;
@@ -72,7 +73,13 @@ impl OpenAiResponses {
         let mut input = Vec::new();
         for (index, turn) in conversation.turns.iter().enumerate() {
             input.push(match turn {
-                Turn::User(text) => json!({ "role": "user", "content": text }),
+                Turn::User(text) => match conversation.attached_to(index) {
+                    Some(attachment) => json!({
+                        "role": "user",
+                        "content": [{ "type": "input_text", "text": text }, part(attachment)],
+                    }),
+                    None => json!({ "role": "user", "content": text }),
+                },
                 Turn::Model(Delivered::Text(text)) => json!({ "role": "assistant", "content": text }),
                 Turn::Model(Delivered::ToolCall { id, arguments }) => json!({
                     "type": "function_call", "call_id": id, "name": ANSWER_TOOL, "arguments": arguments,
@@ -118,6 +125,19 @@ impl OpenAiResponses {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// A document given as it is, as a Responses input part: an image by its data URL, a PDF as a
+/// file.
+fn part(attachment: &Attachment) -> Value {
+    match attachment.media_type {
+        MediaType::Pdf => json!({
+            "type": "input_file",
+            "filename": attachment.file_name(),
+            "file_data": attachment.data_url(),
+        }),
+        _ => json!({ "type": "input_image", "image_url": attachment.data_url(), "detail": "auto" }),
     }
 }
 

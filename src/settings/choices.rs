@@ -111,6 +111,16 @@ impl Logprobs {
     }
 }
 
+/// Whether the model reads images and PDFs given as they are (`structure_vision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vision {
+    /// Where the provider's model is known to read them (`provider::vision`).
+    Auto,
+    /// The model reads both (a local vision model, a gateway the table does not know).
+    On,
+    Off,
+}
+
 /// How the answer is delivered (spec 001).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryChoice {
@@ -159,7 +169,7 @@ impl Extractive {
 }
 
 /// How values are held to the text (`structure_grounding`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Grounding {
     /// No provenance.
     Off,

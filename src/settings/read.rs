@@ -16,7 +16,7 @@ use crate::settings::choices::{
     DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_WAIT, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT_LOCAL,
     DeliveryChoice, Extractive, Grounding, LOCAL_PROFILES, Logprobs, MAX_MAX_CONCURRENT_CALLS,
-    MIN_CONTEXT_TOKENS, MinConfidence, ONE_AT_A_TIME_PROFILES,
+    MIN_CONTEXT_TOKENS, MinConfidence, ONE_AT_A_TIME_PROFILES, Vision,
 };
 
 /// The settings of one call.
@@ -33,6 +33,8 @@ pub struct Settings {
     pub min_confidence: MinConfidence,
     /// When to ask for token log-probabilities (`structure_logprobs`).
     pub logprobs: Logprobs,
+    /// Whether the model reads images and PDFs given as they are (`structure_vision`).
+    pub vision: Vision,
     /// Content-stage iterations when the call does not say.
     pub max_loops: u8,
     pub provider_profile: Option<String>,
@@ -89,6 +91,11 @@ impl Settings {
                 "on" => Logprobs::On,
                 "off" => Logprobs::Off,
                 _ => Logprobs::Auto,
+            },
+            vision: match read.choice(keys::VISION, &["auto", "on", "off"])?.as_str() {
+                "on" => Vision::On,
+                "off" => Vision::Off,
+                _ => Vision::Auto,
             },
             max_loops,
             provider_profile: read.text(keys::PROVIDER_PROFILE)?,

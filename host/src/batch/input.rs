@@ -144,15 +144,12 @@ fn arguments(line: Line<'_>, folder: &Path, defaults: &Defaults) -> Result<Value
     Ok(Value::Object(arguments))
 }
 
-/// The file at `path` as a tool argument's document (its media type told by its bytes).
+/// The file at `path` as a tool argument's document (its media type told by its name or bytes).
 fn document(path: &PathBuf) -> Result<Value, String> {
     let bytes =
         std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    let media_type = if structure::is_pdf(&bytes) {
-        "application/pdf"
-    } else {
-        "text/plain"
-    };
+    let name = path.file_name().and_then(|name| name.to_str());
+    let media_type = structure::media_type::of(&bytes, name).name();
     let data = base64::engine::general_purpose::STANDARD.encode(bytes);
     Ok(json!({ "mediaType": media_type, "data": data }))
 }

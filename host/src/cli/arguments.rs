@@ -68,8 +68,9 @@ pub(crate) enum Command {
         /// A per-call setting override, as name=value (model, maxLoops, confidenceThreshold, ...). Repeatable.
         #[arg(long = "with", value_name = "NAME=VALUE")]
         overrides: Vec<String>,
-        /// A document to read the text from: a PDF (by its %PDF- header) or UTF-8 text; `-` reads
-        /// stdin. The prompt is then optional (text that comes before the document), and stdin
+        /// A document to read the text from: a PDF, a Word document (.docx), a web page (.html),
+        /// an image (.png, .jpg, .webp: for a model that reads images) or UTF-8 text, told by
+        /// the extension or else the bytes; `-` reads stdin. The prompt is then optional (text that comes before the document), and stdin
         /// is not read for it.
         #[arg(long, value_name = "PATH")]
         file: Option<PathBuf>,

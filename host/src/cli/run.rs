@@ -90,8 +90,8 @@ pub(crate) struct Text {
     pub(crate) file: Option<PathBuf>,
 }
 
-/// The document at `path` (`-`: stdin): a PDF by its `%PDF-` header, else UTF-8 text (the
-/// component checks it).
+/// The document at `path` (`-`: stdin): a PDF, a Word document or a web page by its extension or
+/// its bytes, else UTF-8 text (the component reads and checks it).
 pub(crate) fn read_document(path: &std::path::Path) -> Result<Document, String> {
     let data = if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
@@ -102,7 +102,8 @@ pub(crate) fn read_document(path: &std::path::Path) -> Result<Document, String> 
     } else {
         std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?
     };
-    Ok(Document::of(data))
+    let name = path.file_name().and_then(|name| name.to_str());
+    Ok(Document::of(data, name))
 }
 
 /// The prompt argument, else stdin (unless it is a terminal).

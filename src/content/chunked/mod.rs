@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::answer::format::{AnswerFormat, Shape};
 use crate::content::call::{Call, Limits};
 use crate::content::dialogue::{Dialogue, Judge};
-use crate::content::grounding::{Grounded, ground};
+use crate::content::grounding::Grounded;
 use crate::content::prompt;
 use crate::error::StructureError;
 use crate::keys;
@@ -161,7 +161,7 @@ fn chunk_format(
     provider: &dyn Provider,
     trace: &mut Trace,
 ) -> AnswerFormat {
-    let sent = match ground(loose, text, limits.extractive) {
+    let sent = match limits.ground(loose, text) {
         Grounded::Narrowed { schema, notes } => {
             note(trace, notes);
             schema.into_owned()

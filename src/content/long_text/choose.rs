@@ -65,6 +65,7 @@ pub(super) fn settle(
     let choice = choice_schema(&call.target.schema, &conflicts, &offers)?;
     let asking = |passage_bytes: usize| Conversation {
         system: prompt::choice_prompt(call.provider.delivery()),
+        attachment: None,
         turns: vec![Turn::User(question(
             text,
             &conflicts,

@@ -84,6 +84,15 @@ struct Run {
     line_matrix: Matrix,
     chars: Vec<Char>,
     operations: usize,
+    /// Whether anything besides text was drawn: paths filled or stroked, shadings, images,
+    /// XObjects (a scanned page is an image and nothing else).
+    painted: bool,
+}
+
+/// What a page draws: its glyphs, and whether it paints anything else.
+pub struct Drawn {
+    pub chars: Vec<Char>,
+    pub painted: bool,
 }
 
 impl<'f, 'a> Runner<'f, 'a> {
@@ -108,8 +117,8 @@ impl<'f, 'a> Runner<'f, 'a> {
         }
     }
 
-    /// The glyphs a page shows.
-    pub fn page(&mut self, page: &Dict) -> Result<Vec<Char>, Problem> {
+    /// The glyphs a page shows, and whether it paints anything else.
+    pub fn page(&mut self, page: &Dict) -> Result<Drawn, Problem> {
         let resources = self.file.dict_at(page, b"Resources").unwrap_or_default();
         let mut content = Vec::new();
         match page
@@ -141,11 +150,15 @@ impl<'f, 'a> Runner<'f, 'a> {
             line_matrix: IDENTITY,
             chars: Vec::new(),
             operations: 0,
+            painted: false,
         };
         self.run(&mut run, &content, &resources, 0);
         match self.problem.take() {
             Some(problem) => Err(problem),
-            None => Ok(run.chars),
+            None => Ok(Drawn {
+                chars: run.chars,
+                painted: run.painted,
+            }),
         }
     }
 
@@ -172,8 +185,10 @@ impl<'f, 'a> Runner<'f, 'a> {
                 return;
             }
             if operator == b"BI" {
+                run.painted = true;
                 skip_inline_image(&mut lexer);
             } else if operator == b"Do" {
+                run.painted = true;
                 if let Some(Object::Name(name)) = operands.last() {
                     self.form(run, resources, &mut names, name, depth);
                 }
@@ -250,6 +265,9 @@ impl<'f, 'a> Runner<'f, 'a> {
                 run.show_operand(operands.get(2));
             }
             b"TJ" => run.show_array(operands.first().and_then(Object::array).unwrap_or_default()),
+            b"f" | b"F" | b"f*" | b"B" | b"B*" | b"b" | b"b*" | b"S" | b"s" | b"sh" => {
+                run.painted = true;
+            }
             _ => {}
         }
     }

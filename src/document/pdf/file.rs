@@ -51,20 +51,11 @@ pub struct File<'a> {
     budget: usize,
 }
 
-/// Whether `bytes` are a PDF: its `%PDF-` header within the first KiB, where readers look for it
-/// (a file may start with a few bytes of something else, such as a mail header). The one rule
-/// for telling a PDF by its bytes: the reader's, and the media type a file without one is given.
-pub fn is_pdf(bytes: &[u8]) -> bool {
-    bytes[..bytes.len().min(1024)]
-        .windows(5)
-        .any(|window| window == b"%PDF-")
-}
-
 impl<'a> File<'a> {
     /// The file in `bytes` and its pages in order: its cross-references read, or rebuilt from
     /// the objects when they do not hold.
     pub fn open(bytes: &'a [u8]) -> Result<(Self, Vec<Dict>), Problem> {
-        if !is_pdf(bytes) {
+        if !crate::media_type::is_pdf(bytes) {
             return Err(Problem::Unreadable(
                 "it does not start as a PDF does".into(),
             ));

@@ -43,7 +43,6 @@ use frame::Frame;
 use layout::PageText;
 use problem::Problem;
 
-pub use file::is_pdf;
 pub use layout::Place;
 
 /// A page read: its text, where each of its code points stands (`places[i]` for the `i`th, in
@@ -55,6 +54,9 @@ pub struct Page {
     pub places: Vec<Place>,
     pub width: f32,
     pub height: f32,
+    /// Whether the page shows something but has no text layer: a scan, a photo, text drawn as
+    /// outlines. Only a model that reads the page as a picture can read it.
+    pub scanned: bool,
 }
 
 /// The text of each page of the PDF `bytes` (page 1 first), at most `max_pages` of them.
@@ -84,30 +86,33 @@ pub fn read(bytes: &[u8], max_pages: usize) -> Result<Vec<Page>, StructureError>
         ));
     }
     let mut runner = content::Runner::new(&file);
-    let texts: Vec<PageText> = pages
+    let drawn: Vec<(PageText, bool)> = pages
         .iter()
-        .map(|page| runner.page(page).map(layout::text))
+        .map(|page| runner.page(page))
+        .map(|drawn| drawn.map(|drawn| (layout::text(drawn.chars), drawn.painted)))
         .collect::<Result<_, _>>()
         .map_err(error)?;
     if let Some(problem) = file.trouble() {
         return Err(error(problem));
     }
-    if texts.iter().all(|page| page.text.trim().is_empty()) {
+    let blank = |(text, painted): &(PageText, bool)| text.text.trim().is_empty() && !painted;
+    if drawn.iter().all(blank) {
         return Err(StructureError::invalid_document(
             "no-text-layer",
-            "this PDF has no text layer (a scan, or pages of images): run OCR on it first, or \
-             send its text",
+            "this PDF shows nothing to read: its pages have neither text nor pictures",
         ));
     }
+    let (texts, painted): (Vec<PageText>, Vec<bool>) = drawn.into_iter().unzip();
     let words = vocabulary(&texts);
     Ok(pages
         .iter()
-        .zip(&texts)
-        .map(|(page, text)| {
+        .zip(texts.iter().zip(painted))
+        .map(|(page, (text, painted))| {
             let frame = Frame::of(&file, page);
             let PageText { text, places } = joined(text, &words);
             let (width, height) = frame.size();
             Page {
+                scanned: painted && text.trim().is_empty(),
                 text,
                 places: places.into_iter().map(|place| frame.shown(place)).collect(),
                 width,

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::answer::format::{AnswerFormat, SchemaDialect, Shape};
 use crate::error::{ErrorKind, StructureError};
 use crate::keys;
+use crate::media_type::Attachment;
 use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::contract::Provider;
@@ -103,12 +104,17 @@ impl Gemini {
         conversation
             .turns
             .iter()
-            .map(|turn| {
+            .enumerate()
+            .map(|(index, turn)| {
                 let (role, text) = match turn {
                     Turn::User(text) | Turn::Feedback(text) => ("user", text.as_str()),
                     Turn::Model(delivered) => ("model", delivered.text()),
                 };
-                json!({ "role": role, "parts": [{ "text": text }] })
+                let mut parts = vec![json!({ "text": text })];
+                if let (Turn::User(_), Some(attachment)) = (turn, conversation.attached_to(index)) {
+                    parts.insert(0, inline(attachment));
+                }
+                json!({ "role": role, "parts": parts })
             })
             .collect()
     }
@@ -144,6 +150,11 @@ impl Gemini {
             }
         }
     }
+}
+
+/// A document given as it is, as a part with its bytes inline.
+fn inline(attachment: &Attachment) -> Value {
+    json!({ "inlineData": { "mimeType": attachment.media_type.name(), "data": attachment.base64() } })
 }
 
 impl Provider for Gemini {

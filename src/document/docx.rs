@@ -1,0 +1,325 @@
+//! A Word document's text (`.docx`, Office Open XML): the body of `word/document.xml`, a line
+//! for each paragraph, each table cell's paragraphs on lines of their own, tabs and breaks as
+//! written. Not read: headers, footers, footnotes and comments (other parts of the package),
+//! deleted text and field instructions (tracked changes show the document as it now reads), the
+//! fallback copy of content Word stores twice (`mc:Fallback`). The package is read by rawzip
+//! (no copy of the archive, no writer), its entry inflated by miniz_oxide (already the PDF
+//! reader's), its XML by quick-xml (which expands no entity a document declares).
+//!
+//! ```
+//! let docx = mock_llm::docx::with_paragraphs(&["Invoice INV-7", "Due: 1 May"]);
+//! let text = structure::document::docx::text(&docx, 1 << 20)?;
+//! assert_eq!(text, "Invoice INV-7\nDue: 1 May");
+//! # Ok::<(), structure::StructureError>(())
+//! ```
+
+use quick_xml::events::{BytesStart, Event};
+use rawzip::{CompressionMethod, ZipArchive};
+
+use super::lines::Lines;
+use crate::error::StructureError;
+
+/// The part that holds the document's body.
+const BODY_PART: &[u8] = b"word/document.xml";
+/// The most bytes the body part may inflate to: a package a few megabytes large can claim
+/// gigabytes (a zip bomb).
+const MAX_PART_BYTES: usize = 128 << 20;
+/// The most entries of the package looked through for the body part.
+const MAX_ENTRIES: usize = 10_000;
+
+/// The text of the Word document `bytes`, at most `max_bytes` of it.
+pub fn text(bytes: &[u8], max_bytes: usize) -> Result<String, StructureError> {
+    let xml = body_part(bytes)?;
+    let xml =
+        std::str::from_utf8(&xml).map_err(|_| unreadable("its document part is not UTF-8 XML"))?;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut body = Body::new(max_bytes);
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|error| unreadable(&format!("its XML is malformed ({error})")))?;
+        match event {
+            Event::Eof => break,
+            Event::Start(element) => body.start(&element),
+            Event::Empty(element) => {
+                body.start(&element);
+                body.end(element.local_name().as_ref());
+            }
+            Event::End(element) => body.end(element.local_name().as_ref()),
+            Event::Text(words) if body.in_text() => body.lines.push(&words.xml10_content()),
+            Event::CData(words) if body.in_text() => body.lines.push(&words),
+            Event::GeneralRef(reference) if body.in_text() => {
+                let character = reference.resolve_char_ref().map_err(|error| {
+                    unreadable(&format!("a character reference is bad ({error})"))
+                })?;
+                let name: &str = &reference;
+                match character
+                    .map(String::from)
+                    .as_deref()
+                    .or_else(|| quick_xml::escape::resolve_predefined_entity(name))
+                {
+                    Some(words) => body.lines.push(words),
+                    None => {
+                        return Err(unreadable(&format!("it uses an undefined entity &{name};")));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if body.lines.is_full() {
+            return Err(StructureError::invalid_document(
+                "too-large",
+                format!(
+                    "the Word document's text is over {max_bytes} bytes: send a smaller \
+                     document, or its text in parts"
+                ),
+            ));
+        }
+    }
+    Ok(body.lines.finish())
+}
+
+/// The body part of the package `bytes`, inflated and checked against its CRC.
+fn body_part(bytes: &[u8]) -> Result<Vec<u8>, StructureError> {
+    let archive = ZipArchive::from_slice(bytes)
+        .map_err(|error| unreadable(&format!("it is not a zip package ({error})")))?;
+    let mut entries = archive.entries();
+    for _ in 0..MAX_ENTRIES {
+        let entry = match entries.next_entry() {
+            Ok(Some(entry)) => entry,
+            Ok(None) => break,
+            Err(error) => {
+                return Err(unreadable(&format!(
+                    "its zip directory is damaged ({error})"
+                )));
+            }
+        };
+        if entry.file_path().as_ref() != BODY_PART {
+            continue;
+        }
+        if entry.uncompressed_size_hint() > MAX_PART_BYTES as u64 {
+            return Err(too_large());
+        }
+        let method = entry.compression_method();
+        let found = (archive.get_entry(entry.wayfinder()))
+            .map_err(|error| unreadable(&format!("its document part is damaged ({error})")))?;
+        let data = match method {
+            CompressionMethod::STORE => found
+                .data()
+                .get(..entry.compressed_size_hint() as usize)
+                .ok_or_else(|| unreadable("its document part is cut short"))?
+                .to_vec(),
+            CompressionMethod::DEFLATE => inflate(found.data())?,
+            other => {
+                return Err(unreadable(&format!(
+                    "its document part is compressed with {other:?}, which Word does not write"
+                )));
+            }
+        };
+        let claimed = found.claim_verifier();
+        let actual = rawzip::ZipVerification {
+            crc: rawzip::crc32(&data),
+            uncompressed_size: data.len() as u64,
+        };
+        claimed
+            .valid(actual)
+            .map_err(|error| unreadable(&format!("its document part is corrupt ({error})")))?;
+        return Ok(data);
+    }
+    Err(unreadable(
+        "it has no word/document.xml: it is a zip file, but not a Word document",
+    ))
+}
+
+/// Raw deflate, at most [`MAX_PART_BYTES`] of it.
+fn inflate(data: &[u8]) -> Result<Vec<u8>, StructureError> {
+    use miniz_oxide::inflate::{TINFLStatus, decompress_to_vec_with_limit};
+    decompress_to_vec_with_limit(data, MAX_PART_BYTES).map_err(|error| match error.status {
+        TINFLStatus::HasMoreOutput => too_large(),
+        _ => unreadable("its document part does not inflate"),
+    })
+}
+
+/// Where in the body's elements the reader is, and the text so far.
+struct Body {
+    lines: Lines,
+    /// Open `<w:t>` elements (text shown).
+    text: usize,
+    /// Open runs (`<w:r>`): a tab or break counts only inside one (a paragraph's properties
+    /// list its tab stops as `<w:tab>` too).
+    runs: usize,
+    /// Open elements whose content is not shown: deleted text, field instructions, fallbacks.
+    hidden: usize,
+}
+
+impl Body {
+    fn new(max_bytes: usize) -> Self {
+        Self {
+            lines: Lines::new(max_bytes),
+            text: 0,
+            runs: 0,
+            hidden: 0,
+        }
+    }
+
+    fn in_text(&self) -> bool {
+        self.text > 0 && self.hidden == 0
+    }
+
+    fn start(&mut self, element: &BytesStart) {
+        match element.local_name().as_ref() {
+            "t" => self.text += 1,
+            "r" => self.runs += 1,
+            "delText" | "instrText" | "Fallback" => self.hidden += 1,
+            "tab" if self.shown_run() => self.lines.push("\t"),
+            "br" | "cr" if self.shown_run() => self.lines.line_break(),
+            "noBreakHyphen" if self.shown_run() => self.lines.push("-"),
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, name: &str) {
+        match name {
+            "t" => self.text = self.text.saturating_sub(1),
+            "r" => self.runs = self.runs.saturating_sub(1),
+            "delText" | "instrText" | "Fallback" => self.hidden = self.hidden.saturating_sub(1),
+            "p" | "tc" | "tr" if self.hidden == 0 => self.lines.end_line(),
+            _ => {}
+        }
+    }
+
+    fn shown_run(&self) -> bool {
+        self.runs > 0 && self.hidden == 0
+    }
+}
+
+fn too_large() -> StructureError {
+    StructureError::invalid_document(
+        "too-large",
+        format!(
+            "the Word document's body inflates past {} MiB (a zip bomb, or a document too \
+             large to read): send its text, or a smaller document",
+            MAX_PART_BYTES >> 20
+        ),
+    )
+}
+
+fn unreadable(why: &str) -> StructureError {
+    StructureError::invalid_document(
+        "unreadable",
+        format!(
+            "this Word document cannot be read: {why}; save it again from Word, or send its text"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use mock_llm::docx::{corrupt, package, paragraph, table, with_body, with_paragraphs};
+    use rawzip::CompressionMethod;
+    use rawzip::DataDescriptorOutput;
+
+    use super::*;
+
+    fn read(docx: &[u8]) -> Result<String, StructureError> {
+        text(docx, 1 << 20)
+    }
+
+    fn reason(error: StructureError) -> String {
+        match error.kind {
+            crate::error::ErrorKind::InvalidDocument { reason } => reason,
+            other => panic!("not a document error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn paragraphs_cells_tabs_and_breaks_are_read_as_written() {
+        let body = paragraph("Invoice INV-7 & co")
+            + &table(&[&["Item", "Price"], &["Tea", "€4.50"]])
+            + &paragraph("Total:\t9.00\nPaid")
+            + r#"<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr>
+                <w:r><w:t>Sig</w:t></w:r><w:r><w:delText>old</w:delText></w:r>
+                <w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>ned &#8211; </w:t>
+                <w:t>Ada</w:t></w:r></w:p>"#;
+        assert_eq!(
+            read(&with_body(&body)).unwrap(),
+            "Invoice INV-7 & co\nItem\nPrice\nTea\n€4.50\nTotal:\t9.00\nPaid\nSigned – Ada"
+        );
+        assert_eq!(read(&with_paragraphs(&["a", "", "b"])).unwrap(), "a\nb");
+    }
+
+    #[test]
+    fn what_is_not_a_readable_word_document_is_a_typed_error() {
+        let cases: [(&str, Vec<u8>, &str); 5] = [
+            (
+                "not a zip",
+                b"PK\x03\x04 nothing more".to_vec(),
+                "unreadable",
+            ),
+            ("no body part", package(&[("a.txt", b"hi")]), "unreadable"),
+            (
+                "damaged body",
+                corrupt(&["Invoice INV-7 total 9.00 EUR"]),
+                "unreadable",
+            ),
+            (
+                "malformed XML",
+                package(&[("word/document.xml", b"<w:document><w:body><w:p></w:body>")]),
+                "unreadable",
+            ),
+            (
+                "a declared entity",
+                package(&[(
+                    "word/document.xml",
+                    b"<!DOCTYPE d [<!ENTITY x \"boom\">]><d><t>&x;</t></d>",
+                )]),
+                "unreadable",
+            ),
+        ];
+        for (case, docx, expected) in cases {
+            let error = read(&docx).expect_err(case);
+            let message = error.to_string();
+            assert_eq!(reason(error), expected, "{case}: {message}");
+            assert!(message.contains("Word document"), "{case}: {message}");
+        }
+    }
+
+    /// A package whose body entry holds `data` (compressed with `method`) and whose directory
+    /// claims `claimed_bytes` of it, CRC `crc`.
+    fn claiming(data: &[u8], method: CompressionMethod, crc: u32, claimed_bytes: u64) -> Vec<u8> {
+        let mut output = Vec::new();
+        let mut archive = rawzip::ZipArchiveWriter::new(&mut output);
+        let (mut entry, _) = (archive.new_file("word/document.xml"))
+            .compression_method(method)
+            .start()
+            .unwrap();
+        std::io::Write::write_all(&mut entry, data).unwrap();
+        (entry.finish(DataDescriptorOutput::new(crc, claimed_bytes))).unwrap();
+        archive.finish().unwrap();
+        output
+    }
+
+    #[test]
+    fn a_body_that_claims_or_inflates_past_the_bound_is_too_large() {
+        // The directory claims a gigabyte for a few bytes.
+        let claims = claiming(
+            b"<d/>",
+            CompressionMethod::STORE,
+            rawzip::crc32(b"<d/>"),
+            1 << 30,
+        );
+        assert_eq!(reason(read(&claims).unwrap_err()), "too-large");
+        // The directory is honest, the text is not small: the text's bound.
+        let long = with_paragraphs(&[&"word ".repeat(1000)]);
+        assert_eq!(reason(text(&long, 100).unwrap_err()), "too-large");
+    }
+
+    #[test]
+    fn a_deflated_bomb_that_claims_little_stops_at_the_bound() {
+        let spaces = vec![b' '; MAX_PART_BYTES + 1];
+        let deflated = miniz_oxide::deflate::compress_to_vec(&spaces, 1);
+        assert!(deflated.len() < 1 << 20);
+        let bomb = claiming(&deflated, CompressionMethod::DEFLATE, 0, 100);
+        assert_eq!(reason(read(&bomb).unwrap_err()), "too-large");
+    }
+}
