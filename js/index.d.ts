@@ -39,7 +39,7 @@ export type SchemaMode = 'json' | 'named' | 'text' | 'examples';
 
 /**
  * A document the text is read from: a PDF (its text layer, page by page), a Word document
- * (.docx), a web page (its visible text) or UTF-8 text, as bytes (the media type is the Blob's,
+ * (.docx), a web page (its visible text), UTF-8 text, or an image (for a model that reads images), as bytes (the media type is the Blob's,
  * else the one a File's name or the bytes tell), or as the tool arguments carry it:
  * `{ data, mediaType?, name? }` with the bytes in base64.
  */
@@ -54,7 +54,10 @@ export type DocumentMediaType =
   | 'application/pdf'
   | 'text/plain'
   | 'text/html'
-  | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+  | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+  | 'image/png'
+  | 'image/jpeg'
+  | 'image/webp';
 
 interface RequestCommon {
   /** A JSON Schema (object), a registry name, a description in words, or example objects. */

@@ -1012,13 +1012,15 @@ async fn a_pdf_over_the_http_api_and_mcp_and_one_that_cannot_be_read() {
         result["sources"][0]["boxes"]
     );
 
-    // A scan: 422, the reason, what to do; a document over the limit: 413.
+    // A scan, for a model that does not read PDFs as pictures: 422, the reason, what to do; a
+    // document over the limit: 413.
     let scan = json!({
         "document": {
             "mediaType": "application/pdf",
             "data": base64::engine::general_purpose::STANDARD.encode(mock_llm::pdf::without_text(1)),
         },
         "schema": schema,
+        "settings": { "model": "openai/local" },
     });
     let response = call(&served, "POST", "/v1/structure", Some("user-a"), Some(scan)).await;
     assert_eq!(response.status, 422);

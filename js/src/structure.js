@@ -47,6 +47,9 @@ const READ_MEDIA_TYPES = [
   'text/plain',
   'text/html',
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'image/png',
+  'image/jpeg',
+  'image/webp',
 ];
 
 function isBytes(value) {

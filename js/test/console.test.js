@@ -306,6 +306,16 @@ test('the playground marks each value at exactly its source span, and shows what
     assert.doesNotMatch(await page.textContent('#play-text-view'), /x\(\)/);
     assert.ok(await page.locator('#play-pages').isHidden(), `${name} has no pages to draw`);
   }
+  // A photo: the model reads it as an image; its values are derived (no text holds them).
+  const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+  await mock.reply(answer({ buyer: 'Mary Jackson' }));
+  await page.setInputFiles('#play-document', { name: 'receipt.png', mimeType: 'image/png', buffer: png });
+  await page.click('#play-run');
+  await page.waitForSelector('body[data-runs="6"]');
+  assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
+  assert.match(await page.textContent('#play-derived'), /derived: \/buyer/);
+  const sent = JSON.parse((await mock.requests()).at(-1).body);
+  assert.match(sent.messages[1].content[1].image_url.url, /^data:image\/png;base64,iVBORw0KGgo/);
   await page.setInputFiles('#play-document', []);
 });
 

@@ -152,6 +152,15 @@ test('a Word document and a web page: read into text inside the component, told 
     const [source] = outcome.sources;
     assert.equal(outcome.text.slice(source.utf16Start, source.utf16End), '12.50 EUR');
   }
+  // A photo: given to the model as an image part (the model reads images); its values derived.
+  await mock.reset();
+  await mock.reply(answer({ total: '12.50 EUR' }));
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]);
+  const outcome = await structure.structure({ document: new File([png], 'receipt.png'), schema });
+  assert.equal(outcome.status, 'ok');
+  assert.equal(outcome.sources[0].match, 'derived');
+  const [sent] = await mock.requests();
+  assert.match(sent.json.messages[1].content[1].image_url.url, /^data:image\/png;base64,iVBORw0K/);
   // A zip that is not a Word document: a typed error naming why.
   await assert.rejects(
     structure.structure({ document: docx.slice(0, 40), schema }),

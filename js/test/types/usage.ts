@@ -65,8 +65,13 @@ await structure.structure({ document: new Uint8Array([37, 80, 68, 70, 45]), sche
 await structure.structure({ document: { mediaType: 'application/pdf', data: 'JVBERi0=' }, schema: {} });
 // @ts-expect-error: a prompt or a document
 await structure.structure({ schema: {} });
-// @ts-expect-error: the documents read are PDFs and text
+// Images and Word documents are documents too; the media type may be left to the name or bytes.
 await structure.structure({ document: { mediaType: 'image/png', data: '' }, schema: {} });
+await structure.structure({ document: { name: 'invoice.docx', data: '' }, schema: {} });
+// @ts-expect-error: the documents read are PDFs, Word, web pages, text and images
+await structure.structure({ document: { mediaType: 'application/zip', data: '' }, schema: {} });
+// @ts-expect-error: a document is its bytes
+await structure.structure({ document: { mediaType: 'image/png' }, schema: {} });
 // @ts-expect-error: not a schema mode
 await structure.structure({ prompt: 'x', schema: 'y', schemaMode: 'yaml' });
 // @ts-expect-error: a scope needs a tenant
