@@ -957,6 +957,50 @@ async fn records_over_the_http_api_and_mcp() {
 }
 
 #[tokio::test]
+async fn a_word_document_a_web_page_and_an_image_over_the_http_api() {
+    use base64::Engine as _;
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
+    let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let docx = mock_llm::docx::with_paragraphs(&["Invoice INV-7", "Total: 12.50 EUR"]);
+    let html = b"<!doctype html><p>Invoice INV-7</p><p>Total: <b>12.50 EUR</b></p>";
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    let schema = json!({ "type": "object", "properties": { "total": { "type": "string" } } });
+    for (document, spanned) in [
+        (
+            json!({ "name": "invoice.docx", "data": encode(&docx) }),
+            true,
+        ),
+        (
+            json!({ "mediaType": "text/html", "data": encode(html) }),
+            true,
+        ),
+        (json!({ "data": encode(png) }), false),
+    ] {
+        mock.push(Reply::answer(json!({ "total": "12.50 EUR" })));
+        let arguments = json!({ "document": document, "schema": schema, "returnText": true });
+        let response = call(
+            &served,
+            "POST",
+            "/v1/structure",
+            Some("user-a"),
+            Some(arguments),
+        )
+        .await;
+        let result = response.json();
+        assert_eq!(response.status, 200, "{result}");
+        assert_eq!(result["data"]["total"], "12.50 EUR");
+        let source = &result["sources"][0];
+        match spanned {
+            true => assert_eq!(source["match"], "exact", "{result}"),
+            false => assert_eq!(source["match"], "derived", "{result}"),
+        }
+    }
+    let sent: Value = serde_json::from_str(&mock.requests().last().unwrap().body).unwrap();
+    assert_eq!(sent["messages"][1]["content"][1]["type"], "image_url");
+}
+
+#[tokio::test]
 async fn a_pdf_over_the_http_api_and_mcp_and_one_that_cannot_be_read() {
     use base64::Engine as _;
     let mock = MockLlm::start();
