@@ -116,6 +116,7 @@ export type ReasonCategory =
   | 'unreadable'
   | 'ungrounded'
   | 'schema'
+  | 'rule'
   | 'other';
 
 export interface Trace {

@@ -79,6 +79,8 @@ pub enum Category {
     Ungrounded,
     /// A built schema that is not usable (the schema builder).
     Schema,
+    /// A rule across fields (`x-kubernetes-validations`, `x-structure-rules`) the value breaks.
+    Rule,
     /// Anything else the validator reports.
     Other,
 }
@@ -101,6 +103,7 @@ impl Category {
             Category::Unreadable => "unreadable",
             Category::Ungrounded => "ungrounded",
             Category::Schema => "schema",
+            Category::Rule => "rule",
             Category::Other => "other",
         }
     }

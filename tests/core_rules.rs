@@ -133,8 +133,8 @@ fn three_broken_rules_are_fed_back_at_their_pointers_and_the_second_answer_is_ok
         .collect();
     assert_eq!(
         categories,
-        ["other", "other", "other"],
-        "counted like any violation"
+        ["rule", "rule", "rule"],
+        "counted like any violation, in a category of their own"
     );
 }
 

@@ -225,6 +225,7 @@ fn core_category(category: ReasonCategory) -> structure::outcome::Category {
         ReasonCategory::Unreadable => Category::Unreadable,
         ReasonCategory::Ungrounded => Category::Ungrounded,
         ReasonCategory::Schema => Category::Schema,
+        ReasonCategory::Rule => Category::Rule,
         ReasonCategory::Other => Category::Other,
     }
 }

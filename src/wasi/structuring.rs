@@ -271,6 +271,7 @@ fn to_wit_category(category: Category) -> api::ReasonCategory {
         Category::Unreadable => api::ReasonCategory::Unreadable,
         Category::Ungrounded => api::ReasonCategory::Ungrounded,
         Category::Schema => api::ReasonCategory::Schema,
+        Category::Rule => api::ReasonCategory::Rule,
         Category::Other => api::ReasonCategory::Other,
     }
 }

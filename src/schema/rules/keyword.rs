@@ -155,7 +155,11 @@ pub fn violation(error: &ValidationError<'_>) -> Option<RuleViolation> {
     let pointer = format!("{site}{field}");
     Some(RuleViolation {
         violation: Violation {
-            category: Category::Other,
+            // A rule that could not be checked on the value is not one the value broke.
+            category: match kind == "fails" {
+                true => Category::Rule,
+                false => Category::Other,
+            },
             pointer: if pointer.is_empty() {
                 "/".to_owned()
             } else {
