@@ -327,6 +327,42 @@ fn a_rule_that_does_not_compile_is_refused_with_its_pointer() {
 }
 
 #[test]
+fn a_rule_that_does_not_type_check_against_its_schema_is_refused_at_registration() {
+    let schema = |rule: &str| {
+        json!({
+            "type": "object",
+            "properties": {
+                "po": {
+                    "type": "object",
+                    "properties": {
+                        "total": { "type": "number" },
+                        "count": { "type": "integer" },
+                        "items": { "type": "array", "items": { "type": "object", "properties": { "price": { "type": "number" } } } }
+                    },
+                    "x-kubernetes-validations": [{ "rule": rule }]
+                }
+            }
+        })
+    };
+    let message = refusal(schema("self.count + self.total > 0.0"));
+    assert!(
+        message.starts_with(
+            "a rule at /properties/po/x-kubernetes-validations/0/rule: the rule does not type-check: \
+             found no matching overload for '_+_' applied to '(int, double)'"
+        ),
+        "{message}"
+    );
+    let message = refusal(schema("self.items.map(i, i.price).size()"));
+    assert!(
+        message.contains("must be true or false, and this one is a int"),
+        "{message}"
+    );
+    // The same sum written with the types the schema gives is admitted.
+    structure::schema::rules::check::check(&schema("double(self.count) + self.total > 0.0"))
+        .unwrap();
+}
+
+#[test]
 fn a_rule_that_names_a_property_a_closed_object_lacks_is_refused_at_registration() {
     let schema = |additional: bool| {
         json!({

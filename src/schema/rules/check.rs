@@ -1,5 +1,5 @@
 //! Rules checked at registration: every rule list of a schema read, each rule parsed, held to
-//! `self` and to the properties a closed object has, and its estimated cost held under the ceiling — each problem at its pointer, so a
+//! `self`, to the properties a closed object has and to the types the schema gives, and its estimated cost held under the ceiling — each problem at its pointer, so a
 //! schema with a broken rule is refused before any call, never at one.
 
 use serde_json::Value;
@@ -9,6 +9,7 @@ use crate::schema::rules::compile::rules;
 use crate::schema::rules::cost::{CEILING, bounds, estimate};
 use crate::schema::rules::fields::undefined;
 use crate::schema::rules::keyword::KEYWORDS;
+use crate::schema::rules::types;
 use crate::schema::walk::{self, Next};
 
 /// Every problem with the rules of `schema`: the pointer into the schema and what is wrong.
@@ -28,8 +29,11 @@ pub fn problems(schema: &Value) -> Vec<(String, String)> {
                 Ok(rules) => {
                     let bounds = bounds(schema, &Value::Object(map.clone()));
                     for (index, rule) in rules.iter().enumerate() {
+                        let typed = (types::problems(&rule.expr, map).into_iter())
+                            .map(|problem| format!("the rule does not type-check: {problem}"));
                         found.extend(
                             (undefined(&rule.expr, map).into_iter())
+                                .chain(typed)
                                 .map(|problem| (format!("{here}/{index}/rule"), problem)),
                         );
                         let cost = estimate(&rule.expr, bounds);

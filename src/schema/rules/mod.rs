@@ -6,7 +6,8 @@
 //!
 //! - [`compile`]: a rule list read, each expression parsed and held to `self`;
 //! - [`check`]: the problems of a schema's rules at registration, cost included ([`cost`]), and
-//!   the fields they read held to a closed object's properties ([`fields`]);
+//!   the fields they read held to a closed object's properties ([`fields`]), their operands'
+//!   types to the schema's ([`types`]);
 //! - [`eval`]: CEL's standard library with Kubernetes' `sum()` and the string and IP functions
 //!   CRDs call ([`library`]), JSON as CEL values, the budget;
 //! - [`keyword`]: the rules as `jsonschema` keywords, so the validator runs them where they
@@ -19,3 +20,4 @@ pub mod eval;
 pub mod fields;
 pub mod keyword;
 pub mod library;
+pub mod types;
