@@ -151,6 +151,23 @@ test('sign in; a schema with a mistake shows it at its pointer; fixed, it saves'
   assert.equal(selected, '"integr"', 'the mistake is selected where it is typed');
   await shot('editor-mistake');
 
+  // A rule across fields that does not type-check is a problem at its pointer too, with its line.
+  const ruled = JSON.stringify(
+    {
+      type: 'object',
+      properties: { name: { type: 'string' }, age: { type: 'integer' } },
+      'x-structure-rules': [{ rule: 'self.age + self.name > 0' }],
+    },
+    null,
+    2,
+  );
+  await afterCheck(() => page.fill('#edit-schema-json', ruled));
+  await page.locator('#problems button[data-pointer="/x-structure-rules/0/rule"]').waitFor();
+  assert.match(
+    await page.textContent('#problems'),
+    /\/x-structure-rules\/0\/rule \(line 13\)[\s\S]*no matching overload for '_\+_' applied to '\(int, string\)'/,
+  );
+
   await afterCheck(() => page.fill('#edit-schema-json', wrong.replace('"integr"', '"integer"')));
   assert.equal(await page.locator('#problems li').count(), 0, await page.textContent('#problems'));
   await page.fill('#edit-manual', '# Person\n- **name** is always given\n- `age` in years');
