@@ -191,9 +191,9 @@ fn attempt(
         max_loops: plan.max_loops,
         retry: plan.retry.for_profile(settings, profile),
         budget: content::Budget::of(settings, before.prompt_tokens + before.completion_tokens),
-        // What the model reads in a picture is in no text: nothing to narrow to the text's
-        // spans, nothing a span could be required of.
-        extractive: plan.attachment.is_none() && settings.extractive.for_profile(profile),
+        extractive: settings.extractive.for_profile(profile),
+        // What the model reads in a picture is in no text: nothing a span could be required of
+        // (and, `pictured`, nothing narrowed to the text's spans).
         grounding: match plan.attachment {
             Some(_) => settings.grounding.min(Grounding::Report),
             None => settings.grounding,

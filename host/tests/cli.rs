@@ -277,23 +277,8 @@ fn word_documents_and_web_pages_are_read_by_extension_or_bytes_with_spans_into_t
     for (name, bytes) in files {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
-        mock.push(Reply::answer(
-            json!({ "buyer": "Mary Jackson", "total": "12.50 EUR" }),
-        ));
-        let output = structure(
-            Some(&mock),
-            &[
-                "run",
-                "--schema",
-                schema,
-                "--file",
-                path.to_str().unwrap(),
-                "--return-text",
-            ],
-            None,
-        );
-        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
-        let result = stdout_json(&output);
+        let answer = json!({ "buyer": "Mary Jackson", "total": "12.50 EUR" });
+        let result = read_file(&mock, schema, &path, answer);
         let text = result["text"].as_str().unwrap();
         assert!(
             !text.contains("nobody") && !text.contains("<"),
@@ -340,14 +325,8 @@ fn an_image_goes_to_a_model_that_reads_images_as_its_own_part() {
     for name in ["receipt.png", "receipt"] {
         let path = dir.path().join(name);
         std::fs::write(&path, &png).unwrap();
-        mock.push(Reply::answer(json!({ "total": "12.50 EUR" })));
-        let output = structure(
-            Some(&mock),
-            &["run", "--schema", schema, "--file", path.to_str().unwrap()],
-            None,
-        );
-        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
-        assert_eq!(stdout_json(&output)["data"]["total"], "12.50 EUR");
+        let result = read_file(&mock, schema, &path, json!({ "total": "12.50 EUR" }));
+        assert_eq!(result["data"]["total"], "12.50 EUR");
         let sent: Value = serde_json::from_str(&mock.requests().last().unwrap().body).unwrap();
         let url = sent["messages"][1]["content"][1]["image_url"]["url"]
             .as_str()
@@ -357,6 +336,20 @@ fn an_image_goes_to_a_model_that_reads_images_as_its_own_part() {
             "{name}: {url}"
         );
     }
+}
+
+/// `structure run --schema SCHEMA --file PATH --return-text` against `mock` answering `answer`:
+/// its result, after checking the run ended `0`.
+fn read_file(mock: &MockLlm, schema: &str, path: &Path, answer: Value) -> Value {
+    mock.push(Reply::answer(answer));
+    let file = path.to_str().unwrap();
+    let output = structure(
+        Some(mock),
+        &["run", "--schema", schema, "--file", file, "--return-text"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{file}: {}", stderr(&output));
+    stdout_json(&output)
 }
 
 /// The sources of `result`, each checked to spell its value in the text read (`text`, code
@@ -424,23 +417,8 @@ fn a_scan_given_a_text_layer_by_ocrmypdf_is_read_with_spans_and_boxes() {
         &["-q", "--image-dpi", "300", &path(&scan), &path(&ocr)],
     );
     let schema = r#"{"type":"object","properties":{"buyer":{"type":"string"},"order":{"type":"string"}},"required":["buyer","order"]}"#;
-    mock.push(Reply::answer(
-        json!({ "buyer": "Mary Jackson", "order": "PO-4417" }),
-    ));
-    let output = structure(
-        Some(&mock),
-        &[
-            "run",
-            "--schema",
-            schema,
-            "--file",
-            &path(&ocr),
-            "--return-text",
-        ],
-        None,
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let result = stdout_json(&output);
+    let answer = json!({ "buyer": "Mary Jackson", "order": "PO-4417" });
+    let result = read_file(&mock, schema, &ocr, answer);
     let text = result["text"].as_str().unwrap();
     assert!(
         text.contains("Buyer: Mary Jackson"),

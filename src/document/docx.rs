@@ -24,6 +24,8 @@ const BODY_PART: &[u8] = b"word/document.xml";
 /// The most bytes the body part may inflate to: a package a few megabytes large can claim
 /// gigabytes (a zip bomb).
 const MAX_PART_BYTES: usize = 128 << 20;
+/// Elements whose content is not shown: deleted text, field instructions, the fallback copy.
+const HIDDEN: [&str; 3] = ["delText", "instrText", "Fallback"];
 /// The most entries of the package looked through for the body part.
 const MAX_ENTRIES: usize = 10_000;
 
@@ -170,7 +172,7 @@ impl Body {
         match element.local_name().as_ref() {
             "t" => self.text += 1,
             "r" => self.runs += 1,
-            "delText" | "instrText" | "Fallback" => self.hidden += 1,
+            name if HIDDEN.contains(&name) => self.hidden += 1,
             "tab" if self.shown_run() => self.lines.push("\t"),
             "br" | "cr" if self.shown_run() => self.lines.line_break(),
             "noBreakHyphen" if self.shown_run() => self.lines.push("-"),
@@ -182,7 +184,7 @@ impl Body {
         match name {
             "t" => self.text = self.text.saturating_sub(1),
             "r" => self.runs = self.runs.saturating_sub(1),
-            "delText" | "instrText" | "Fallback" => self.hidden = self.hidden.saturating_sub(1),
+            name if HIDDEN.contains(&name) => self.hidden = self.hidden.saturating_sub(1),
             "p" | "tc" | "tr" if self.hidden == 0 => self.lines.end_line(),
             _ => {}
         }

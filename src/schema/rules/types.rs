@@ -66,7 +66,7 @@ impl Type<'_> {
     }
 }
 
-/// The type of a value `schema` describes.
+/// The type of a value `schema` describes; `dyn` past [`MAX_DEPTH`] or behind a `$ref`.
 fn of_schema(schema: &Value, depth: usize) -> Type<'_> {
     let Value::Object(map) = schema else {
         return Type::Dyn;
@@ -77,6 +77,11 @@ fn of_schema(schema: &Value, depth: usize) -> Type<'_> {
     {
         return Type::Dyn;
     }
+    of_map(map, depth)
+}
+
+/// The type `map`'s `type` keyword gives (an object by its properties when it declares some).
+fn of_map(map: &Map<String, Value>, depth: usize) -> Type<'_> {
     match map.get("type").and_then(Value::as_str) {
         Some("integer") => Type::Int,
         Some("number") => Type::Double,
@@ -97,14 +102,16 @@ fn of_schema(schema: &Value, depth: usize) -> Type<'_> {
 
 /// What is wrong with the types of `expr`, a rule standing in `schema`: each problem said once.
 pub fn problems(expr: &IdedExpr, schema: &Map<String, Value>) -> Vec<String> {
+    // The schema a rule stands in is an object by its properties even without `type`.
+    let this = match schema.contains_key("properties") {
+        true => Type::Object(schema),
+        false => of_map(schema, 0),
+    };
     let mut checker = Checker {
-        this: Type::Object(schema),
+        this,
         scope: Vec::new(),
         found: Vec::new(),
     };
-    if !schema.contains_key("properties") {
-        checker.this = of_schema_map(schema);
-    }
     let result = checker.type_of(expr, 0);
     if !result.may_be_bool() {
         checker.found.push(format!(
@@ -114,25 +121,6 @@ pub fn problems(expr: &IdedExpr, schema: &Map<String, Value>) -> Vec<String> {
     }
     checker.found.dedup();
     checker.found
-}
-
-/// The type of `self` for a schema without declared properties.
-fn of_schema_map(schema: &Map<String, Value>) -> Type<'_> {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => Type::Int,
-        Some("number") => Type::Double,
-        Some("string") => Type::String,
-        Some("boolean") => Type::Bool,
-        Some("array") => Type::List(Box::new(
-            schema
-                .get("items")
-                .map_or(Type::Dyn, |items| of_schema(items, 1)),
-        )),
-        Some("object") => Type::Map(Box::new(
-            (schema.get("additionalProperties")).map_or(Type::Dyn, |others| of_schema(others, 1)),
-        )),
-        _ => Type::Dyn,
-    }
 }
 
 struct Checker<'s> {
