@@ -67,9 +67,18 @@ fn chat_body() -> String {
 }
 
 fn run(config: &[(&str, &str)], replies: Vec<Reply>) -> (Outcome, ScriptedTransport) {
+    run_on(TEXT, schema(), config, replies)
+}
+
+fn run_on(
+    text: &str,
+    schema: Value,
+    config: &[(&str, &str)],
+    replies: Vec<Reply>,
+) -> (Outcome, ScriptedTransport) {
     let transport = ScriptedTransport::new(replies);
     let config = MapConfig::with(config);
-    let request = StructureRequest::new(TEXT, SchemaInput::Inline(schema()), None).unwrap();
+    let request = StructureRequest::new(text, SchemaInput::Inline(schema), None).unwrap();
     let outcome = structure::structure(
         &request,
         &structure::Scope::default(),
@@ -253,13 +262,17 @@ fn a_server_that_refuses_logprobs_is_asked_again_without() {
 /// A chat answer whose email is written with probability `email` and whose form (keys and
 /// punctuation) with `form`; the name at 0.9.
 fn answer_with(email: f64, form: f64) -> Reply {
-    let tokens = [
+    chat_reply(&[
         ("{\"answer\": {\"name\": ", form),
         ("\"Ada Lovelace\"", 0.9),
         (", \"email\": ", form),
         ("\"ada@example.org\"", email),
         ("}}", form),
-    ];
+    ])
+}
+
+/// A chat answer written with these tokens, each of its probability.
+fn chat_reply(tokens: &[(&str, f64)]) -> Reply {
     let content: String = tokens.iter().map(|(text, _)| *text).collect();
     let list: Vec<Value> = (tokens.iter())
         .map(|(text, p)| json!({ "token": text, "logprob": p.ln(), "bytes": text.as_bytes() }))
@@ -347,6 +360,50 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
             .contains("structure_min_confidence must be auto, off or a number from 0 to 1"),
         "{}",
         error.message
+    );
+}
+
+#[test]
+fn the_threshold_weighs_what_the_text_says_beside_the_models_confidence() {
+    // The text labels the email with its field's name: the model's 0.3 does not drop it.
+    let labelled = "Name: Ada Lovelace. Email: ada@example.org";
+    let (outcome, _) = run_on(labelled, schema(), OPENAI, vec![answer_with(0.3, 0.98)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace", "email": "ada@example.org" }))
+    );
+    assert!(outcome.trace.low_confidence.is_empty());
+    // The confidence reported is still the model's.
+    assert_eq!(confidences(&outcome)[1], ("/email".to_owned(), Some(0.3)));
+
+    // Two values read from the one span: the less sure one, over the threshold, is dropped.
+    let schema = json!({
+        "type": "object",
+        "properties": { "name": { "type": "string" }, "company": { "type": "string" } },
+        "required": ["name"],
+        "additionalProperties": false
+    });
+    let reply = || {
+        chat_reply(&[
+            ("{\"answer\": {\"name\": ", 0.98),
+            ("\"Ada Lovelace\"", 0.95),
+            (", \"company\": ", 0.98),
+            ("\"Ada Lovelace\"", 0.85),
+            ("}}", 0.98),
+        ])
+    };
+    let (outcome, _) = run_on(TEXT, schema.clone(), OPENAI, vec![reply()]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace" }))
+    );
+    assert_eq!(outcome.trace.low_confidence, ["/company"]);
+    // With the threshold off, nothing is weighed.
+    let off = [OPENAI, &[("structure_min_confidence", "off")]].concat();
+    let (outcome, _) = run_on(TEXT, schema, &off, vec![reply()]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace", "company": "Ada Lovelace" }))
     );
 }
 

@@ -63,7 +63,7 @@ impl Transport for ContractModel {
             headers: request.headers.clone(),
             body: String::from_utf8_lossy(&request.body).into_owned(),
         };
-        let reply = if let Some(reply) = self.kind.answer(request.method, path) {
+        let reply = if let Some(reply) = self.kind.answer(request.method, path, &recorded.body) {
             self.probes
                 .borrow_mut()
                 .push(format!("{} {path}", request.method));
@@ -239,6 +239,78 @@ fn a_text_the_window_holds_is_one_call() {
     assert_eq!(data(&outcome)["parties"].as_array().unwrap().len(), 3);
     assert_eq!(outcome.usage.llm_calls, 1);
     assert_eq!(outcome.trace.chunks, 0);
+}
+
+#[test]
+fn a_text_the_estimate_puts_over_the_window_is_one_call_when_the_server_counts_it_in() {
+    // Three bytes a token puts this text over a 4,096-token window; the servers count four.
+    let text = planted_document(10_000, &Terms::default());
+    let window = ("structure_context_tokens", "4096");
+    // The kind of server named, or not (a window set is not probed for it): asked each way.
+    for (kind, profile, count) in [
+        (Server::LlamaCpp { n_ctx: 4096 }, None, "POST /tokenize"),
+        (
+            Server::LlamaCppPython { n_ctx: 4096 },
+            None,
+            "POST /extras/tokenize/count",
+        ),
+        (
+            Server::LlamaCppPython { n_ctx: 4096 },
+            Some("llamacpp"),
+            "POST /extras/tokenize/count",
+        ),
+        (
+            Server::Vllm {
+                max_model_len: 4096,
+            },
+            Some("vllm"),
+            "POST /tokenize",
+        ),
+    ] {
+        let model = ContractModel::new(kind);
+        let mut settings = vec![window];
+        settings.extend(profile.map(|profile| ("structure_provider_profile", profile)));
+        let outcome = run(
+            &text,
+            &model,
+            &config(&settings),
+            &MemoryKeyValue::default(),
+        )
+        .unwrap();
+        assert_eq!(outcome.trace.chunks, 0, "{kind:?}");
+        assert_eq!(outcome.usage.llm_calls, 1, "{kind:?}");
+        assert_eq!(data(&outcome)["governing_law"], "Delaware", "{kind:?}");
+        assert_eq!(*model.refused.borrow(), 0, "{kind:?}");
+        assert!(
+            model.probes.borrow().iter().any(|probe| probe == count),
+            "{kind:?}"
+        );
+    }
+    // A server that counts nothing keeps the estimate: the text is read in parts.
+    let ollama = ContractModel::new(Server::Ollama {
+        num_ctx: Some(4096),
+    });
+    let outcome = run(
+        &text,
+        &ollama,
+        &config(&[window]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert!(outcome.trace.chunks > 1);
+    // A text the count puts over the window too is read in parts, and no request is refused.
+    let longer = planted_document(20_000, &Terms::default());
+    let model = ContractModel::new(Server::LlamaCpp { n_ctx: 4096 });
+    let outcome = run(
+        &longer,
+        &model,
+        &config(&[window]),
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert!(outcome.trace.chunks > 1);
+    assert_eq!(*model.refused.borrow(), 0);
+    assert_eq!(data(&outcome)["governing_law"], "Delaware");
 }
 
 #[test]

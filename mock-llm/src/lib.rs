@@ -344,7 +344,7 @@ async fn handle(
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     let server = lock().server;
-    if let Some(reply) = server.answer(&recorded.method, &recorded.path) {
+    if let Some(reply) = server.answer(&recorded.method, &recorded.path, &recorded.body) {
         lock().probes.push(recorded);
         return Ok(respond(&reply));
     }

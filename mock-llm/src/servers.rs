@@ -47,9 +47,9 @@ impl Server {
     /// The model name the lists show.
     const MODEL: &'static str = "mock-model";
 
-    /// The answer to a request that is not a model request (`GET /v1/models`, `/props`, ...),
-    /// or `None` for a model request.
-    pub fn answer(&self, method: &str, path: &str) -> Option<Reply> {
+    /// The answer to a request that is not a model request (`GET /v1/models`, `/props`, a
+    /// count of `body`'s tokens, ...), or `None` for a model request.
+    pub fn answer(&self, method: &str, path: &str, body: &str) -> Option<Reply> {
         let model_request = method == "POST"
             && (path.ends_with("/chat/completions")
                 || path.ends_with("/responses")
@@ -71,6 +71,20 @@ impl Server {
                 "chat_template": "...",
                 "build_info": "b6800-abcdef12",
             })),
+            // Each counts as the mock's model reads: four characters to a token.
+            (Server::LlamaCpp { .. }, "POST", "/tokenize") => Some(counted(
+                body,
+                "content",
+                |tokens| json!({ "tokens": vec![1; tokens as usize] }),
+            )),
+            (Server::LlamaCppPython { .. }, "POST", "/extras/tokenize/count") => {
+                Some(counted(body, "input", |tokens| json!({ "count": tokens })))
+            }
+            (Server::Vllm { max_model_len }, "POST", "/tokenize") => Some(counted(
+                body,
+                "prompt",
+                |tokens| json!({ "count": tokens, "max_model_len": max_model_len, "tokens": vec![1; tokens as usize] }),
+            )),
             (Server::Ollama { .. }, "GET", "/api/version") => found(json!({ "version": "0.12.3" })),
             (Server::Ollama { .. }, "GET", "/api/ps") => found(json!({ "models": [] })),
             (Server::Ollama { num_ctx }, "POST", "/api/show") => {
@@ -171,6 +185,18 @@ fn openai_refusal(window: u32, prompt: u32, completion: u32) -> Reply {
         } })
         .to_string(),
     )
+}
+
+/// The answer to a count of the text at `field` of the JSON `body` (four characters to a
+/// token), as `answer` writes the tokens; a 400 for a body without that text.
+fn counted(body: &str, field: &str, answer: impl Fn(u32) -> Value) -> Reply {
+    let text = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|body| Some(body.get(field)?.as_str()?.chars().count()));
+    match text {
+        Some(chars) => Reply::raw(200, &answer(chars.div_ceil(4) as u32).to_string()),
+        None => Reply::error(400, "invalid_request", &format!("{field} is required")),
+    }
 }
 
 /// A chat request's prompt in tokens, four characters of its messages' text to a token.

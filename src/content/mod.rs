@@ -7,7 +7,8 @@
 //! - [`records`]: every record a text holds (`records: true`), read in chunks.
 //!
 //! What `one` and `long_text` share (the whole object's judge, the outcome an answer makes)
-//! lives in `judge`, below both.
+//! lives in `judge`, below both; so does `evidence`, what the text says of a value beside the
+//! model's confidence.
 //!
 //! A server that refuses a request for not fitting its window teaches the window: the call is
 //! planned again with it (see [`crate::provider::window`]).
@@ -19,6 +20,7 @@ mod check;
 pub mod chunked;
 pub mod confidence;
 mod dialogue;
+mod evidence;
 pub mod grounding;
 mod judge;
 pub mod leave_out;

@@ -5,14 +5,15 @@
 
 use crate::answer::format::Shape;
 use crate::content::call::Call;
-use crate::content::confidence;
 use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::grounding::{Grounded, provenance};
 use crate::content::judge::{Whole, finish};
 use crate::content::prompt;
+use crate::content::{confidence, evidence};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Usage};
-use crate::provider::Token;
+use crate::provider::endpoint::Endpoint;
+use crate::provider::{Conversation, Token, Turn, tokenizer};
 use crate::schema::violation::Violation;
 use crate::settings::Grounding;
 
@@ -55,15 +56,23 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
     };
     let format = provider.answer_format(sent.as_ref(), Shape::One);
     let conversation = prompt::conversation(call, text, Shape::One);
+    let prompt = prompt_text(&conversation);
     let mut dialogue = Dialogue::new(provider, format, conversation, limits.max_loops);
-    let first = dialogue.request();
+    let mut first = dialogue.request();
     let endpoint = provider.endpoint();
     let room = endpoint
         .window()
         .whole_text_room(endpoint.max_output_tokens);
-    if first.tokens.is_some_and(|tokens| tokens.output < room) {
-        return Ok(Read::InParts(Usage::default()));
-    }
+    let _counted = match first.tokens {
+        Some(estimate) if estimate.output < room => {
+            let Some(counted) = Counted::fits(call, &prompt, estimate.prompt_bytes, room) else {
+                return Ok(Read::InParts(Usage::default()));
+            };
+            first = dialogue.request();
+            Some(counted)
+        }
+        _ => None,
+    };
     // The answer the window leaves, when it is less than the answer limit: an answer cut off
     // there needed more room than the text left it, and the text is read in parts instead.
     let window_bound = first
@@ -109,6 +118,42 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
     ))))
 }
 
+/// The text of `conversation`'s prompt, as a server counts its tokens: the system prompt and
+/// the user's turns.
+fn prompt_text(conversation: &Conversation) -> String {
+    let mut text = conversation.system.text();
+    for turn in &conversation.turns {
+        if let Turn::User(said) = turn {
+            text.push('\n');
+            text.push_str(said);
+        }
+    }
+    text
+}
+
+/// This call's requests planned with the server's count of its text's tokens, for as long as
+/// it lives.
+struct Counted<'a>(&'a Endpoint);
+
+impl<'a> Counted<'a> {
+    /// Whether the prompt `prompt` (sent in a request of `prompt_bytes`), which the estimate
+    /// says leaves the answer less than `room`, leaves it `room` as the server counts it (see
+    /// [`tokenizer`]): then this call's requests are planned with the count.
+    fn fits(call: Call<'a>, prompt: &str, prompt_bytes: usize, room: u32) -> Option<Self> {
+        let endpoint = call.provider.endpoint();
+        let tokens = tokenizer::count(endpoint, prompt, call.ports)?;
+        let counted = endpoint.plan_with_count(prompt_bytes, tokens);
+        let planned = Counted(endpoint);
+        counted.fits(prompt_bytes, room).then_some(planned)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.forget_count();
+    }
+}
+
 /// `outcome` with the sources of its data and their confidence (`answered`: the accepted
 /// answer's text and tokens), held to `structure_min_confidence`.
 fn located(
@@ -130,7 +175,8 @@ fn located(
         confidence::annotate(&mut outcome.sources, &confidences, "");
     }
     if let Some(min) = limits.min_confidence.threshold(form) {
-        confidence::hold(&mut outcome, &confidences, min, &target.compiled);
+        let weighed = evidence::weigh(&confidences, &outcome.sources, text, min);
+        confidence::hold(&mut outcome, &weighed, min, &target.compiled);
     }
     outcome
 }

@@ -43,6 +43,9 @@ pub struct Endpoint {
     /// The window with what the server's counts of this call's prompts taught of the bytes a
     /// token holds: for the next call (this one was planned with `window`).
     measured: Cell<Option<Window>>,
+    /// The window with the bytes a token of this call's text holds, as the server counted them
+    /// ([`Endpoint::plan_with_count`]): for this call's requests only.
+    counted: Cell<Option<Window>>,
     timeout: Duration,
     /// Requests the server serves at once, when it said (llama.cpp's slots).
     pub slots: Option<u32>,
@@ -83,6 +86,7 @@ impl Endpoint {
             max_output_tokens: settings.max_output_tokens,
             window: Cell::new(window),
             measured: Cell::new(None),
+            counted: Cell::new(None),
             timeout: settings.request_timeout(&model.provider),
             slots: None,
             max_response_bytes: settings.limits.response_bytes,
@@ -181,6 +185,20 @@ impl Endpoint {
         }
     }
 
+    /// Plans the requests from now on with the server's count of a prompt of `prompt_bytes`:
+    /// `tokens` of text (see [`Window::counted`]), until [`Endpoint::forget_count`]. The window
+    /// that is kept for the next call is not changed: the count holds for this text alone.
+    pub fn plan_with_count(&self, prompt_bytes: usize, tokens: u64) -> Window {
+        let counted = self.window().counted(prompt_bytes, tokens);
+        self.counted.set(Some(counted));
+        counted
+    }
+
+    /// Plans with the window again, as before [`Endpoint::plan_with_count`].
+    pub fn forget_count(&self) {
+        self.counted.set(None);
+    }
+
     /// The window the next call should plan with: this one's, with the bytes a token holds as
     /// the server's counts measured them.
     pub fn window_for_next_call(&self) -> Window {
@@ -210,7 +228,7 @@ impl Endpoint {
         limit_at: &[&str],
         unread_bytes: usize,
     ) -> HttpRequest {
-        let window = self.window();
+        let window = self.counted.get().unwrap_or_else(|| self.window());
         let prompt_bytes = wire::json_len(&body).saturating_sub(unread_bytes);
         let mut output = window.output_tokens(prompt_bytes, self.max_output_tokens);
         let least = Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens);

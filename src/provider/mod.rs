@@ -10,7 +10,8 @@
 //! - [`delivery`]: native, tool and prompt modes; [`retry`]: waiting out rate limits;
 //! - what they share: [`contract`] (the trait), [`conversation`] (what is sent and comes back),
 //!   [`model`] (`provider/model`), [`endpoint`] (the server), [`vision`] (which models read
-//!   images and PDFs).
+//!   images and PDFs), [`server`] (what kind of server it is, its window) and [`tokenizer`]
+//!   (its count of a text's tokens).
 
 pub mod anthropic;
 pub mod contract;
@@ -24,6 +25,7 @@ pub mod openai_responses;
 pub mod profile;
 pub mod retry;
 pub mod server;
+pub mod tokenizer;
 pub mod vision;
 pub mod window;
 pub mod wire;

@@ -125,6 +125,20 @@ impl Window {
             })
     }
 
+    /// This window for a prompt of `prompt_bytes` whose text the server counted at `tokens`:
+    /// the bytes a token holds as that count says, with a twentieth more tokens to spare for
+    /// what later turns add (answers in JSON, which take more tokens a byte than prose), at
+    /// least [`MIN_BYTES_PER_TOKEN`] and at most [`MAX_BYTES_PER_TOKEN`].
+    pub fn counted(&self, prompt_bytes: usize, tokens: u64) -> Window {
+        let spared = (tokens.max(1) as f64) * 1.05;
+        Window {
+            bytes_per_token: (prompt_bytes as f64 / spared)
+                .clamp(MIN_BYTES_PER_TOKEN, MAX_BYTES_PER_TOKEN),
+            measured: true,
+            ..*self
+        }
+    }
+
     /// As the trace shows it.
     pub fn traced(&self) -> ContextWindow {
         ContextWindow {
