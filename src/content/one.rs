@@ -12,6 +12,7 @@ use crate::content::prompt;
 use crate::content::{confidence, evidence};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Usage};
+use crate::ports::HttpRequest;
 use crate::provider::endpoint::Endpoint;
 use crate::provider::{Conversation, Token, Turn, tokenizer};
 use crate::schema::violation::Violation;
@@ -58,20 +59,9 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
     let conversation = prompt::conversation(call, text, Shape::One);
     let prompt = prompt_text(&conversation);
     let mut dialogue = Dialogue::new(provider, format, conversation, limits.max_loops);
-    let mut first = dialogue.request();
     let endpoint = provider.endpoint();
-    let room = endpoint
-        .window()
-        .whole_text_room(endpoint.max_output_tokens);
-    let _counted = match first.tokens {
-        Some(estimate) if estimate.output < room => {
-            let Some(counted) = Counted::fits(call, &prompt, estimate.prompt_bytes, room) else {
-                return Ok(Read::InParts(Usage::default()));
-            };
-            first = dialogue.request();
-            Some(counted)
-        }
-        _ => None,
+    let Some((first, _counted)) = first_request(call, &dialogue, &prompt) else {
+        return Ok(Read::InParts(Usage::default()));
     };
     // The answer the window leaves, when it is less than the answer limit: an answer cut off
     // there needed more room than the text left it, and the text is read in parts instead.
@@ -116,6 +106,31 @@ pub(super) fn run(call: Call<'_>, text: &str) -> Result<Read, StructureError> {
         outcome,
         dialogue.answered,
     ))))
+}
+
+/// The first request of `dialogue`, whose prompt is `prompt`, when it leaves the answer the
+/// room a whole text needs ([`Window::whole_text_room`]) by the estimate or, when the estimate
+/// says not, by the server's count (planned with it while the count lives); `None` when the
+/// text is to be read in parts.
+///
+/// [`Window::whole_text_room`]: crate::provider::window::Window::whole_text_room
+fn first_request<'a>(
+    call: Call<'a>,
+    dialogue: &Dialogue<'_>,
+    prompt: &str,
+) -> Option<(HttpRequest, Option<Counted<'a>>)> {
+    let endpoint = call.provider.endpoint();
+    let room = endpoint
+        .window()
+        .whole_text_room(endpoint.max_output_tokens);
+    let first = dialogue.request();
+    match first.tokens {
+        Some(estimate) if estimate.output < room => {
+            let counted = Counted::fits(call, prompt, estimate.prompt_bytes, room)?;
+            Some((dialogue.request(), Some(counted)))
+        }
+        _ => Some((first, None)),
+    }
 }
 
 /// The text of `conversation`'s prompt, as a server counts its tokens: the system prompt and
