@@ -18,6 +18,7 @@ use crate::content::chunked::required::{need_of, without_required};
 use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::confidence::{self, Held};
+use crate::content::evidence;
 use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::reason;
@@ -125,26 +126,29 @@ fn gather(
         .collect();
     trace.form_confidence = form;
     let valid = match call.limits.min_confidence.threshold(form) {
-        Some(min) => held(merge(valid), min, call, &mut incomplete, trace),
+        Some(min) => held(merge(valid), min, call, text, &mut incomplete, trace),
         None => merge(valid),
     };
     let (data, sources) = numbered(valid);
     (Answer::Ok(Value::Array(data)), sources, Some(incomplete))
 }
 
-/// The records held to `min` (`structure_min_confidence`): a value below it dropped when its
-/// record stays valid without it (`trace.lowConfidence`), a record unsure of a value it needs
-/// listed with the incomplete ones, its need saying which.
+/// The records held to `min` (`structure_min_confidence`), their confidences weighed with what
+/// `text` says ([`evidence`]): a value below it dropped when its record stays valid without it
+/// (`trace.lowConfidence`), a record unsure of a value it needs listed with the incomplete
+/// ones, its need saying which.
 fn held(
     records: Vec<Found>,
     min: f64,
     call: Call<'_>,
+    text: &str,
     incomplete: &mut Vec<Incomplete>,
     trace: &mut Trace,
 ) -> Vec<Found> {
     let mut kept = Vec::with_capacity(records.len());
     for found in records {
         let confidences = confidence::of_sources(&found.sources);
+        let confidences = evidence::weigh(&confidences, &found.sources, text, min);
         match confidence::hold_to(
             found.record.clone(),
             &confidences,
