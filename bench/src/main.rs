@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release -p structure-bench -- [--calls 500] [--warmup 20] [--json FILE] [--cli PATH]
 //! valgrind --tool=callgrind target/release/structure-bench --callgrind --calls N   (instructions, see bench/run)
+//! python3 bench/stages.py   (a fresh call's CPU by stage: perf, an unstripped component, --perf-map)
 //! target/release/structure-bench --wasm-validation target/wasm32-wasip2/release/validation-bench.wasm
 //! ```
 //!
@@ -54,6 +55,17 @@ struct Args {
     /// Another build of the component instead of the embedded one.
     #[arg(long)]
     component: Option<PathBuf>,
+    /// With --component (an unstripped build): name its compiled functions for Linux `perf`
+    /// (see `bench/stages.py`).
+    #[arg(long, requires = "component")]
+    perf_map: bool,
+    /// With --callgrind: the scenario of the calls (valid, inline, violation, need).
+    #[arg(long, default_value = "valid")]
+    scenario: String,
+    /// With --callgrind: after the warm-up calls, write `enable` to this `perf record --control`
+    /// FIFO, so that only the measured calls are sampled.
+    #[arg(long)]
+    perf_control: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -184,6 +196,7 @@ fn main() -> anyhow::Result<()> {
     let store = Arc::new(MemoryStore::default());
     // Another build of the component (say, with symbols for a profiler) instead of the embedded one.
     let component_runtime = match &args.component {
+        Some(path) if args.perf_map => Some(Arc::new(Runtime::profiled(&std::fs::read(path)?)?)),
         Some(path) => Some(Arc::new(Runtime::new(&std::fs::read(path)?, None)?)),
         None => None,
     };
@@ -205,8 +218,17 @@ fn main() -> anyhow::Result<()> {
         // STRUCTURE_BENCH_REUSE=1 keeps one instance instead of a fresh one per call.
         let client =
             client(std::env::var("STRUCTURE_BENCH_REUSE").is_ok_and(|reuse| !reuse.is_empty()))?;
-        for _ in 0..3 + args.calls {
-            runtime.block_on(call(&client, &mock, Scenario::Valid))?;
+        let scenario = (Scenario::ALL.into_iter())
+            .find(|scenario| scenario.name().starts_with(args.scenario.as_str()))
+            .ok_or_else(|| anyhow::anyhow!("no scenario {:?}", args.scenario))?;
+        for _ in 0..3 {
+            runtime.block_on(call(&client, &mock, scenario))?;
+        }
+        if let Some(control) = &args.perf_control {
+            std::fs::write(control, "enable\n")?;
+        }
+        for _ in 0..args.calls {
+            runtime.block_on(call(&client, &mock, scenario))?;
         }
         return Ok(());
     }

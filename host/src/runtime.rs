@@ -68,7 +68,12 @@ impl Runtime {
         // fails (a small address space, a ulimit), instances are allocated on demand.
         let engine =
             Engine::new(&engine_config(true)).or_else(|_| Engine::new(&engine_config(false)))?;
-        let linker = linker(&engine)?;
+        Self::compiled(&engine, wasm, cache_dir)
+    }
+
+    /// The runtime of `engine` for `wasm`, its compiled form cached in `cache_dir`.
+    fn compiled(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
+        let linker = linker(engine)?;
         let component = load_component(&linker, wasm, cache_dir)?;
         let instance_pre = linker.instantiate_pre(&component)?;
         let proxy = ProxyPre::new(instance_pre.clone())?;
@@ -82,6 +87,28 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// A runtime for the component in `wasm` whose compiled code Linux `perf` can name: each
+    /// function is written to `/tmp/perf-<pid>.map` as it is compiled (wasmtime's perf map), by
+    /// the names of `wasm`'s name section (an unstripped build). Nothing is cached: the map is
+    /// written when the code is compiled. `bench/stages.py` runs `structure-bench` with it.
+    ///
+    /// ```no_run
+    /// # fn example() -> anyhow::Result<()> {
+    /// let wasm = std::fs::read("structure.wasm")?;
+    /// let runtime = structure_host::Runtime::profiled(&wasm)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn profiled(wasm: &[u8]) -> anyhow::Result<Runtime> {
+        let profiled = |pooling| {
+            let mut config = engine_config(pooling);
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            Engine::new(&config)
+        };
+        let engine = profiled(true).or_else(|_| profiled(false))?;
+        Self::compiled(&engine, wasm, None)
+    }
+
     /// The component as a runtime runs it: `wasm` pre-initialised when it still has its
     /// initialiser (as cargo builds it), else `wasm` itself. `structure component` writes this
     /// for Spin and the npm package.

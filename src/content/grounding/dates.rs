@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use regex::Regex;
+use super::pattern::{Found, Pattern};
 
 use super::words::{TRIM, lowercase_words};
 
@@ -323,10 +323,8 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
     let dates = found.into_iter().map(|(date, _)| date).collect();
     // A month named without a full date around it (`in March`, `March 8`) leaves the day or
     // year to be worked out.
-    let month_alone = patterns()
-        .english_month
-        .find_iter(&lower)
-        .any(|month| !covered.iter().any(|range| range.contains(&month.start())));
+    let month_alone = (patterns().english_month.ranges(&lower).into_iter())
+        .any(|month| !covered.iter().any(|range| range.contains(&month.start)));
     if month_alone {
         return None;
     }
@@ -337,35 +335,34 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
 /// `None` when an instant (`with_time`) is written without a zone.
 fn full_dates(lower: &str, with_time: bool) -> Option<Vec<(String, std::ops::Range<usize>)>> {
     let mut dates = Vec::new();
-    for found in patterns().iso.captures_iter(lower) {
-        let date = format!("{}-{}-{}", &found["year"], &found["month"], &found["day"]);
+    for found in patterns().iso.captures_all(lower) {
+        let date = format!(
+            "{}-{}-{}",
+            found.group("year"),
+            found.group("month"),
+            found.group("day")
+        );
         let date = if with_time {
             instant(&date, &found)?
         } else {
             date
         };
-        dates.push((date, found.get(0)?.range()));
+        dates.push((date, found.range()));
     }
-    for found in patterns().written.captures_iter(lower) {
-        let month_name = found
-            .name("month_a")
-            .or_else(|| found.name("month_b"))?
-            .as_str();
-        let day = found
-            .name("day_a")
-            .or_else(|| found.name("day_b"))?
-            .as_str();
+    for found in patterns().written.captures_all(lower) {
+        let month_name = found.name("month_a").or_else(|| found.name("month_b"))?;
+        let day = found.name("day_a").or_else(|| found.name("day_b"))?;
         let month = ENGLISH_MONTHS
             .iter()
             .position(|name| name.starts_with(month_name.trim_end_matches('.')))?
             + 1;
-        let date = format!("{}-{month:02}-{:0>2}", &found["year"], day);
+        let date = format!("{}-{month:02}-{:0>2}", found.group("year"), day);
         let date = if with_time {
             instant(&date, &found)?
         } else {
             date
         };
-        dates.push((date, found.get(0)?.range()));
+        dates.push((date, found.range()));
     }
     Some(dates)
 }
@@ -395,14 +392,12 @@ pub(crate) fn date_spans(text: &str, with_time: bool) -> Vec<(String, std::ops::
 }
 
 /// `date` with the time and zone `found` holds, or `None` when it holds no zone.
-fn instant(date: &str, found: &regex::Captures<'_>) -> Option<String> {
-    let hour = found.name("hour")?.as_str();
-    let minute = &found["minute"];
-    let second = found.name("second").map_or("00", |second| second.as_str());
-    let fraction = found
-        .name("fraction")
-        .map_or("", |fraction| fraction.as_str());
-    let zone = match found.name("zone")?.as_str() {
+fn instant(date: &str, found: &Found<'_>) -> Option<String> {
+    let hour = found.name("hour")?;
+    let minute = found.group("minute");
+    let second = found.name("second").unwrap_or("00");
+    let fraction = found.group("fraction");
+    let zone = match found.name("zone")? {
         "z" | "utc" | "gmt" => "Z".to_owned(),
         offset if offset.len() == 5 => format!("{}:{}", &offset[..3], &offset[3..]),
         offset => offset.to_owned(),
@@ -413,10 +408,23 @@ fn instant(date: &str, found: &regex::Captures<'_>) -> Option<String> {
     ))
 }
 
-/// Compiles the date patterns and runs each once (the regex engine builds its search caches on
-/// first use), so a pre-initialised instance starts with them.
+/// Compiles the date patterns and runs each over a text that writes every month each way a
+/// pattern reads it, among ordinary words, digits and punctuation: the regex engine builds its
+/// search states lazily, on the input it meets, and a fresh instance would otherwise build them
+/// again on every call (`bench/stages.py` found that a quarter of a fresh call's CPU). A
+/// pre-initialised instance starts with them.
 pub(crate) fn prepare() {
-    let text = "2025-06-01T12:00:00Z, 1st of June 2025 at 3:30 pm, 06/01/2025, June";
+    let mut text = String::from(
+        "2025-06-01T12:00:00Z, 2024-11-30T23:59:00.5+01:00 and 2025-01-05 09:15 gmt; \
+         06/01/2025, 3.4.25; the user_42 (tags: ci, build) wrote to ada@example.org: \
+         \"order #1234, 2 items at $19.99\" — no, not now; note it.\n",
+    );
+    for month in ENGLISH_MONTHS.iter().chain(&MONTH_ABBREVIATIONS) {
+        text.push_str(&format!(
+            "on 1st of {month}. 2025 at 3:30 utc, {month} 22nd, 2026, {month} 9 2027 \
+             at 14:05:59 +0200, 30 {month} 1999; in {month}.\n"
+        ));
+    }
     let patterns = patterns();
     for pattern in [
         &patterns.iso,
@@ -424,15 +432,21 @@ pub(crate) fn prepare() {
         &patterns.ambiguous,
         &patterns.english_month,
     ] {
-        let _ = pattern.captures_iter(text).count();
+        let _ = pattern.captures_all(&text);
+        let _ = pattern.is_match(&text);
     }
 }
 
+/// The short names the patterns read besides [`ENGLISH_MONTHS`].
+const MONTH_ABBREVIATIONS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sept", "sep", "oct", "nov", "dec",
+];
+
 struct Patterns {
-    iso: Regex,
-    written: Regex,
-    ambiguous: Regex,
-    english_month: Regex,
+    iso: Pattern,
+    written: Pattern,
+    ambiguous: Pattern,
+    english_month: Pattern,
 }
 
 fn patterns() -> &'static Patterns {
@@ -443,7 +457,7 @@ fn patterns() -> &'static Patterns {
         let time = "(?:[t ]|,?\\s+(?:at\\s+)?)(?P<hour>\\d{1,2}):(?P<minute>\\d{2})\
                     (?::(?P<second>\\d{2})(?P<fraction>\\.\\d+)?)?\
                     \\s*(?P<zone>z|utc|gmt|[+-]\\d{2}:?\\d{2})?";
-        let compile = |pattern: String| Regex::new(&pattern).expect("a valid date pattern");
+        let compile = |pattern: String| Pattern::new(&pattern);
         Patterns {
             iso: compile(format!(
                 "\\b(?P<year>\\d{{4}})-(?P<month>\\d{{2}})-(?P<day>\\d{{2}})(?:{time})?\\b"

@@ -43,6 +43,7 @@ use crate::schema::validator::CompiledSchema;
 use crate::schema::walk::{self, Next, escape, too_deep};
 
 mod dates;
+mod pattern;
 pub mod provenance;
 mod words;
 
