@@ -298,19 +298,19 @@ fn a_text_the_estimate_puts_over_the_window_is_one_call_when_the_server_counts_i
     )
     .unwrap();
     assert!(outcome.trace.chunks > 1);
-    // A text the count puts over the window too is read in parts, and no request is refused.
-    let longer = planted_document(20_000, &Terms::default());
-    let model = ContractModel::new(Server::LlamaCpp { n_ctx: 4096 });
-    let outcome = run(
-        &longer,
-        &model,
-        &config(&[window]),
-        &MemoryKeyValue::default(),
-    )
-    .unwrap();
-    assert!(outcome.trace.chunks > 1);
-    assert_eq!(*model.refused.borrow(), 0);
-    assert_eq!(data(&outcome)["governing_law"], "Delaware");
+    // A text the count would put over the window too is read in parts, no request refused;
+    // one too long at even five bytes a token is not counted at all.
+    for (chars, counted) in [(15_000, true), (20_000, false)] {
+        let longer = planted_document(chars, &Terms::default());
+        let model = ContractModel::new(Server::LlamaCpp { n_ctx: 4096 });
+        let key_value = MemoryKeyValue::default();
+        let outcome = run(&longer, &model, &config(&[window]), &key_value).unwrap();
+        assert!(outcome.trace.chunks > 1, "{chars}");
+        assert_eq!(*model.refused.borrow(), 0, "{chars}");
+        assert_eq!(data(&outcome)["governing_law"], "Delaware", "{chars}");
+        let asked = (model.probes.borrow().iter()).any(|probe| probe == "POST /tokenize");
+        assert_eq!(asked, counted, "{chars}");
+    }
 }
 
 #[test]

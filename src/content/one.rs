@@ -14,6 +14,7 @@ use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Usage};
 use crate::ports::HttpRequest;
 use crate::provider::endpoint::Endpoint;
+use crate::provider::window::{MAX_BYTES_PER_TOKEN, Window};
 use crate::provider::{Conversation, Token, Turn, tokenizer};
 use crate::schema::violation::Violation;
 use crate::settings::Grounding;
@@ -156,6 +157,14 @@ impl<'a> Counted<'a> {
     /// [`tokenizer`]): then this call's requests are planned with the count.
     fn fits(call: Call<'a>, prompt: &str, prompt_bytes: usize, room: u32) -> Option<Self> {
         let endpoint = call.provider.endpoint();
+        // A prompt that would not fit at the most bytes a token can hold is not worth a count.
+        let sparsest = Window {
+            bytes_per_token: MAX_BYTES_PER_TOKEN,
+            ..endpoint.window()
+        };
+        if !sparsest.fits(prompt_bytes, room) {
+            return None;
+        }
         let tokens = tokenizer::count(endpoint, prompt, call.ports)?;
         let counted = endpoint.plan_with_count(prompt_bytes, tokens);
         let planned = Counted(endpoint);

@@ -10,7 +10,8 @@
 //! | llama-cpp-python | `POST /extras/tokenize/count` `{"input"}` | `count` |
 //! | vLLM | `POST /tokenize` `{"model", "prompt"}` | `count` |
 //!
-//! A server whose kind is not known (an `openai/` model at a base URL, its window set) is asked
+//! A prompt that would not fit even at [`MAX_BYTES_PER_TOKEN`] bytes a token is not counted: no
+//! count could fit it. A server whose kind is not known (an `openai/` model at a base URL, its window set) is asked
 //! each way in turn. Ollama and hosted providers count nothing before a request: their texts
 //! keep the estimate.
 //! A count that fails or makes no sense (no answer, an error, fewer tokens than a token a byte
