@@ -12,6 +12,7 @@ use structure::ports::{
     Clock, Config, HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
 };
 
+pub mod contract_model;
 pub mod layering;
 mod strict;
 #[allow(unused_imports)]
