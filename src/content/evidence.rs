@@ -9,7 +9,7 @@
 //!   guess, weighed as under the threshold;
 //! - a value **no span of the text writes** (a judgement: an enum value the text does not name,
 //!   a yes or no) is held to [`JUDGED`], where the model's values are reliably right (EVAL.md,
-//!   "Confidence on the model that reads": 98 % of those at 0.9 or more, 62 % of those from 0.7
+//!   "Confidence on the model that reads": 98 % of those at 0.9 or more, 61 % of those from 0.7
 //!   to 0.9), when that is above the threshold.
 //!
 //! The confidences the answer reports are the model's, unchanged: only what is kept is weighed.
