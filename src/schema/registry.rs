@@ -55,7 +55,14 @@ pub fn bundled_names() -> Vec<&'static str> {
 
 /// The bundled schemas.
 pub fn bundled_schemas() -> Vec<RegisteredSchema> {
-    BUNDLED.iter().map(load).collect()
+    parsed().to_vec()
+}
+
+/// The bundled schemas parsed, once (at pre-initialisation in the component, whose fresh
+/// instances then start with them).
+fn parsed() -> &'static [RegisteredSchema] {
+    static PARSED: std::sync::OnceLock<Vec<RegisteredSchema>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| BUNDLED.iter().map(load).collect())
 }
 
 /// The names of the bundled files, for the test that keeps `BUNDLED` and `schemas/` in step.
@@ -190,8 +197,8 @@ impl<'a> Registry<'a> {
                 });
             }
         }
-        if let Some(entry) = BUNDLED.iter().find(|entry| entry.name == name) {
-            return Ok(load(entry));
+        if let Some(bundled) = parsed().iter().find(|bundled| bundled.name == name) {
+            return Ok(bundled.clone());
         }
         let known = self.names()?;
         let suggestions = close_matches(name, known.iter().map(String::as_str));
