@@ -32,6 +32,35 @@ fn the_benchmark_runs_and_counts_llm_calls_exactly() {
     assert!(report["instantiateAndCall"]["wallP50Ms"].as_f64().unwrap() > 0.0);
 }
 
+#[test]
+fn a_profilers_run_makes_calls_of_one_scenario_and_says_when_they_start() {
+    // What `bench/stages.py` runs under `perf record`: the control file is written after the
+    // warm-up calls, so only the measured calls are sampled.
+    let control = std::env::temp_dir().join(format!("{}-perf-control", std::process::id()));
+    let bench = env!("CARGO_BIN_EXE_structure-bench");
+    let run = |scenario: &str| {
+        std::process::Command::new(bench)
+            .args([
+                "--callgrind",
+                "--calls",
+                "2",
+                "--scenario",
+                scenario,
+                "--perf-control",
+            ])
+            .arg(&control)
+            .output()
+            .unwrap()
+    };
+    assert!(run("inline").status.success());
+    assert_eq!(std::fs::read_to_string(&control).unwrap(), "enable\n");
+    std::fs::remove_file(&control).unwrap();
+    let unknown = run("nonsense");
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no scenario \"nonsense\""));
+    assert!(!control.exists(), "nothing started");
+}
+
 /// Runs the bench `program` with `args` and `--json FILE`, and reads FILE; `failure` when the
 /// program fails.
 fn report_of(program: &str, args: &[&str], failure: &str) -> Value {
