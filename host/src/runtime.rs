@@ -175,7 +175,8 @@ fn ready(linker: &Linker<HostState>, wasm: &[u8]) -> anyhow::Result<Vec<u8>> {
 const MAX_INSTANCES: u32 = 256;
 /// The bytes of each memory (and table) a slot keeps resident between instances: reset in
 /// place instead of handed back to the kernel, so the next instance in the slot takes no page
-/// faults there (a fifth of a fresh call's CPU went to faults, `bench/stages.py`).
+/// faults there (a fifth of a fresh call's CPU went to faults, `bench/stages.py`). Where Linux
+/// has `PAGEMAP_SCAN` (6.7 and later), only the pages an instance touched are reset.
 const KEEP_RESIDENT: usize = 8 << 20;
 
 fn engine_config(pooling: bool) -> Config {
@@ -191,7 +192,8 @@ fn engine_config(pooling: bool) -> Config {
             .total_tables(MAX_INSTANCES * 8)
             .total_stacks(MAX_INSTANCES)
             .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT);
+            .table_keep_resident(KEEP_RESIDENT)
+            .pagemap_scan(wasmtime::Enabled::Auto);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     config
