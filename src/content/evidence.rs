@@ -159,30 +159,10 @@ fn boundary(text: &[char], at: Option<usize>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::{Match, Span};
-
-    fn source(text: &str, pointer: &str, written: &str) -> Source {
-        let at = text.find(written).unwrap();
-        let start = text[..at].chars().count();
-        let end = start + written.chars().count();
-        Source {
-            pointer: pointer.to_owned(),
-            span: Some(Span {
-                start,
-                end,
-                text: written.to_owned(),
-                utf16_start: start,
-                utf16_end: end,
-            }),
-            matched: Match::Exact,
-            page: None,
-            boxes: Vec::new(),
-            confidence: None,
-        }
-    }
+    use crate::content::grounding::provenance::exact_source;
 
     fn is_labelled(text: &str, written: &str, field: &str) -> bool {
-        let source = source(text, "/x", written);
+        let source = exact_source("/x", text, written);
         let span = source.span.unwrap();
         labelled(text, span.start, span.end, field)
     }
@@ -241,10 +221,10 @@ mod tests {
     fn labelled_values_are_kept_and_the_less_sure_of_one_span_is_not() {
         let text = "Occupation: nurse. On 22 November 2025 at the hall.";
         let sources = [
-            source(text, "/occupation", "nurse"),
-            source(text, "/date", "22 November 2025"),
-            source(text, "/name", "22 November 2025"),
-            source(text, "/location", "hall"),
+            exact_source("/occupation", text, "nurse"),
+            exact_source("/date", text, "22 November 2025"),
+            exact_source("/name", text, "22 November 2025"),
+            exact_source("/location", text, "hall"),
         ];
         let confidences: BTreeMap<String, f64> = [
             ("/occupation", 0.4),
@@ -256,7 +236,7 @@ mod tests {
         .map(|(pointer, confidence)| (pointer.to_owned(), confidence))
         .collect();
         let mut sources = sources.to_vec();
-        let mut judged = source(text, "/status", "hall");
+        let mut judged = exact_source("/status", text, "hall");
         judged.span = None;
         let mut sure = judged.clone();
         sure.pointer = "/sure".to_owned();

@@ -346,9 +346,9 @@ fn number(value: &Value, pointer: &str) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
-/// What a probe came to.
+/// What a probe (or a count, `tokenizer`) came to.
 #[derive(Debug, PartialEq)]
-enum Answer {
+pub(super) enum Answer {
     Json(Value),
     /// An error status, or a body that is not JSON.
     Other,
@@ -360,7 +360,9 @@ fn get_json(url: &str, ports: &Ports<'_>) -> Answer {
     answer(&probe_request("GET", url, Value::Null), ports)
 }
 
-fn probe_request(method: &'static str, url: &str, body: Value) -> HttpRequest {
+/// A request asking the server about itself: `body` as JSON (none when null), within the
+/// probe's time and size limits.
+pub(super) fn probe_request(method: &'static str, url: &str, body: Value) -> HttpRequest {
     let (headers, body) = if body.is_null() {
         (Vec::new(), Vec::new())
     } else {
@@ -380,7 +382,8 @@ fn probe_request(method: &'static str, url: &str, body: Value) -> HttpRequest {
     }
 }
 
-fn answer(request: &HttpRequest, ports: &Ports<'_>) -> Answer {
+/// What the server said to `request`.
+pub(super) fn answer(request: &HttpRequest, ports: &Ports<'_>) -> Answer {
     match ports.transport.send(request) {
         Ok(HttpResponse { status, body, .. }) if (200..300).contains(&status) => {
             serde_json::from_slice(&body).map_or(Answer::Other, Answer::Json)

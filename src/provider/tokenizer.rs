@@ -11,19 +11,20 @@
 //! | vLLM | `POST /tokenize` `{"model", "prompt"}` | `count` |
 //!
 //! A prompt that would not fit even at [`MAX_BYTES_PER_TOKEN`] bytes a token is not counted: no
-//! count could fit it. A server whose kind is not known (an `openai/` model at a base URL, its window set) is asked
-//! each way in turn. Ollama and hosted providers count nothing before a request: their texts
-//! keep the estimate.
-//! A count that fails or makes no sense (no answer, an error, fewer tokens than a token a byte
-//! of [`MAX_BYTES_PER_TOKEN`] allows) counts nothing: the text is read in parts, as before.
+//! count could fit it. A server whose kind is not known (an `openai/` model at a base URL, its
+//! window set) is asked each way in turn. Ollama and hosted providers count nothing before a
+//! request: their texts keep the estimate. A count that fails or makes no sense (no answer, an
+//! error, fewer tokens than a token a byte of [`MAX_BYTES_PER_TOKEN`] allows) counts nothing:
+//! the text is read in parts, as before.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::ports::{HttpRequest, HttpResponse, Ports};
+use crate::ports::{HttpRequest, Ports};
 use crate::provider::endpoint::Endpoint;
 use crate::provider::profile::Profile;
+use crate::provider::server::{self, Answer};
 use crate::provider::window::MAX_BYTES_PER_TOKEN;
 
 /// The longest a count may take: a server of one slot counts after the request it is serving.
@@ -68,19 +69,14 @@ pub fn count(endpoint: &Endpoint, text: &str, ports: &Ports<'_>) -> Option<u64> 
 /// What a server's count at `url` of `body` says: `count`, or the length of `tokens`.
 fn ask(url: &str, body: Value, ports: &Ports<'_>) -> Option<u64> {
     let request = HttpRequest {
-        method: "POST",
-        url: url.to_owned(),
-        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
-        body: body.to_string().into_bytes(),
         timeout: COUNT_TIMEOUT,
         max_response_bytes: COUNT_RESPONSE_BYTES,
-        tokens: None,
+        ..server::probe_request("POST", url, body)
     };
-    let HttpResponse { status, body, .. } = ports.transport.send(&request).ok()?;
-    if !(200..300).contains(&status) {
-        return None;
+    match server::answer(&request, ports) {
+        Answer::Json(answer) => counted(&answer),
+        Answer::Other | Answer::Unreachable => None,
     }
-    counted(&serde_json::from_slice(&body).ok()?)
 }
 
 /// The tokens a count's `answer` says: its `count`, or how many `tokens` it lists.

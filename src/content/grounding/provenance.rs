@@ -312,6 +312,21 @@ pub fn span_at(text: &str, range: Range<usize>) -> Span {
     }
 }
 
+/// The exact source at `pointer` of `written`, where `text` first writes it (for the tests of
+/// what reads sources).
+#[cfg(test)]
+pub(crate) fn exact_source(pointer: &str, text: &str, written: &str) -> Source {
+    let at = text.find(written).expect("the text writes it");
+    Source {
+        pointer: pointer.to_owned(),
+        span: Some(span_at(text, at..at + written.len())),
+        matched: Match::Exact,
+        page: None,
+        boxes: Vec::new(),
+        confidence: None,
+    }
+}
+
 /// `text` lower-cased with each run of whitespace folded to one space, and the byte offset in
 /// `text` of each byte of the result (one more at the end).
 fn fold(text: &str) -> (String, Vec<usize>) {

@@ -65,21 +65,7 @@ fn standalone(text: &str, at: usize, len: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::Match;
-
-    fn source(pointer: &str, text: &str, written: &str) -> Source {
-        Source {
-            pointer: pointer.to_owned(),
-            span: Some(span_at(text, {
-                let at = text.find(written).unwrap();
-                at..at + written.len()
-            })),
-            matched: Match::Exact,
-            page: None,
-            boxes: Vec::new(),
-            confidence: None,
-        }
-    }
+    use crate::content::grounding::provenance::exact_source as source;
 
     #[test]
     fn a_value_written_twice_is_placed_at_its_record() {
