@@ -143,6 +143,9 @@ export interface Trace {
   attempts?: { model: string; outcome: string; usage: Usage }[];
   /** `minConfidence`: the optional values dropped for a confidence below it, by JSON pointer. */
   lowConfidence?: string[];
+  /** A long text: what a second look at each field left out for its confidence found, in the few passages of the
+   * text about it. */
+  secondLooks?: string[];
   /** How sure the model was of its answer's form (the tokens that write no value), where the provider gives
    * log-probabilities: `minConfidence` by default trusts the values' confidence only when this is 0.7 or more. */
   formConfidence?: number;

@@ -161,6 +161,10 @@ pub struct Trace {
     /// JSON pointer into the answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub low_confidence: Vec<String>,
+    /// A long text: what a second look at each field the threshold left out found, in the few
+    /// passages of the text about it (see [`crate::content::second_look`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub second_looks: Vec<String>,
     /// How sure the model was of its answer's form (the tokens that write no value), where the
     /// provider gave log-probabilities; `structure_min_confidence=auto` trusts the values'
     /// confidence only when this is high enough.

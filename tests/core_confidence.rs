@@ -13,7 +13,7 @@ use structure::provider::{Provider, connect};
 use structure::settings::Settings;
 use structure::{Answer, Outcome, SchemaInput, StructureRequest};
 
-use support::{MapConfig, ScriptedTransport, ports};
+use support::{MapConfig, ScriptedTransport, chat_reply, ports, run_inline};
 
 const TEXT: &str = "Ada Lovelace, ada@example.org";
 
@@ -67,25 +67,7 @@ fn chat_body() -> String {
 }
 
 fn run(config: &[(&str, &str)], replies: Vec<Reply>) -> (Outcome, ScriptedTransport) {
-    run_on(TEXT, schema(), config, replies)
-}
-
-fn run_on(
-    text: &str,
-    schema: Value,
-    config: &[(&str, &str)],
-    replies: Vec<Reply>,
-) -> (Outcome, ScriptedTransport) {
-    let transport = ScriptedTransport::new(replies);
-    let config = MapConfig::with(config);
-    let request = StructureRequest::new(text, SchemaInput::Inline(schema), None).unwrap();
-    let outcome = structure::structure(
-        &request,
-        &structure::Scope::default(),
-        &ports(&transport, &config),
-    )
-    .unwrap();
-    (outcome, transport)
+    run_inline(TEXT, schema(), config, replies)
 }
 
 fn confidences(outcome: &Outcome) -> Vec<(String, Option<f64>)> {
@@ -271,26 +253,6 @@ fn answer_with(email: f64, form: f64) -> Reply {
     ])
 }
 
-/// A chat answer written with these tokens, each of its probability.
-fn chat_reply(tokens: &[(&str, f64)]) -> Reply {
-    let content: String = tokens.iter().map(|(text, _)| *text).collect();
-    let list: Vec<Value> = (tokens.iter())
-        .map(|(text, p)| json!({ "token": text, "logprob": p.ln(), "bytes": text.as_bytes() }))
-        .collect();
-    Reply::raw(
-        200,
-        &json!({
-            "choices": [{
-                "message": { "role": "assistant", "content": content },
-                "finish_reason": "stop",
-                "logprobs": { "content": list }
-            }],
-            "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
-        })
-        .to_string(),
-    )
-}
-
 #[test]
 fn by_default_a_model_sure_of_its_answers_form_is_held_to_half_and_one_that_is_not_is_not() {
     // Sure of the form: its probabilities mean something, an email at 0.3 is dropped.
@@ -367,7 +329,7 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
 fn the_threshold_weighs_what_the_text_says_beside_the_models_confidence() {
     // The text labels the email with its field's name: the model's 0.3 does not drop it.
     let labelled = "Name: Ada Lovelace. Email: ada@example.org";
-    let (outcome, _) = run_on(labelled, schema(), OPENAI, vec![answer_with(0.3, 0.98)]);
+    let (outcome, _) = run_inline(labelled, schema(), OPENAI, vec![answer_with(0.3, 0.98)]);
     assert_eq!(
         outcome.answer,
         Answer::Ok(json!({ "name": "Ada Lovelace", "email": "ada@example.org" }))
@@ -392,7 +354,7 @@ fn the_threshold_weighs_what_the_text_says_beside_the_models_confidence() {
             ("}}", 0.98),
         ])
     };
-    let (outcome, _) = run_on(TEXT, schema.clone(), OPENAI, vec![reply()]);
+    let (outcome, _) = run_inline(TEXT, schema.clone(), OPENAI, vec![reply()]);
     assert_eq!(
         outcome.answer,
         Answer::Ok(json!({ "name": "Ada Lovelace" }))
@@ -400,7 +362,7 @@ fn the_threshold_weighs_what_the_text_says_beside_the_models_confidence() {
     assert_eq!(outcome.trace.low_confidence, ["/company"]);
     // With the threshold off, nothing is weighed.
     let off = [OPENAI, &[("structure_min_confidence", "off")]].concat();
-    let (outcome, _) = run_on(TEXT, schema, &off, vec![reply()]);
+    let (outcome, _) = run_inline(TEXT, schema, &off, vec![reply()]);
     assert_eq!(
         outcome.answer,
         Answer::Ok(json!({ "name": "Ada Lovelace", "company": "Ada Lovelace" }))

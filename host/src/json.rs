@@ -43,6 +43,7 @@ impl Outcome {
     ///         chunk_of: Vec::new(),
     ///         attempts: Vec::new(),
     ///         low_confidence: Vec::new(),
+    ///         second_looks: Vec::new(),
     ///         form_confidence: None,
     ///         left_out: Vec::new(),
     ///         page_sizes: Vec::new(),
@@ -167,6 +168,7 @@ fn core_trace(trace: &Trace) -> structure::Trace {
             })
             .collect(),
         low_confidence: trace.low_confidence.clone(),
+        second_looks: trace.second_looks.clone(),
         form_confidence: trace.form_confidence,
         left_out: trace.left_out.clone(),
         page_sizes: (trace.page_sizes.iter())

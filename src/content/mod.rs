@@ -4,7 +4,9 @@
 //! - [`one`]: one object from a text read whole, in one conversation;
 //! - [`long_text`]: one object from a text the window does not hold (or whose answer it cut
 //!   off), read in parts and merged;
-//! - [`records`]: every record a text holds (`records: true`), read in chunks.
+//! - [`records`]: every record a text holds (`records: true`), read in chunks;
+//! - [`second_look`]: the fields of a long text's object that the confidence threshold left
+//!   out, read again from the passages about them ([`passages`]).
 //!
 //! What `one` and `long_text` share (the whole object's judge, the outcome an answer makes)
 //! lives in `judge`, below both; so does `evidence`, what the text says of a value beside the
@@ -26,9 +28,11 @@ mod judge;
 pub mod leave_out;
 pub mod long_text;
 mod one;
+pub mod passages;
 pub mod prompt;
 pub mod reason;
 pub mod records;
+mod second_look;
 
 use crate::error::{ErrorKind, StructureError};
 use crate::media_type::Attachment;
@@ -99,10 +103,11 @@ pub fn run(
 }
 
 /// One object from `text`: read whole when its request leaves the answer room, else (or when
-/// the window cut the answer off) in parts.
+/// the window cut the answer off) in parts; then a second look at the fields the threshold
+/// left out.
 fn object(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
-    match one::run(call, text)? {
-        one::Read::Whole(outcome) => Ok(*outcome),
+    let outcome = match one::run(call, text)? {
+        one::Read::Whole(outcome) => *outcome,
         one::Read::InParts(spent) => {
             let mut outcome = long_text::extract(call, text).map_err(|error| {
                 let mut usage = spent;
@@ -110,9 +115,10 @@ fn object(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
                 error.with_usage(usage)
             })?;
             outcome.usage.add(spent);
-            Ok(outcome)
+            outcome
         }
-    }
+    };
+    Ok(second_look::run(call, text, outcome))
 }
 
 /// Whether `error` is a server's refusal of a request that did not fit the model's window.

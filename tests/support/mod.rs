@@ -236,3 +236,45 @@ pub fn host_client(mock: &mock_llm::MockLlm, extra: &[(&str, &str)]) -> structur
         .build()
         .expect("the component loads")
 }
+
+/// A chat answer written with these tokens, each of its probability (as `logprobs`).
+pub fn chat_reply(tokens: &[(&str, f64)]) -> Reply {
+    let content: String = tokens.iter().map(|(text, _)| *text).collect();
+    let list: Vec<Value> = (tokens.iter())
+        .map(|(text, p)| serde_json::json!({ "token": text, "logprob": p.ln(), "bytes": text.as_bytes() }))
+        .collect();
+    Reply::raw(
+        200,
+        &serde_json::json!({
+            "choices": [{
+                "message": { "role": "assistant", "content": content },
+                "finish_reason": "stop",
+                "logprobs": { "content": list }
+            }],
+            "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
+        })
+        .to_string(),
+    )
+}
+
+/// `text` structured against the inline `schema` with `config`, the model's `replies` in turn:
+/// the outcome, and the transport with the requests it was sent.
+pub fn run_inline(
+    text: &str,
+    schema: Value,
+    config: &[(&str, &str)],
+    replies: Vec<Reply>,
+) -> (structure::Outcome, ScriptedTransport) {
+    let transport = ScriptedTransport::new(replies);
+    let config = MapConfig::with(config);
+    let request =
+        structure::StructureRequest::new(text, structure::SchemaInput::Inline(schema), None)
+            .unwrap();
+    let outcome = structure::structure(
+        &request,
+        &structure::Scope::default(),
+        &ports(&transport, &config),
+    )
+    .unwrap();
+    (outcome, transport)
+}

@@ -1,0 +1,208 @@
+//! The passages of a text that speak of a field: its sentences ranked by the words they share
+//! with the field's name, title, description and named values, each word weighed by how rare
+//! it is in the text (inverse document frequency over the sentences, as BM25 and every search
+//! engine weigh them), so `agreement`, which every sentence of a contract says, counts for
+//! nothing and `governs`, which one says, for much.
+//!
+//! Words are compared by their first [`STEM`] letters, a stemmer crude enough to need no
+//! language: `governed`, `governs` and `governing` are one word, as are `terminate` and
+//! `termination`.
+//!
+//! ```
+//! use structure::content::passages::about;
+//!
+//! let text = "The parties met in Paris. This agreement is governed by the laws of Ohio. \
+//!             It is signed in two copies.";
+//! let found = about(text, "jurisdiction: the state whose law governs the agreement", 1);
+//! assert_eq!(&text[found[0].clone()], "This agreement is governed by the laws of Ohio.");
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+/// The letters of a word compared.
+const STEM: usize = 5;
+/// The most bytes of one passage: a longer sentence (a table, a text without stops) is cut at
+/// whitespace into pieces this long.
+pub const MAX_PASSAGE_BYTES: usize = 600;
+/// The most sentences a text is read as; the rest of a text longer than that is not searched.
+const MAX_SENTENCES: usize = 20_000;
+/// Words that say nothing of what a sentence is about.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "each", "eg", "for", "from", "has", "have",
+    "how", "if", "in", "is", "it", "its", "of", "on", "or", "that", "the", "their", "this", "to",
+    "was", "were", "what", "when", "where", "which", "who", "whose", "with",
+];
+
+/// The byte ranges of the (at most) `count` sentences of `text` that share the most of
+/// `query`'s words, weighed by rarity, in the order the text has them; none when no sentence
+/// shares a word with it.
+pub fn about(text: &str, query: &str, count: usize) -> Vec<Range<usize>> {
+    let sentences = sentences(text);
+    let words: Vec<BTreeSet<String>> = (sentences.iter())
+        .map(|range| stems(&text[range.clone()]))
+        .collect();
+    let mut frequency: BTreeMap<&str, usize> = BTreeMap::new();
+    for word in words.iter().flatten() {
+        *frequency.entry(word).or_default() += 1;
+    }
+    let asked = stems(query);
+    let total = sentences.len() as f64;
+    let mut scored: Vec<(f64, usize)> = (words.iter().enumerate())
+        .map(|(at, said)| {
+            let score = (asked.iter())
+                .filter(|word| said.contains(*word))
+                .map(|word| (total / frequency[word.as_str()] as f64).ln())
+                .sum::<f64>();
+            (score, at)
+        })
+        .filter(|(score, _)| *score > 0.0)
+        .collect();
+    scored.sort_by(|(a, at_a), (b, at_b)| b.total_cmp(a).then(at_a.cmp(at_b)));
+    let mut chosen: Vec<usize> = scored.into_iter().take(count).map(|(_, at)| at).collect();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|at| sentences[at].clone()).collect()
+}
+
+/// The sentences of `text` (trimmed byte ranges): ended by `.`, `;`, `:`, `!` or `?` before
+/// whitespace, or by a blank line; a line break alone does not end one (a PDF's text breaks
+/// its lines mid-sentence). Each at most [`MAX_PASSAGE_BYTES`] long.
+fn sentences(text: &str) -> Vec<Range<usize>> {
+    let mut sentences = Vec::new();
+    let mut start = 0;
+    let mut previous = '\0';
+    for (at, character) in text.char_indices() {
+        if sentences.len() >= MAX_SENTENCES {
+            return sentences;
+        }
+        let ends = (matches!(previous, '.' | ';' | ':' | '!' | '?') && character.is_whitespace())
+            || (previous == '\n' && character == '\n');
+        if ends {
+            push_cut(text, start..at, &mut sentences);
+            start = at;
+        }
+        previous = character;
+    }
+    push_cut(text, start..text.len(), &mut sentences);
+    sentences
+}
+
+/// Pushes `range` of `text`, trimmed, in pieces of at most [`MAX_PASSAGE_BYTES`] cut at
+/// whitespace (or at a character's edge, where a piece has none).
+fn push_cut(text: &str, range: Range<usize>, into: &mut Vec<Range<usize>>) {
+    let mut rest = trimmed(text, range);
+    while rest.end - rest.start > MAX_PASSAGE_BYTES {
+        let window = &text[rest.start
+            ..rest.start + floor_boundary(text, rest.start + MAX_PASSAGE_BYTES) - rest.start];
+        let cut = window
+            .rfind(char::is_whitespace)
+            .filter(|&cut| cut > 0)
+            .unwrap_or(window.len());
+        into.push(trimmed(text, rest.start..rest.start + cut));
+        rest = trimmed(text, rest.start + cut..rest.end);
+    }
+    if rest.start < rest.end {
+        into.push(rest);
+    }
+}
+
+/// The largest character boundary of `text` at or before `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len()))
+        .rev()
+        .find(|&at| text.is_char_boundary(at))
+        .unwrap_or(0)
+}
+
+/// `range` of `text` without the whitespace at its ends.
+fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
+    let slice = &text[range.clone()];
+    let start = range.start + (slice.len() - slice.trim_start().len());
+    let end = range.end - (slice.len() - slice.trim_end().len());
+    start..end.max(start)
+}
+
+/// The distinct words of `text` that say something, each cut to its first [`STEM`] letters,
+/// lower-cased; a field's name is split at `_`, `-` and where its case turns (`dueDate`).
+fn stems(text: &str) -> BTreeSet<String> {
+    let mut words = BTreeSet::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for character in text.chars().chain([' ']) {
+        let turns = character.is_uppercase() && previous_lower;
+        if !character.is_alphanumeric() || turns {
+            add_word(&mut words, &word);
+            word.clear();
+        }
+        if character.is_alphanumeric() {
+            word.extend(character.to_lowercase());
+        }
+        previous_lower = character.is_lowercase();
+    }
+    words
+}
+
+fn add_word(words: &mut BTreeSet<String>, word: &str) {
+    if word.chars().count() < 2 || STOP_WORDS.contains(&word) {
+        return;
+    }
+    words.insert(word.chars().take(STEM).collect());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rare_words_outweigh_common_ones() {
+        let text = "This agreement starts today. This agreement binds both. \
+                    This agreement ends in three years. The laws of Ohio govern this agreement.";
+        let found = about(text, "term: how long the agreement lasts, ends", 1);
+        assert_eq!(
+            &text[found[0].clone()],
+            "This agreement ends in three years."
+        );
+    }
+
+    #[test]
+    fn a_line_break_does_not_end_a_sentence_but_a_blank_line_does() {
+        let text = "Governed by the laws\nof the State of Delaware.\n\nSigned";
+        let found = sentences(text);
+        let said: Vec<&str> = found.iter().map(|range| &text[range.clone()]).collect();
+        assert_eq!(
+            said,
+            ["Governed by the laws\nof the State of Delaware.", "Signed"]
+        );
+    }
+
+    #[test]
+    fn passages_come_in_the_texts_order_and_none_when_nothing_is_shared() {
+        let text = "Rent is due monthly. The tenant pays water. Rent rises yearly.";
+        let found = about(text, "rent", 2);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].start < found[1].start);
+        assert!(about(text, "jurisdiction", 2).is_empty());
+    }
+
+    #[test]
+    fn a_long_sentence_is_cut_at_whitespace_within_the_bound() {
+        let text = "word ".repeat(400) + "ünïcödé".repeat(200).as_str();
+        for range in sentences(&text) {
+            assert!(range.end - range.start <= MAX_PASSAGE_BYTES, "{range:?}");
+            assert!(text.is_char_boundary(range.start) && text.is_char_boundary(range.end));
+        }
+        let covered: usize = sentences(&text).iter().map(|r| r.end - r.start).sum();
+        assert!(
+            covered >= text.trim().len() - 400,
+            "nothing but spaces is lost"
+        );
+    }
+
+    #[test]
+    fn field_names_split_into_their_words() {
+        let words = stems("effective_date dueDate governing-law");
+        for word in ["effec", "date", "due", "gover", "law"] {
+            assert!(words.contains(word), "{word}: {words:?}");
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! A second look: a long text's field the confidence threshold left out is read again, alone,
+//! from the passages of the text about it; what the look is sure of joins the answer, what it
+//! is not stays out, and `trace.secondLooks` says which.
+
+mod support;
+
+use mock_llm::Reply;
+use serde_json::{Value, json};
+use structure::{Answer, Outcome};
+
+use support::{ScriptedTransport, chat_reply, run_inline};
+
+const OPENAI: &[(&str, &str)] = &[
+    ("structure_model", "openai/gpt-4.1-mini"),
+    ("openai_api_key", "sk-test"),
+];
+
+const GOVERNING: &str = "This Agreement is governed by the laws of the State of Ohio.";
+
+/// A contract of many like clauses, one of which says which law governs it.
+fn contract() -> String {
+    let mut text =
+        String::from("Mutual Nondisclosure Agreement between Acme Corp. and Bolt LLC.\n\n");
+    for clause in 1..=30 {
+        text.push_str(&format!(
+            "Clause {clause}. The Recipient shall keep the Confidential Information of the Discloser secret and use it only for the Purpose.\n"
+        ));
+        if clause == 17 {
+            text.push_str(GOVERNING);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "party": { "type": "array", "items": { "type": "string" } },
+            "jurisdiction": { "type": "string", "description": "The state whose law governs the agreement" }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// The whole text's answer: the parties sure, the jurisdiction at `jurisdiction`.
+fn first_reading(jurisdiction: f64) -> Reply {
+    chat_reply(&[
+        ("{\"answer\": {\"party\": [", 0.99),
+        ("\"Acme Corp.\"", 0.95),
+        (", ", 0.99),
+        ("\"Bolt LLC\"", 0.95),
+        ("], \"jurisdiction\": ", 0.99),
+        ("\"Ohio\"", jurisdiction),
+        ("}}", 0.99),
+    ])
+}
+
+/// The look's answer: the jurisdiction alone, at `sure`.
+fn look(sure: f64) -> Reply {
+    chat_reply(&[
+        ("{\"answer\": {\"jurisdiction\": ", 0.99),
+        ("\"Ohio\"", sure),
+        ("}}", 0.99),
+    ])
+}
+
+fn run(text: &str, config: &[(&str, &str)], replies: Vec<Reply>) -> (Outcome, ScriptedTransport) {
+    run_inline(text, schema(), config, replies)
+}
+
+/// The text the `n`th request asked the model to read.
+fn asked(transport: &ScriptedTransport, n: usize) -> String {
+    let body: Value = serde_json::from_slice(&transport.requests.borrow()[n].body).unwrap();
+    (body["messages"].as_array().unwrap().iter())
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_unsure_field_read_again_from_its_passages_joins_the_answer_when_the_look_is_sure() {
+    let text = contract();
+    let (outcome, transport) = run(&text, OPENAI, vec![first_reading(0.5), look(0.93)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": ["Acme Corp.", "Bolt LLC"], "jurisdiction": "Ohio" }))
+    );
+    assert!(outcome.trace.low_confidence.is_empty());
+    assert_eq!(outcome.usage.llm_calls, 2);
+    // The look read the clause that says it, and not the whole contract.
+    let looked = asked(&transport, 1);
+    assert!(looked.contains(GOVERNING), "{looked}");
+    assert!(looked.len() * 4 < text.len(), "{looked}");
+    // Its value is located in the whole text, with the look's confidence.
+    let source = (outcome.sources.iter())
+        .find(|source| source.pointer == "/jurisdiction")
+        .unwrap();
+    let span = source.span.as_ref().unwrap();
+    assert_eq!(&text[span.start..span.end], "Ohio");
+    assert_eq!(source.confidence, Some(0.93));
+    let notes = &outcome.trace.second_looks;
+    assert!(
+        notes.len() == 1
+            && notes[0].starts_with("/jurisdiction: \"Ohio\" (0.93) from its passages (bytes "),
+        "{notes:?}"
+    );
+    assert_eq!(outcome.to_json()["trace"]["secondLooks"], json!(notes));
+}
+
+#[test]
+fn a_look_no_surer_than_the_first_reading_leaves_the_field_out() {
+    let (outcome, _) = run(&contract(), OPENAI, vec![first_reading(0.5), look(0.4)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": ["Acme Corp.", "Bolt LLC"] }))
+    );
+    assert_eq!(outcome.trace.low_confidence, ["/jurisdiction"]);
+    let notes = &outcome.trace.second_looks;
+    assert!(
+        notes.len() == 1 && notes[0].ends_with("give it only under the threshold"),
+        "{notes:?}"
+    );
+    assert_eq!(outcome.usage.llm_calls, 2);
+}
+
+#[test]
+fn a_failed_look_leaves_the_answer_as_the_first_reading_gave_it() {
+    let refused = Reply::raw(
+        400,
+        r#"{"error": {"message": "bad request", "type": "invalid_request_error"}}"#,
+    );
+    let (outcome, _) = run(&contract(), OPENAI, vec![first_reading(0.5), refused]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": ["Acme Corp.", "Bolt LLC"] }))
+    );
+    let notes = &outcome.trace.second_looks;
+    assert!(
+        notes.len() == 1 && notes[0].starts_with("/jurisdiction: the look failed ("),
+        "{notes:?}"
+    );
+    assert_eq!(outcome.usage.llm_calls, 2, "the failed request is counted");
+}
+
+#[test]
+fn no_look_where_it_could_tell_nothing_more() {
+    // A sure answer: nothing to look at.
+    let (outcome, transport) = run(&contract(), OPENAI, vec![first_reading(0.95)]);
+    assert!(outcome.trace.second_looks.is_empty());
+    assert_eq!(transport.requests.borrow().len(), 1);
+    // A short text: its passages are the text, which the first reading read.
+    let short = format!("Acme Corp. and Bolt LLC agree. {GOVERNING}");
+    let (outcome, transport) = run(&short, OPENAI, vec![first_reading(0.5)]);
+    assert_eq!(outcome.trace.low_confidence, ["/jurisdiction"]);
+    assert_eq!(transport.requests.borrow().len(), 1);
+    assert!(outcome.trace.second_looks[0].ends_with("read already"));
+    // An array's items are spread over the text: an unsure party is not looked for.
+    let unsure_party = chat_reply(&[
+        ("{\"answer\": {\"party\": [", 0.99),
+        ("\"Acme Corp.\"", 0.4),
+        ("], \"jurisdiction\": ", 0.99),
+        ("\"Ohio\"", 0.95),
+        ("}}", 0.99),
+    ]);
+    let (outcome, transport) = run(&contract(), OPENAI, vec![unsure_party]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "jurisdiction": "Ohio" }))
+    );
+    assert!(outcome.trace.second_looks.is_empty());
+    assert_eq!(transport.requests.borrow().len(), 1);
+    // The threshold off: nothing is left out, nothing looked at.
+    let off = [OPENAI, &[("structure_min_confidence", "off")]].concat();
+    let (outcome, transport) = run(&contract(), &off, vec![first_reading(0.5)]);
+    assert!(outcome.trace.second_looks.is_empty());
+    assert_eq!(transport.requests.borrow().len(), 1);
+}
+
+/// A model that reads a contract in parts: a part that holds the governing clause gives its
+/// state unsurely, the others nothing; a look (a request that asks for no party) gives it
+/// surely.
+struct PartReader {
+    requests: std::cell::RefCell<Vec<String>>,
+}
+
+impl structure::ports::Transport for PartReader {
+    fn send(
+        &self,
+        request: &structure::ports::HttpRequest,
+    ) -> Result<structure::ports::HttpResponse, structure::ports::TransportError> {
+        let body = String::from_utf8_lossy(&request.body).into_owned();
+        let reply = if !body.contains("\"party\"") {
+            look(0.93)
+        } else if body.contains("State of Ohio") {
+            chat_reply(&[
+                ("{\"answer\": {\"jurisdiction\": ", 0.99),
+                ("\"Ohio\"", 0.5),
+                ("}}", 0.99),
+            ])
+        } else {
+            chat_reply(&[("{\"answer\": {}}", 0.99)])
+        };
+        self.requests.borrow_mut().push(body);
+        Ok(support::contract_model::response(reply))
+    }
+}
+
+#[test]
+fn a_text_read_in_parts_gets_its_look_too() {
+    let text = contract().repeat(3);
+    let model = PartReader {
+        requests: Default::default(),
+    };
+    let config =
+        support::MapConfig::with(&[OPENAI, &[("structure_context_tokens", "1024")]].concat());
+    let outcome =
+        support::contract_model::run_against(schema(), &text, &model, &config, &Default::default())
+            .unwrap();
+    let parts = outcome.trace.chunks;
+    assert!(parts > 1, "read in parts: {parts}");
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "jurisdiction": "Ohio" }))
+    );
+    assert!(
+        outcome.trace.second_looks[0].starts_with("/jurisdiction: \"Ohio\" (0.93)"),
+        "{:?}",
+        outcome.trace.second_looks
+    );
+    let looked = model.requests.borrow().last().unwrap().clone();
+    assert!(looked.len() < text.len() / 2, "the look read its passages");
+}
