@@ -1,21 +1,29 @@
-//! A second look at what the model was unsure of. A field of a long text's answer that
-//! `structure_min_confidence` left out is read again, alone, from the few passages of the text
-//! that speak of it ([`passages::about`]): one short request a field, with the same prompt,
-//! checks and threshold as the whole call. A small model that hesitates over "which state's law
-//! governs" in twenty pages answers it surely from the one clause that says so, and a value the
-//! text does not state stays out, as the passages do not state it either.
+//! A second look at what the model was unsure of. A field of a long text's answer is read
+//! again, alone, from the few passages of the text that speak of it ([`passages::about`]): one
+//! short request a field, with the same prompt, checks and threshold as the whole call. A small
+//! model that hesitates over "which state's law governs" in twenty pages answers it surely from
+//! the one clause that says so, and a value the text does not state stays out, as the passages
+//! do not state it either.
 //!
-//! Only where a look can tell more than the first reading: an object's fields the threshold
-//! took out whole (an array's items are spread over the text, more than a few passages hold),
-//! of a text at least twice as long as the passages (else it is the same reading), read whole
-//! or in parts, from its text alone (a document the model also saw as pictures is not all in
-//! its text). What a
-//! look finds joins the answer only when the whole answer stays valid; `trace.secondLooks`
+//! Two kinds of field are looked at again, where `structure_min_confidence` holds the answer:
+//!
+//! - one the threshold **left out** whole: what the look is sure of joins the answer;
+//! - one **kept in doubt**, at or above the threshold but under [`JUDGED`] (where the
+//!   reliability table puts the reading model right 61 % of the time, against 98 % above): the
+//!   look confirms it, or gives another value; of two readings that disagree, the surer one
+//!   stands.
+//!
+//! Only where a look can tell more than the first reading: an object's fields that are not
+//! arrays (a list's items are spread over the text, more than a few passages hold), of a text at
+//! least twice as long as the passages (else it is the same reading), read whole or in parts,
+//! from its text alone (a document the model also saw as pictures is not all in its text). What
+//! a look finds joins the answer only when the whole answer stays valid; `trace.secondLooks`
 //! says what each look found, or why it found nothing.
 
 use serde_json::Value;
 
 use crate::content::call::Call;
+use crate::content::evidence::JUDGED;
 use crate::content::grounding::provenance;
 use crate::content::one::{self, Read};
 use crate::content::{confidence, passages};
@@ -31,104 +39,101 @@ const PASSAGES: usize = 3;
 /// What stands between two passages in the text a look is given.
 const GAP: &str = "\n…\n";
 
-/// `outcome` (an answer to `call` from `text`) with what a second look at each
-/// field the threshold left out found.
+/// Why a field is looked at again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Doubt {
+    /// The threshold left it out.
+    LeftOut,
+    /// Kept, with this confidence, under [`JUDGED`].
+    Kept(f64),
+}
+
+/// `outcome` (an answer to `call` from `text`) with what a second look at each field in doubt
+/// found.
 pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
-    let fields = unsure_fields(call, &outcome);
-    for field in fields {
-        let note = match look(call, text, &field, &mut outcome) {
+    for (field, doubt) in doubted(call, &outcome) {
+        let note = match look(call, text, &field, doubt, &mut outcome) {
             Ok(note) => note,
             Err(error) => {
                 outcome.usage.add(error.usage);
-                format!(
-                    "/{field}: the look failed ({}); the answer stands without it",
+                Some(format!(
+                    "/{field}: the look failed ({}); the answer stands as it was",
                     error.message
-                )
+                ))
             }
         };
-        outcome.trace.second_looks.push(note);
+        outcome.trace.second_looks.extend(note);
     }
     outcome
 }
 
-/// The fields of `outcome`'s answer a look may tell more of: taken out whole by the threshold,
-/// not arrays, at most [`MAX_LOOKS`].
-fn unsure_fields(call: Call<'_>, outcome: &Outcome) -> Vec<String> {
+/// The fields of `outcome`'s answer a look may tell more of, at most [`MAX_LOOKS`]: left out
+/// whole by the threshold, then kept under [`JUDGED`], least sure first; never an array.
+fn doubted(call: Call<'_>, outcome: &Outcome) -> Vec<(String, Doubt)> {
     let (Answer::Ok(Value::Object(data)), Some(properties)) = (
         &outcome.answer,
-        call.target
-            .schema
-            .get("properties")
-            .and_then(Value::as_object),
+        (call.target.schema.get("properties")).and_then(Value::as_object),
     ) else {
         return Vec::new();
     };
-    if call.attachment.is_some() || call.target.wrapped {
+    let threshold = (call.limits.min_confidence).threshold(outcome.trace.form_confidence);
+    if threshold.is_none() || call.attachment.is_some() || call.target.wrapped {
         return Vec::new();
     }
-    let mut fields: Vec<String> = Vec::new();
-    for pointer in &outcome.trace.low_confidence {
-        let first = pointer
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .unwrap_or("");
-        let field = first.replace("~1", "/").replace("~0", "~");
-        let listed = (properties.get(&field)).is_some_and(|property| {
+    let listed = |field: &str| {
+        properties.get(field).is_some_and(|property| {
             property.get("type") == Some(&Value::from("array")) || property.get("items").is_some()
-        });
-        if !field.is_empty()
+        })
+    };
+    let mut fields: Vec<(String, Doubt)> = Vec::new();
+    for pointer in &outcome.trace.low_confidence {
+        let field = field_of(pointer);
+        if properties.contains_key(&field)
             && !data.contains_key(&field)
-            && properties.contains_key(&field)
-            && !listed
-            && !fields.contains(&field)
+            && !listed(&field)
+            && !fields.iter().any(|(seen, _)| *seen == field)
         {
-            fields.push(field);
+            fields.push((field, Doubt::LeftOut));
         }
     }
+    let mut kept: Vec<(String, Doubt)> = (data.keys())
+        .filter(|field| properties.contains_key(*field) && !listed(field))
+        .filter_map(|field| {
+            let sure = least_confidence(&outcome.sources, &pointer_of(field))?;
+            (sure < JUDGED).then(|| (field.clone(), Doubt::Kept(sure)))
+        })
+        .collect();
+    kept.sort_by(|(_, a), (_, b)| sureness(*a).total_cmp(&sureness(*b)));
+    fields.extend(kept);
     fields.truncate(MAX_LOOKS);
     fields
 }
 
+fn sureness(doubt: Doubt) -> f64 {
+    match doubt {
+        Doubt::LeftOut => 0.0,
+        Doubt::Kept(sure) => sure,
+    }
+}
+
 /// Looks at `field` again in the passages of `text` about it; what it found joins `outcome`.
-/// The note says what came of it.
+/// The note says what came of it (none for a kept value no look could be taken of).
 fn look(
     call: Call<'_>,
     text: &str,
     field: &str,
+    doubt: Doubt,
     outcome: &mut Outcome,
-) -> Result<String, StructureError> {
-    let property = &call.target.schema["properties"][field];
-    let found = passages::about(text, &query(field, property), PASSAGES);
-    let excerpt: Vec<&str> = found.iter().map(|range| &text[range.clone()]).collect();
-    let excerpt = excerpt.join(GAP);
-    if excerpt.is_empty() {
-        return Ok(format!("/{field}: no passage of the text speaks of it"));
-    }
-    if excerpt.len() * 2 > text.len() {
-        return Ok(format!(
-            "/{field}: its passages are most of the text, read already"
-        ));
-    }
-    let spans: Vec<String> = (found.iter())
-        .map(|range| format!("{}–{}", range.start, range.end))
-        .collect();
-    let spans = spans.join(", ");
-    let target = TargetSchema::stored(
-        alone(&call.target.schema, field),
-        call.target.manual.clone(),
-        call.target.origin.clone(),
-    )?;
-    let alone = Call {
-        target: &target,
-        earlier_violations: &[],
-        attachment: None,
-        ..call
-    };
-    let Read::Whole(read) = one::run(alone, &excerpt)? else {
-        return Ok(format!(
-            "/{field}: its passages (bytes {spans}) did not fit the window"
-        ));
+) -> Result<Option<String>, StructureError> {
+    let (read, passages) = match read_again(call, text, field)? {
+        Again::Read(read, passages) => (read, passages),
+        Again::NotTaken(why) => {
+            // A value kept is not worth a note of a look not taken.
+            return Ok((doubt == Doubt::LeftOut).then(|| format!("/{field}: {why}")));
+        }
+        Again::TooLong(passages) => {
+            return Ok(Some(format!("/{field}: {passages} did not fit the window")));
+        }
     };
     outcome.usage.add(read.usage);
     let value = match &read.answer {
@@ -141,20 +146,106 @@ fn look(
             (Answer::Stale(_), _) => "gave no valid value of it",
             _ => "do not state it",
         };
-        return Ok(format!("/{field}: its passages (bytes {spans}) {why}"));
+        let kept = match doubt {
+            Doubt::LeftOut => "",
+            Doubt::Kept(_) => "; the first reading's value stands",
+        };
+        return Ok(Some(format!("/{field}: {passages} {why}{kept}")));
     };
-    let Answer::Ok(Value::Object(data)) = &outcome.answer else {
-        return Ok(format!("/{field}: the answer is no object to add it to"));
+    let sure = least_confidence(&read.sources, &pointer_of(field));
+    let said = match sure {
+        Some(sure) => format!("{value} ({sure})"),
+        None => value.to_string(),
     };
-    let mut joined = data.clone();
-    joined.insert(field.to_owned(), value.clone());
-    let joined = Value::Object(joined);
-    if !call.target.compiled.is_valid(&joined) {
-        return Ok(format!(
-            "/{field}: {value} from its passages (bytes {spans}) would break the schema"
+    if let (Doubt::Kept(first), Answer::Ok(data)) = (doubt, &outcome.answer) {
+        if data.get(field) == Some(&value) {
+            return Ok(Some(format!("/{field}: {said} confirmed by {passages}")));
+        }
+        if sure.is_none_or(|sure| sure < first) {
+            return Ok(Some(format!(
+                "/{field}: {passages} give {said}, less sure than the first reading ({first}), which stands"
+            )));
+        }
+    }
+    if !join(call, text, field, value, &read.sources, outcome) {
+        return Ok(Some(format!(
+            "/{field}: {said} from {passages} would break the schema"
+        )));
+    }
+    Ok(Some(match doubt {
+        Doubt::LeftOut => format!("/{field}: {said} from {passages}"),
+        Doubt::Kept(first) => {
+            format!("/{field}: {said} from {passages}, surer than the first reading ({first})")
+        }
+    }))
+}
+
+/// What reading a field again came to.
+enum Again {
+    /// The look's outcome, and which passages it read (for the note).
+    Read(Box<Outcome>, String),
+    /// No look was taken: why.
+    NotTaken(&'static str),
+    /// These passages did not fit the model's window.
+    TooLong(String),
+}
+
+/// `field` read alone from the passages of `text` about it.
+fn read_again(call: Call<'_>, text: &str, field: &str) -> Result<Again, StructureError> {
+    let property = &call.target.schema["properties"][field];
+    let found = passages::about(text, &query(field, property), PASSAGES);
+    let excerpt: Vec<&str> = found.iter().map(|range| &text[range.clone()]).collect();
+    let excerpt = excerpt.join(GAP);
+    if excerpt.is_empty() {
+        return Ok(Again::NotTaken("no passage of the text speaks of it"));
+    }
+    if excerpt.len() * 2 > text.len() {
+        return Ok(Again::NotTaken(
+            "its passages are most of the text, read already",
         ));
     }
-    let prefix = format!("/{}", field.replace('~', "~0").replace('/', "~1"));
+    let spans: Vec<String> = (found.iter())
+        .map(|range| format!("{}–{}", range.start, range.end))
+        .collect();
+    let passages = format!("its passages (bytes {})", spans.join(", "));
+    let target = TargetSchema::stored(
+        alone(&call.target.schema, field),
+        call.target.manual.clone(),
+        call.target.origin.clone(),
+    )?;
+    let alone = Call {
+        target: &target,
+        earlier_violations: &[],
+        attachment: None,
+        ..call
+    };
+    Ok(match one::run(alone, &excerpt)? {
+        Read::Whole(read) => Again::Read(read, passages),
+        Read::InParts(_) => Again::TooLong(passages),
+    })
+}
+
+/// `outcome`'s answer with `value` as its `field` (located in `text`, with the confidence the
+/// look's `sources` give it), when the whole answer stays valid; whether it did.
+fn join(
+    call: Call<'_>,
+    text: &str,
+    field: &str,
+    value: Value,
+    sources: &[Source],
+    outcome: &mut Outcome,
+) -> bool {
+    let Answer::Ok(Value::Object(data)) = &outcome.answer else {
+        return false;
+    };
+    let mut joined = data.clone();
+    joined.insert(field.to_owned(), value);
+    let joined = Value::Object(joined);
+    if !call.target.compiled.is_valid(&joined) {
+        return false;
+    }
+    let prefix = pointer_of(field);
+    (outcome.sources).retain(|source| !within(&source.pointer, &prefix));
     if call.limits.grounding != Grounding::Off {
         // Located in the whole text; the other values' sources stay as the first reading found
         // them.
@@ -162,17 +253,13 @@ fn look(
             .into_iter()
             .filter(|source| within(&source.pointer, &prefix))
             .collect();
-        confidence::annotate(&mut added, &confidence::of_sources(&read.sources), "");
+        confidence::annotate(&mut added, &confidence::of_sources(sources), "");
         outcome.sources.extend(added);
     }
     (outcome.trace.low_confidence).retain(|pointer| !within(pointer, &prefix));
+    (outcome.trace.chunk_of).retain(|pointer, _| !within(pointer, &prefix));
     outcome.answer = Answer::Ok(joined);
-    let sure = least_confidence(&read.sources)
-        .map(|confidence| format!(" ({confidence})"))
-        .unwrap_or_default();
-    Ok(format!(
-        "/{field}: {value}{sure} from its passages (bytes {spans})"
-    ))
+    true
 }
 
 /// What to look for: the field's name, title and description, and the values it names.
@@ -209,14 +296,28 @@ fn alone(schema: &Value, field: &str) -> Value {
     alone
 }
 
+/// The top-level field a JSON pointer into the answer is under.
+fn field_of(pointer: &str) -> String {
+    let first = (pointer.trim_start_matches('/').split('/'))
+        .next()
+        .unwrap_or("");
+    first.replace("~1", "/").replace("~0", "~")
+}
+
+/// The JSON pointer of the top-level `field`.
+fn pointer_of(field: &str) -> String {
+    format!("/{}", field.replace('~', "~0").replace('/', "~1"))
+}
+
 /// Whether `pointer` is `prefix` or within it.
 fn within(pointer: &str, prefix: &str) -> bool {
     pointer == prefix || pointer.starts_with(&format!("{prefix}/"))
 }
 
-/// The least confidence of `sources`, where they have one.
-fn least_confidence(sources: &[Source]) -> Option<f64> {
+/// The least confidence of the `sources` at or within `prefix`, where they have one.
+fn least_confidence(sources: &[Source], prefix: &str) -> Option<f64> {
     (sources.iter())
+        .filter(|source| within(&source.pointer, prefix))
         .filter_map(|source| source.confidence)
         .min_by(f64::total_cmp)
 }
