@@ -296,3 +296,34 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
         outcome.trace.second_looks
     );
 }
+
+#[test]
+fn a_look_is_not_started_past_the_calls_token_budget() {
+    // The first reading spent most of the budget: a look that could take the call past it is
+    // not started, and the answer stands as the first reading gave it.
+    let mut first = first_reading(0.5);
+    first.body = first
+        .body
+        .replace("\"prompt_tokens\":100", "\"prompt_tokens\":3000");
+    let config = [
+        OPENAI,
+        &[
+            ("structure_token_budget", "3500"),
+            ("structure_max_output_tokens", "200"),
+        ],
+    ]
+    .concat();
+    let (outcome, transport) = run(&contract(), &config, vec![first]);
+    assert_eq!(transport.requests.borrow().len(), 1);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": ["Acme Corp.", "Bolt LLC"] }))
+    );
+    let notes = &outcome.trace.second_looks;
+    assert!(
+        notes.len() == 1
+            && notes[0].starts_with("/jurisdiction: the look failed (")
+            && notes[0].contains("3500-token budget"),
+        "{notes:?}"
+    );
+}

@@ -28,7 +28,7 @@ use crate::content::grounding::provenance;
 use crate::content::one::{self, Read};
 use crate::content::{confidence, passages};
 use crate::error::StructureError;
-use crate::outcome::{Answer, Outcome, Source};
+use crate::outcome::{Answer, Outcome, Source, Usage};
 use crate::schema::TargetSchema;
 use crate::settings::Grounding;
 
@@ -125,7 +125,7 @@ fn look(
     doubt: Doubt,
     outcome: &mut Outcome,
 ) -> Result<Option<String>, StructureError> {
-    let (read, passages) = match read_again(call, text, field)? {
+    let (read, passages) = match read_again(call, text, field, outcome.usage)? {
         Again::Read(read, passages) => (read, passages),
         Again::NotTaken(why) => {
             // A value kept is not worth a note of a look not taken.
@@ -190,8 +190,14 @@ enum Again {
     TooLong(String),
 }
 
-/// `field` read alone from the passages of `text` about it.
-fn read_again(call: Call<'_>, text: &str, field: &str) -> Result<Again, StructureError> {
+/// `field` read alone from the passages of `text` about it, within what is left of the call's
+/// token budget after `spent`.
+fn read_again(
+    call: Call<'_>,
+    text: &str,
+    field: &str,
+    spent: Usage,
+) -> Result<Again, StructureError> {
     let property = &call.target.schema["properties"][field];
     let found = passages::about(text, &query(field, property), PASSAGES);
     let excerpt: Vec<&str> = found.iter().map(|range| &text[range.clone()]).collect();
@@ -213,8 +219,13 @@ fn read_again(call: Call<'_>, text: &str, field: &str) -> Result<Again, Structur
         call.target.manual.clone(),
         call.target.origin.clone(),
     )?;
+    let mut limits = call.limits;
+    if let Some(budget) = &mut limits.budget {
+        budget.spent_before += spent.prompt_tokens + spent.completion_tokens;
+    }
     let alone = Call {
         target: &target,
+        limits,
         earlier_violations: &[],
         attachment: None,
         ..call
