@@ -157,12 +157,28 @@ fn no_look_where_it_could_tell_nothing_more() {
     let (outcome, transport) = run(&contract(), OPENAI, vec![first_reading(0.95)]);
     assert!(outcome.trace.second_looks.is_empty());
     assert_eq!(transport.requests.borrow().len(), 1);
-    // A short text: its passages are the text, which the first reading read.
+    // A short text: the first reading read it as closely as a look would.
     let short = format!("Acme Corp. and Bolt LLC agree. {GOVERNING}");
     let (outcome, transport) = run(&short, OPENAI, vec![first_reading(0.5)]);
     assert_eq!(outcome.trace.low_confidence, ["/jurisdiction"]);
     assert_eq!(transport.requests.borrow().len(), 1);
-    assert!(outcome.trace.second_looks[0].ends_with("read already"));
+    assert!(outcome.trace.second_looks.is_empty());
+    // A text whose passages about the field are most of it: read already.
+    let governs = format!(
+        "{}.",
+        "the Agreement is governed by Ohio law and ".repeat(13)
+    );
+    let signs = format!(
+        "Acme Corp. and Bolt LLC sign {}.",
+        "in two copies ".repeat(30)
+    );
+    let dense = [governs.as_str(), &governs, &governs, &signs].join("\n\n");
+    let (outcome, transport) = run(&dense, OPENAI, vec![first_reading(0.5)]);
+    assert_eq!(transport.requests.borrow().len(), 1);
+    assert_eq!(
+        outcome.trace.second_looks,
+        ["/jurisdiction: its passages are most of the text, read already"]
+    );
     // An array's items are spread over the text: an unsure party is not looked for.
     let unsure_party = chat_reply(&[
         ("{\"answer\": {\"party\": [", 0.99),

@@ -225,6 +225,8 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
                              for s in result.get("sources") or []]
         if trace.get("lowConfidence"):
             detail["lowConfidence"] = trace["lowConfidence"]
+        if trace.get("secondLooks"):
+            detail["secondLooks"] = trace["secondLooks"]
         if trace.get("formConfidence") is not None:
             detail["formConfidence"] = trace["formConfidence"]
         if trace.get("leftOut"):

@@ -64,9 +64,10 @@ pub fn about(text: &str, query: &str, count: usize) -> Vec<Range<usize>> {
     chosen.into_iter().map(|at| sentences[at].clone()).collect()
 }
 
-/// The sentences of `text` (trimmed byte ranges): ended by `.`, `;`, `:`, `!` or `?` before
+/// The sentences of `text` (trimmed byte ranges): ended by `.`, `;`, `!` or `?` before
 /// whitespace, or by a blank line; a line break alone does not end one (a PDF's text breaks
-/// its lines mid-sentence). Each at most [`MAX_PASSAGE_BYTES`] long.
+/// its lines mid-sentence), nor a colon (`Governing law: New York` is one). Each at most
+/// [`MAX_PASSAGE_BYTES`] long.
 fn sentences(text: &str) -> Vec<Range<usize>> {
     let mut sentences = Vec::new();
     let mut start = 0;
@@ -75,7 +76,7 @@ fn sentences(text: &str) -> Vec<Range<usize>> {
         if sentences.len() >= MAX_SENTENCES {
             return sentences;
         }
-        let ends = (matches!(previous, '.' | ';' | ':' | '!' | '?') && character.is_whitespace())
+        let ends = (matches!(previous, '.' | ';' | '!' | '?') && character.is_whitespace())
             || (previous == '\n' && character == '\n');
         if ends {
             push_cut(text, start..at, &mut sentences);
@@ -173,6 +174,16 @@ mod tests {
             said,
             ["Governed by the laws\nof the State of Delaware.", "Signed"]
         );
+    }
+
+    #[test]
+    fn a_colon_does_not_end_a_sentence() {
+        let text = "Governing law: the State of Ohio. Signed";
+        let said: Vec<&str> = sentences(text)
+            .iter()
+            .map(|range| &text[range.clone()])
+            .collect();
+        assert_eq!(said, ["Governing law: the State of Ohio.", "Signed"]);
     }
 
     #[test]

@@ -36,6 +36,9 @@ use crate::settings::Grounding;
 const MAX_LOOKS: usize = 4;
 /// The passages a look is given.
 const PASSAGES: usize = 3;
+/// The shortest text a look is taken of: one longer than its passages could be, which the first
+/// reading read as closely.
+const MIN_TEXT_BYTES: usize = PASSAGES * passages::MAX_PASSAGE_BYTES;
 /// What stands between two passages in the text a look is given.
 const GAP: &str = "\n…\n";
 
@@ -51,7 +54,7 @@ enum Doubt {
 /// `outcome` (an answer to `call` from `text`) with what a second look at each field in doubt
 /// found.
 pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
-    for (field, doubt) in doubted(call, &outcome) {
+    for (field, doubt) in doubted(call, text, &outcome) {
         let note = match look(call, text, &field, doubt, &mut outcome) {
             Ok(note) => note,
             Err(error) => {
@@ -67,17 +70,21 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
     outcome
 }
 
-/// The fields of `outcome`'s answer a look may tell more of, at most [`MAX_LOOKS`]: left out
-/// whole by the threshold, then kept under [`JUDGED`], least sure first; never an array.
-fn doubted(call: Call<'_>, outcome: &Outcome) -> Vec<(String, Doubt)> {
+/// The fields of `outcome`'s answer (from `text`) a look may tell more of, at most
+/// [`MAX_LOOKS`]: left out whole by the threshold, then kept at or above it but under
+/// [`JUDGED`], least sure first; never an array, and none of a text no longer than
+/// [`MIN_TEXT_BYTES`].
+fn doubted(call: Call<'_>, text: &str, outcome: &Outcome) -> Vec<(String, Doubt)> {
     let (Answer::Ok(Value::Object(data)), Some(properties)) = (
         &outcome.answer,
         (call.target.schema.get("properties")).and_then(Value::as_object),
     ) else {
         return Vec::new();
     };
-    let threshold = (call.limits.min_confidence).threshold(outcome.trace.form_confidence);
-    if threshold.is_none() || call.attachment.is_some() || call.target.wrapped {
+    let Some(min) = (call.limits.min_confidence).threshold(outcome.trace.form_confidence) else {
+        return Vec::new();
+    };
+    if text.len() <= MIN_TEXT_BYTES || call.attachment.is_some() || call.target.wrapped {
         return Vec::new();
     }
     let listed = |field: &str| {
@@ -100,7 +107,8 @@ fn doubted(call: Call<'_>, outcome: &Outcome) -> Vec<(String, Doubt)> {
         .filter(|field| properties.contains_key(*field) && !listed(field))
         .filter_map(|field| {
             let sure = least_confidence(&outcome.sources, &pointer_of(field))?;
-            (sure < JUDGED).then(|| (field.clone(), Doubt::Kept(sure)))
+            // Under the threshold and kept: the text labels it, it is read, not guessed.
+            (min <= sure && sure < JUDGED).then(|| (field.clone(), Doubt::Kept(sure)))
         })
         .collect();
     kept.sort_by(|(_, a), (_, b)| sureness(*a).total_cmp(&sureness(*b)));
