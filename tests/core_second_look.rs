@@ -299,6 +299,32 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
         "{:?}",
         outcome.trace.second_looks
     );
+    // A look that gives no value it is sure of does not confirm it: left out, as one under
+    // the threshold.
+    let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), look(0.4)]);
+    assert_eq!(outcome.answer, Answer::Ok(json!({ "party": parties })));
+    assert_eq!(outcome.trace.low_confidence, ["/jurisdiction"]);
+    assert_eq!(outcome.sources.len(), 2, "{:?}", outcome.sources);
+    assert!(
+        outcome.trace.second_looks[0]
+            .ends_with("give it only under the threshold; unconfirmed, left out"),
+        "{:?}",
+        outcome.trace.second_looks
+    );
+    // One the answer needs stays.
+    let mut needed = schema();
+    needed["required"] = json!(["jurisdiction"]);
+    let replies = vec![reading("Texas", 0.75), look(0.4)];
+    let (outcome, _) = run_inline(&text, needed, OPENAI, replies);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": parties, "jurisdiction": "Texas" }))
+    );
+    assert!(
+        outcome.trace.second_looks[0].ends_with("unconfirmed, but the answer needs it"),
+        "{:?}",
+        outcome.trace.second_looks
+    );
     // A look less sure than the first reading leaves it as it was.
     let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), look(0.72)]);
     assert_eq!(

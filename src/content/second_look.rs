@@ -10,8 +10,9 @@
 //! - one the threshold **left out** whole: what the look is sure of joins the answer;
 //! - one **kept in doubt**, at or above the threshold but under [`JUDGED`] (where the
 //!   reliability table puts the reading model right 61 % of the time, against 98 % above): the
-//!   look confirms it, or gives another value; of two readings that disagree, the surer one
-//!   stands.
+//!   look confirms it, or gives another value (of two readings that disagree, the surer one
+//!   stands), or gives none it is sure of: then the value is left out where the answer may do
+//!   without it, as one under the threshold.
 //!
 //! Only where a look can tell more than the first reading: an object's fields that are not
 //! arrays (a list's items are spread over the text, more than a few passages hold), of a text at
@@ -156,7 +157,8 @@ fn look(
         };
         let kept = match doubt {
             Doubt::LeftOut => "",
-            Doubt::Kept(_) => "; the first reading's value stands",
+            Doubt::Kept(_) if leave_out(call, field, outcome) => "; unconfirmed, left out",
+            Doubt::Kept(_) => "; unconfirmed, but the answer needs it",
         };
         return Ok(Some(format!("/{field}: {passages} {why}{kept}")));
     };
@@ -278,6 +280,26 @@ fn join(
     (outcome.trace.low_confidence).retain(|pointer| !within(pointer, &prefix));
     (outcome.trace.chunk_of).retain(|pointer, _| !within(pointer, &prefix));
     outcome.answer = Answer::Ok(joined);
+    true
+}
+
+/// `outcome`'s answer without its `field`, listed under `trace.lowConfidence`, when the answer
+/// stays valid without it; whether it did.
+fn leave_out(call: Call<'_>, field: &str, outcome: &mut Outcome) -> bool {
+    let Answer::Ok(Value::Object(data)) = &outcome.answer else {
+        return false;
+    };
+    let mut without = data.clone();
+    without.remove(field);
+    let without = Value::Object(without);
+    if !call.target.compiled.is_valid(&without) {
+        return false;
+    }
+    let prefix = pointer_of(field);
+    (outcome.sources).retain(|source| !within(&source.pointer, &prefix));
+    (outcome.trace.chunk_of).retain(|pointer, _| !within(pointer, &prefix));
+    outcome.trace.low_confidence.push(prefix);
+    outcome.answer = Answer::Ok(without);
     true
 }
 
