@@ -299,22 +299,28 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
         "{:?}",
         outcome.trace.second_looks
     );
-    // A look that gives no value it is sure of does not confirm it: left out, as one under
-    // the threshold.
-    let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), look(0.4)]);
+    // The same value, however unsure the look is of it, confirms it.
+    let (outcome, _) = run(&text, OPENAI, vec![reading("Ohio", 0.75), look(0.4)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": parties, "jurisdiction": "Ohio" }))
+    );
+    assert!(outcome.trace.second_looks[0].contains("\"Ohio\" (0.4) confirmed by"));
+    // A look that gives no value does not confirm it: left out, as one under the threshold.
+    let nothing = || chat_reply(&[("{\"answer\": {}}", 0.99)]);
+    let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), nothing()]);
     assert_eq!(outcome.answer, Answer::Ok(json!({ "party": parties })));
     assert_eq!(outcome.trace.low_confidence, ["/jurisdiction"]);
     assert_eq!(outcome.sources.len(), 2, "{:?}", outcome.sources);
     assert!(
-        outcome.trace.second_looks[0]
-            .ends_with("give it only under the threshold; unconfirmed, left out"),
+        outcome.trace.second_looks[0].ends_with("do not state it; unconfirmed, left out"),
         "{:?}",
         outcome.trace.second_looks
     );
     // One the answer needs stays.
     let mut needed = schema();
     needed["required"] = json!(["jurisdiction"]);
-    let replies = vec![reading("Texas", 0.75), look(0.4)];
+    let replies = vec![reading("Texas", 0.75), nothing()];
     let (outcome, _) = run_inline(&text, needed, OPENAI, replies);
     assert_eq!(
         outcome.answer,
@@ -325,7 +331,7 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
         "{:?}",
         outcome.trace.second_looks
     );
-    // A look less sure than the first reading leaves it as it was.
+    // A look less sure than the first reading, or under the threshold, leaves it as it was.
     let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), look(0.72)]);
     assert_eq!(
         outcome.answer,
@@ -336,6 +342,11 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
             .ends_with("less sure than the first reading (0.75), which stands"),
         "{:?}",
         outcome.trace.second_looks
+    );
+    let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), look(0.4)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": parties, "jurisdiction": "Texas" }))
     );
 }
 

@@ -10,9 +10,10 @@
 //! - one the threshold **left out** whole: what the look is sure of joins the answer;
 //! - one **kept in doubt**, at or above the threshold but under [`JUDGED`] (where the
 //!   reliability table puts the reading model right 61 % of the time, against 98 % above): the
-//!   look confirms it, or gives another value (of two readings that disagree, the surer one
-//!   stands), or gives none it is sure of: then the value is left out where the answer may do
-//!   without it, as one under the threshold.
+//!   look, held to no threshold, confirms it (the same value, however sure), or gives another
+//!   (of two readings that disagree, the surer one stands, when it is over the threshold), or
+//!   gives none (the passages about it do not state it): then the value is left out where the
+//!   answer may do without it, as one under the threshold.
 //!
 //! Only where a look can tell more than the first reading: an object's fields that are not
 //! arrays (a list's items are spread over the text, more than a few passages hold), of a text at
@@ -23,7 +24,7 @@
 
 use serde_json::Value;
 
-use crate::content::call::Call;
+use crate::content::call::{Call, Limits};
 use crate::content::evidence::JUDGED;
 use crate::content::grounding::provenance;
 use crate::content::one::{self, Read};
@@ -31,7 +32,7 @@ use crate::content::{confidence, passages};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Source, Usage};
 use crate::schema::TargetSchema;
-use crate::settings::Grounding;
+use crate::settings::{Grounding, MinConfidence};
 
 /// The most fields one call looks at again: each look is a request.
 const MAX_LOOKS: usize = 4;
@@ -55,8 +56,11 @@ enum Doubt {
 /// `outcome` (an answer to `call` from `text`) with what a second look at each field in doubt
 /// found.
 pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
-    for (field, doubt) in doubted(call, text, &outcome) {
-        let note = match look(call, text, &field, doubt, &mut outcome) {
+    let Some(min) = (call.limits.min_confidence).threshold(outcome.trace.form_confidence) else {
+        return outcome;
+    };
+    for (field, doubt) in doubted(call, text, min, &outcome) {
+        let note = match look(call, text, &field, (doubt, min), &mut outcome) {
             Ok(note) => note,
             Err(error) => {
                 outcome.usage.add(error.usage);
@@ -72,17 +76,14 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
 }
 
 /// The fields of `outcome`'s answer (from `text`) a look may tell more of, at most
-/// [`MAX_LOOKS`]: left out whole by the threshold, then kept at or above it but under
+/// [`MAX_LOOKS`]: left out whole by the threshold `min`, then kept at or above it but under
 /// [`JUDGED`], least sure first; never an array, and none of a text no longer than
 /// [`MIN_TEXT_BYTES`].
-fn doubted(call: Call<'_>, text: &str, outcome: &Outcome) -> Vec<(String, Doubt)> {
+fn doubted(call: Call<'_>, text: &str, min: f64, outcome: &Outcome) -> Vec<(String, Doubt)> {
     let (Answer::Ok(Value::Object(data)), Some(properties)) = (
         &outcome.answer,
         (call.target.schema.get("properties")).and_then(Value::as_object),
     ) else {
-        return Vec::new();
-    };
-    let Some(min) = (call.limits.min_confidence).threshold(outcome.trace.form_confidence) else {
         return Vec::new();
     };
     if text.len() <= MIN_TEXT_BYTES || call.attachment.is_some() || call.target.wrapped {
@@ -125,16 +126,23 @@ fn sureness(doubt: Doubt) -> f64 {
     }
 }
 
-/// Looks at `field` again in the passages of `text` about it; what it found joins `outcome`.
-/// The note says what came of it (none for a kept value no look could be taken of).
+/// Looks at `field` again in the passages of `text` about it, in `doubt` under the threshold
+/// `min`; what it found joins `outcome`. The note says what came of it (none for a kept value no
+/// look could be taken of).
 fn look(
     call: Call<'_>,
     text: &str,
     field: &str,
-    doubt: Doubt,
+    (doubt, min): (Doubt, f64),
     outcome: &mut Outcome,
 ) -> Result<Option<String>, StructureError> {
-    let (read, passages) = match read_again(call, text, field, outcome.usage)? {
+    // A value kept is compared with what the look reads however sure it is of it; one left out
+    // takes only what the look is sure of, weighed as the first reading was.
+    let threshold = match doubt {
+        Doubt::LeftOut => call.limits.min_confidence,
+        Doubt::Kept(_) => MinConfidence::Off,
+    };
+    let (read, passages) = match read_again(call, text, field, threshold, outcome.usage)? {
         Again::Read(read, passages) => (read, passages),
         Again::NotTaken(why) => {
             // A value kept is not worth a note of a look not taken.
@@ -171,7 +179,7 @@ fn look(
         if data.get(field) == Some(&value) {
             return Ok(Some(format!("/{field}: {said} confirmed by {passages}")));
         }
-        if sure.is_none_or(|sure| sure < first) {
+        if sure.is_none_or(|sure| sure < first.max(min)) {
             return Ok(Some(format!(
                 "/{field}: {passages} give {said}, less sure than the first reading ({first}), which stands"
             )));
@@ -200,12 +208,13 @@ enum Again {
     TooLong(String),
 }
 
-/// `field` read alone from the passages of `text` about it, within what is left of the call's
-/// token budget after `spent`.
+/// `field` read alone from the passages of `text` about it, held to `threshold`, within what is
+/// left of the call's token budget after `spent`.
 fn read_again(
     call: Call<'_>,
     text: &str,
     field: &str,
+    threshold: MinConfidence,
     spent: Usage,
 ) -> Result<Again, StructureError> {
     let property = &call.target.schema["properties"][field];
@@ -229,7 +238,10 @@ fn read_again(
         call.target.manual.clone(),
         call.target.origin.clone(),
     )?;
-    let mut limits = call.limits;
+    let mut limits = Limits {
+        min_confidence: threshold,
+        ..call.limits
+    };
     if let Some(budget) = &mut limits.budget {
         budget.spent_before += spent.prompt_tokens + spent.completion_tokens;
     }
