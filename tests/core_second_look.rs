@@ -306,6 +306,12 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
         Answer::Ok(json!({ "party": parties, "jurisdiction": "Ohio" }))
     );
     assert!(outcome.trace.second_looks[0].contains("\"Ohio\" (0.4) confirmed by"));
+}
+
+#[test]
+fn a_value_kept_in_doubt_that_no_look_confirms_is_left_out_or_stands() {
+    let parties = json!(["Acme Corp.", "Bolt LLC"]);
+    let text = contract();
     // A look that gives no value does not confirm it: left out, as one under the threshold.
     let nothing = || chat_reply(&[("{\"answer\": {}}", 0.99)]);
     let (outcome, _) = run(&text, OPENAI, vec![reading("Texas", 0.75), nothing()]);
