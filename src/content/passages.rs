@@ -27,6 +27,8 @@ const STEM: usize = 5;
 pub const MAX_PASSAGE_BYTES: usize = 600;
 /// The most sentences a text is read as; the rest of a text longer than that is not searched.
 const MAX_SENTENCES: usize = 20_000;
+/// The share of a text's width under which a line is short (3/5).
+const SHORT_LINE: (usize, usize) = (3, 5);
 /// Words that say nothing of what a sentence is about.
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "each", "eg", "for", "from", "has", "have",
@@ -65,27 +67,51 @@ pub fn about(text: &str, query: &str, count: usize) -> Vec<Range<usize>> {
 }
 
 /// The sentences of `text` (trimmed byte ranges): ended by `.`, `;`, `!` or `?` before
-/// whitespace, or by a blank line; a line break alone does not end one (a PDF's text breaks
-/// its lines mid-sentence), nor a colon (`Governing law: New York` is one). Each at most
-/// [`MAX_PASSAGE_BYTES`] long.
+/// whitespace, by a blank line, or by the break of a short line. A line break alone does not end
+/// one where the line ran to the text's width (a PDF's text wraps its lines mid-sentence); a
+/// line that stops well short of it (under [`SHORT_LINE`] of the width most lines reach) is one
+/// of its own — an address, a heading, a salutation — as PDF readers tell paragraphs. A colon
+/// does not end one (`Governing law: New York` is one). Each at most [`MAX_PASSAGE_BYTES`] long.
 fn sentences(text: &str) -> Vec<Range<usize>> {
+    let short = short_line_chars(text);
     let mut sentences = Vec::new();
     let mut start = 0;
+    let mut line_start = 0;
     let mut previous = '\0';
     for (at, character) in text.char_indices() {
         if sentences.len() >= MAX_SENTENCES {
             return sentences;
         }
+        let short_line = previous == '\n' && text[line_start..at].trim().chars().count() < short;
         let ends = (matches!(previous, '.' | ';' | '!' | '?') && character.is_whitespace())
-            || (previous == '\n' && character == '\n');
+            || (previous == '\n' && character == '\n')
+            || short_line;
         if ends {
             push_cut(text, start..at, &mut sentences);
             start = at;
+        }
+        if previous == '\n' {
+            line_start = at;
         }
         previous = character;
     }
     push_cut(text, start..text.len(), &mut sentences);
     sentences
+}
+
+/// The characters under which a line of `text` is short: [`SHORT_LINE`] of the width most of
+/// its lines reach (the ninetieth percentile of their lengths); none for a text of one line.
+fn short_line_chars(text: &str) -> usize {
+    let mut widths: Vec<usize> = (text.lines())
+        .map(|line| line.trim().chars().count())
+        .filter(|width| *width > 0)
+        .collect();
+    if widths.len() < 2 {
+        return 0;
+    }
+    widths.sort_unstable();
+    let width = widths[(widths.len() * 9 / 10).min(widths.len() - 1)];
+    width * SHORT_LINE.0 / SHORT_LINE.1
 }
 
 /// Pushes `range` of `text`, trimmed, in pieces of at most [`MAX_PASSAGE_BYTES`] cut at
@@ -173,6 +199,20 @@ mod tests {
         assert_eq!(
             said,
             ["Governed by the laws\nof the State of Delaware.", "Signed"]
+        );
+    }
+
+    #[test]
+    fn a_short_line_ends_a_sentence_and_a_wrapped_one_does_not() {
+        let text = "Ken Bate\n33 Middle Street\nDear Ken:\nEffective immediately prior to the closing, as such term\nis defined in the Agreement and Plan of Merger dated as of January 27, 2009, by and\namong the parties to it, this letter sets out the terms of your leaving.";
+        let said: Vec<&str> = sentences(text)
+            .iter()
+            .map(|range| &text[range.clone()])
+            .collect();
+        assert_eq!(said[..3], ["Ken Bate", "33 Middle Street", "Dear Ken:"]);
+        assert!(
+            said[3].starts_with("Effective") && said[3].ends_with("leaving."),
+            "{said:?}"
         );
     }
 
