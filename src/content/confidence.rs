@@ -187,20 +187,25 @@ pub fn hold(
         Held::Kept {
             data: kept,
             dropped,
-        } => {
-            outcome.sources = dropped.sources(std::mem::take(&mut outcome.sources));
-            let chunk_of = std::mem::take(&mut outcome.trace.chunk_of);
-            outcome.trace.chunk_of = (chunk_of.into_iter())
-                .filter_map(|(pointer, chunk)| Some((dropped.moved(&pointer)?, chunk)))
-                .collect();
-            outcome.answer = Answer::Ok(kept);
-            outcome.trace.low_confidence = dropped.pointers();
-        }
+        } => leave_out(outcome, kept, &dropped),
         Held::Unsure(need) => {
             outcome.sources.clear();
             outcome.answer = Answer::NeedMoreInput(need);
         }
     }
+}
+
+/// `outcome` with the answer `kept`, which is its own without the values `dropped`: their
+/// sources and chunks gone, the others' where their values are now, the dropped ones listed
+/// under `trace.lowConfidence`.
+pub(super) fn leave_out(outcome: &mut Outcome, kept: Value, dropped: &Dropped) {
+    outcome.sources = dropped.sources(std::mem::take(&mut outcome.sources));
+    let chunk_of = std::mem::take(&mut outcome.trace.chunk_of);
+    outcome.trace.chunk_of = (chunk_of.into_iter())
+        .filter_map(|(pointer, chunk)| Some((dropped.moved(&pointer)?, chunk)))
+        .collect();
+    outcome.answer = Answer::Ok(kept);
+    outcome.trace.low_confidence.extend(dropped.pointers());
 }
 
 /// What `structure_min_confidence` makes of a valid answer.

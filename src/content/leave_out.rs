@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::outcome::Source;
 use crate::schema::violation::Violation;
+use crate::schema::walk;
 
 /// The nearest of `pointer` and the objects and arrays holding it whose removal leaves `data`
 /// as `keeps` wants it, and `data` without it; `None` when the answer needs every one of them.
@@ -132,7 +133,8 @@ impl Dropped {
     }
 }
 
-fn within(pointer: &str, ancestor: &str) -> bool {
+/// Whether `pointer` is `ancestor` or a value within it.
+pub(super) fn within(pointer: &str, ancestor: &str) -> bool {
     pointer == ancestor || pointer.starts_with(&format!("{ancestor}/"))
 }
 
@@ -165,7 +167,7 @@ pub(super) fn remove(data: &mut Value, pointer: &str) -> bool {
     let Some((parent, last)) = pointer.rsplit_once('/') else {
         return false;
     };
-    let name = last.replace("~1", "/").replace("~0", "~");
+    let name = walk::unescape(last);
     match data.pointer_mut(parent) {
         Some(Value::Object(object)) => object.remove(&name).is_some(),
         Some(Value::Array(items)) => match name.parse::<usize>() {

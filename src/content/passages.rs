@@ -9,11 +9,12 @@
 //! `termination`.
 //!
 //! ```
-//! use structure::content::passages::about;
+//! use structure::content::passages::Passages;
 //!
 //! let text = "The parties met in Paris. This agreement is governed by the laws of Ohio. \
 //!             It is signed in two copies.";
-//! let found = about(text, "jurisdiction: the state whose law governs the agreement", 1);
+//! let passages = Passages::of(text);
+//! let found = passages.about("jurisdiction: the state whose law governs the agreement", 1);
 //! assert_eq!(&text[found[0].clone()], "This agreement is governed by the laws of Ohio.");
 //! ```
 
@@ -36,34 +37,57 @@ const STOP_WORDS: &[&str] = &[
     "was", "were", "what", "when", "where", "which", "who", "whose", "with",
 ];
 
-/// The byte ranges of the (at most) `count` sentences of `text` that share the most of
-/// `query`'s words, weighed by rarity, in the order the text has them; none when no sentence
-/// shares a word with it.
-pub fn about(text: &str, query: &str, count: usize) -> Vec<Range<usize>> {
-    let sentences = sentences(text);
-    let words: Vec<BTreeSet<String>> = (sentences.iter())
-        .map(|range| stems(&text[range.clone()]))
-        .collect();
-    let mut frequency: BTreeMap<&str, usize> = BTreeMap::new();
-    for word in words.iter().flatten() {
-        *frequency.entry(word).or_default() += 1;
+/// A text read into sentences and their words once, to be asked about any number of fields.
+pub struct Passages {
+    /// Each sentence's byte range in the text.
+    sentences: Vec<Range<usize>>,
+    /// Each sentence's distinct stems.
+    words: Vec<BTreeSet<String>>,
+    /// How many sentences say each stem.
+    frequency: BTreeMap<String, usize>,
+}
+
+impl Passages {
+    /// `text` read into sentences and words.
+    pub fn of(text: &str) -> Self {
+        let sentences = sentences(text);
+        let words: Vec<BTreeSet<String>> = (sentences.iter())
+            .map(|range| stems(&text[range.clone()]))
+            .collect();
+        let mut frequency: BTreeMap<String, usize> = BTreeMap::new();
+        for word in words.iter().flatten() {
+            *frequency.entry(word.clone()).or_default() += 1;
+        }
+        Self {
+            sentences,
+            words,
+            frequency,
+        }
     }
-    let asked = stems(query);
-    let total = sentences.len() as f64;
-    let mut scored: Vec<(f64, usize)> = (words.iter().enumerate())
-        .map(|(at, said)| {
-            let score = (asked.iter())
-                .filter(|word| said.contains(*word))
-                .map(|word| (total / frequency[word.as_str()] as f64).ln())
-                .sum::<f64>();
-            (score, at)
-        })
-        .filter(|(score, _)| *score > 0.0)
-        .collect();
-    scored.sort_by(|(a, at_a), (b, at_b)| b.total_cmp(a).then(at_a.cmp(at_b)));
-    let mut chosen: Vec<usize> = scored.into_iter().take(count).map(|(_, at)| at).collect();
-    chosen.sort_unstable();
-    chosen.into_iter().map(|at| sentences[at].clone()).collect()
+
+    /// The byte ranges of the (at most) `count` sentences that share the most of `query`'s
+    /// words, weighed by rarity, in the order the text has them; none when no sentence shares
+    /// a word with it.
+    pub fn about(&self, query: &str, count: usize) -> Vec<Range<usize>> {
+        let asked = stems(query);
+        let total = self.sentences.len() as f64;
+        let mut scored: Vec<(f64, usize)> = (self.words.iter().enumerate())
+            .map(|(at, said)| {
+                let score = (asked.iter())
+                    .filter(|word| said.contains(*word))
+                    .map(|word| (total / self.frequency[word] as f64).ln())
+                    .sum::<f64>();
+                (score, at)
+            })
+            .filter(|(score, _)| *score > 0.0)
+            .collect();
+        scored.sort_by(|(a, at_a), (b, at_b)| b.total_cmp(a).then(at_a.cmp(at_b)));
+        let mut chosen: Vec<usize> = scored.into_iter().take(count).map(|(_, at)| at).collect();
+        chosen.sort_unstable();
+        (chosen.into_iter())
+            .map(|at| self.sentences[at].clone())
+            .collect()
+    }
 }
 
 /// The sentences of `text` (trimmed byte ranges): ended by `.`, `;`, `!` or `?` before
@@ -184,7 +208,7 @@ mod tests {
     fn rare_words_outweigh_common_ones() {
         let text = "This agreement starts today. This agreement binds both. \
                     This agreement ends in three years. The laws of Ohio govern this agreement.";
-        let found = about(text, "term: how long the agreement lasts, ends", 1);
+        let found = Passages::of(text).about("term: how long the agreement lasts, ends", 1);
         assert_eq!(
             &text[found[0].clone()],
             "This agreement ends in three years."
@@ -229,10 +253,11 @@ mod tests {
     #[test]
     fn passages_come_in_the_texts_order_and_none_when_nothing_is_shared() {
         let text = "Rent is due monthly. The tenant pays water. Rent rises yearly.";
-        let found = about(text, "rent", 2);
+        let passages = Passages::of(text);
+        let found = passages.about("rent", 2);
         assert_eq!(found.len(), 2);
         assert!(found[0].start < found[1].start);
-        assert!(about(text, "jurisdiction", 2).is_empty());
+        assert!(passages.about("jurisdiction", 2).is_empty());
     }
 
     #[test]

@@ -25,13 +25,15 @@
 use serde_json::Value;
 
 use crate::content::call::{Call, Limits};
+use crate::content::confidence;
 use crate::content::evidence::JUDGED;
 use crate::content::grounding::provenance;
+use crate::content::leave_out::{Dropped, droppable, within};
 use crate::content::one::{self, Read};
-use crate::content::{confidence, passages};
+use crate::content::passages::{self, Passages};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Source, Usage};
-use crate::schema::TargetSchema;
+use crate::schema::{TargetSchema, walk};
 use crate::settings::{Grounding, MinConfidence};
 
 /// The most fields one call looks at again: each look is a request.
@@ -43,6 +45,12 @@ const PASSAGES: usize = 3;
 const MIN_TEXT_BYTES: usize = PASSAGES * passages::MAX_PASSAGE_BYTES;
 /// What stands between two passages in the text a look is given.
 const GAP: &str = "\n…\n";
+
+/// The text a call's looks read, split into its passages once for them all.
+struct Text<'t> {
+    whole: &'t str,
+    passages: Passages,
+}
 
 /// Why a field is looked at again.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,8 +67,16 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
     let Some(min) = (call.limits.min_confidence).threshold(outcome.trace.form_confidence) else {
         return outcome;
     };
-    for (field, doubt) in doubted(call, text, min, &outcome) {
-        let note = match look(call, text, &field, (doubt, min), &mut outcome) {
+    let fields = doubted(call, text, min, &outcome);
+    if fields.is_empty() {
+        return outcome;
+    }
+    let text = Text {
+        whole: text,
+        passages: Passages::of(text),
+    };
+    for (field, doubt) in fields {
+        let note = match look(call, &text, &field, (doubt, min), &mut outcome) {
             Ok(note) => note,
             Err(error) => {
                 outcome.usage.add(error.usage);
@@ -105,25 +121,18 @@ fn doubted(call: Call<'_>, text: &str, min: f64, outcome: &Outcome) -> Vec<(Stri
             fields.push((field, Doubt::LeftOut));
         }
     }
-    let mut kept: Vec<(String, Doubt)> = (data.keys())
+    let mut kept: Vec<(String, f64)> = (data.keys())
         .filter(|field| properties.contains_key(*field) && !listed(field))
         .filter_map(|field| {
             let sure = least_confidence(&outcome.sources, &pointer_of(field))?;
             // Under the threshold and kept: the text labels it, it is read, not guessed.
-            (min <= sure && sure < JUDGED).then(|| (field.clone(), Doubt::Kept(sure)))
+            (min <= sure && sure < JUDGED).then(|| (field.clone(), sure))
         })
         .collect();
-    kept.sort_by(|(_, a), (_, b)| sureness(*a).total_cmp(&sureness(*b)));
-    fields.extend(kept);
+    kept.sort_by(|(_, a), (_, b)| a.total_cmp(b));
+    fields.extend((kept.into_iter()).map(|(field, sure)| (field, Doubt::Kept(sure))));
     fields.truncate(MAX_LOOKS);
     fields
-}
-
-fn sureness(doubt: Doubt) -> f64 {
-    match doubt {
-        Doubt::LeftOut => 0.0,
-        Doubt::Kept(sure) => sure,
-    }
 }
 
 /// Looks at `field` again in the passages of `text` about it, in `doubt` under the threshold
@@ -131,7 +140,7 @@ fn sureness(doubt: Doubt) -> f64 {
 /// look could be taken of).
 fn look(
     call: Call<'_>,
-    text: &str,
+    text: &Text<'_>,
     field: &str,
     (doubt, min): (Doubt, f64),
     outcome: &mut Outcome,
@@ -185,7 +194,7 @@ fn look(
             )));
         }
     }
-    if !join(call, text, field, value, &read.sources, outcome) {
+    if !join(call, text.whole, field, value, &read.sources, outcome) {
         return Ok(Some(format!(
             "/{field}: {said} from {passages} would break the schema"
         )));
@@ -212,19 +221,22 @@ enum Again {
 /// left of the call's token budget after `spent`.
 fn read_again(
     call: Call<'_>,
-    text: &str,
+    text: &Text<'_>,
     field: &str,
     threshold: MinConfidence,
     spent: Usage,
 ) -> Result<Again, StructureError> {
     let property = &call.target.schema["properties"][field];
-    let found = passages::about(text, &query(field, property), PASSAGES);
-    let excerpt: Vec<&str> = found.iter().map(|range| &text[range.clone()]).collect();
+    let found = text.passages.about(&query(field, property), PASSAGES);
+    let excerpt: Vec<&str> = found
+        .iter()
+        .map(|range| &text.whole[range.clone()])
+        .collect();
     let excerpt = excerpt.join(GAP);
     if excerpt.is_empty() {
         return Ok(Again::NotTaken("no passage of the text speaks of it"));
     }
-    if excerpt.len() * 2 > text.len() {
+    if excerpt.len() * 2 > text.whole.len() {
         return Ok(Again::NotTaken(
             "its passages are most of the text, read already",
         ));
@@ -298,20 +310,16 @@ fn join(
 /// `outcome`'s answer without its `field`, listed under `trace.lowConfidence`, when the answer
 /// stays valid without it; whether it did.
 fn leave_out(call: Call<'_>, field: &str, outcome: &mut Outcome) -> bool {
-    let Answer::Ok(Value::Object(data)) = &outcome.answer else {
+    let Answer::Ok(data) = &outcome.answer else {
         return false;
     };
-    let mut without = data.clone();
-    without.remove(field);
-    let without = Value::Object(without);
-    if !call.target.compiled.is_valid(&without) {
+    let keeps = |without: &Value| call.target.compiled.is_valid(without);
+    let Some((at, without)) = droppable(data, &pointer_of(field), keeps) else {
         return false;
-    }
-    let prefix = pointer_of(field);
-    (outcome.sources).retain(|source| !within(&source.pointer, &prefix));
-    (outcome.trace.chunk_of).retain(|pointer, _| !within(pointer, &prefix));
-    outcome.trace.low_confidence.push(prefix);
-    outcome.answer = Answer::Ok(without);
+    };
+    let mut dropped = Dropped::default();
+    dropped.push(data, at);
+    confidence::leave_out(outcome, without, &dropped);
     true
 }
 
@@ -354,17 +362,12 @@ fn field_of(pointer: &str) -> String {
     let first = (pointer.trim_start_matches('/').split('/'))
         .next()
         .unwrap_or("");
-    first.replace("~1", "/").replace("~0", "~")
+    walk::unescape(first)
 }
 
 /// The JSON pointer of the top-level `field`.
 fn pointer_of(field: &str) -> String {
-    format!("/{}", field.replace('~', "~0").replace('/', "~1"))
-}
-
-/// Whether `pointer` is `prefix` or within it.
-fn within(pointer: &str, prefix: &str) -> bool {
-    pointer == prefix || pointer.starts_with(&format!("{prefix}/"))
+    format!("/{}", walk::escape(field))
 }
 
 /// The least confidence of the `sources` at or within `prefix`, where they have one.

@@ -31,6 +31,11 @@ pub fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
+/// The name one token of a JSON pointer stands for (RFC 6901: `~1` → `/`, then `~0` → `~`).
+pub fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
 /// Whether a walk at `depth` has gone too far.
 pub fn too_deep(depth: usize) -> bool {
     depth > MAX_DEPTH

@@ -294,7 +294,7 @@ fn move_enum(body: &mut Value, defs: &mut Map<String, Value>, at: &str) -> usize
     let node = match at.strip_prefix("/$defs/") {
         Some(rest) => {
             let (name, tail) = rest.split_once('/').unwrap_or((rest, ""));
-            let name = name.replace("~1", "/").replace("~0", "~");
+            let name = walk::unescape(name);
             let tail = if tail.is_empty() {
                 String::new()
             } else {
