@@ -383,3 +383,107 @@ fn a_recorded_openai_answer_spells_its_text_with_its_tokens() {
             .all(|token| token.logprob <= 0.0 && token.bytes.is_some())
     );
 }
+
+#[test]
+fn a_model_unsure_of_its_form_loses_the_optional_values_it_read_from_a_needed_values_words() {
+    let text = "Tom Becker, tom@example.org, from Hamburg";
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string" },
+            "email": { "type": "string" },
+            "surname": { "type": "string" },
+            "tags": { "type": "array", "items": { "type": "string" } },
+            "city": { "type": "string" },
+            "region": { "type": "string" }
+        },
+        "required": ["name", "email"],
+        "additionalProperties": false
+    });
+    // A model unsure of the form (0.4): the surname inside the name, the tag that copies the
+    // name; the city and the region, both optional, share a span and stay.
+    let reply = |form: f64| {
+        chat_reply(&[
+            ("{\"answer\": {\"name\": ", form),
+            ("\"Tom Becker\"", 0.3),
+            (", \"email\": ", form),
+            ("\"tom@example.org\"", 0.2),
+            (", \"surname\": ", form),
+            ("\"Becker\"", 0.5),
+            (", \"tags\": [", form),
+            ("\"Tom Becker\"", 0.6),
+            ("], \"city\": ", form),
+            ("\"Hamburg\"", 0.4),
+            (", \"region\": ", form),
+            ("\"Hamburg\"", 0.4),
+            ("}}", form),
+        ])
+    };
+    let (outcome, _) = run_inline(text, schema.clone(), OPENAI, vec![reply(0.4)]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({
+            "name": "Tom Becker",
+            "email": "tom@example.org",
+            "city": "Hamburg",
+            "region": "Hamburg"
+        }))
+    );
+    let left_out = &outcome.trace.left_out;
+    assert_eq!(left_out.len(), 2, "{left_out:?}");
+    assert!(
+        left_out[0].starts_with("/surname (\"Becker\"): read from the words of /name")
+            && left_out[1].starts_with("/tags/0 (\"Tom Becker\"): read from the words of /name"),
+        "{left_out:?}"
+    );
+    assert!(outcome.trace.low_confidence.is_empty());
+    let pointers: Vec<&str> = (outcome.sources.iter())
+        .map(|source| source.pointer.as_str())
+        .collect();
+    assert_eq!(pointers, ["/name", "/email", "/city", "/region"]);
+
+    // A model sure of its form is held to the threshold instead; with the threshold off, or
+    // no log-probabilities to judge the form by, nothing is left out.
+    let (outcome, _) = run_inline(text, schema.clone(), OPENAI, vec![reply(0.99)]);
+    assert!(outcome.trace.left_out.is_empty());
+    let off = [OPENAI, &[("structure_min_confidence", "off")]].concat();
+    let (outcome, _) = run_inline(text, schema.clone(), &off, vec![reply(0.4)]);
+    let Answer::Ok(data) = &outcome.answer else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(data["surname"], "Becker");
+    let plain = Reply::answer(
+        json!({ "name": "Tom Becker", "email": "tom@example.org", "surname": "Becker" }),
+    );
+    let (outcome, _) = run_inline(text, schema, OPENAI, vec![plain]);
+    let Answer::Ok(data) = &outcome.answer else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(data["surname"], "Becker");
+}
+
+#[test]
+fn two_needed_values_a_model_unsure_of_its_form_read_from_one_span_both_stay() {
+    // Asking would tell the caller the text lacks what it states: the weak reader's answer
+    // stands, wrong as it may be.
+    let schema = json!({
+        "type": "object",
+        "properties": { "subject": { "type": "string" }, "object": { "type": "string" } },
+        "required": ["subject", "object"],
+        "additionalProperties": false
+    });
+    let reply = chat_reply(&[
+        ("{\"answer\": {\"subject\": ", 0.3),
+        ("\"Marie Curie\"", 0.5),
+        (", \"object\": ", 0.3),
+        ("\"Marie Curie\"", 0.5),
+        ("}}", 0.3),
+    ]);
+    let text = "Marie Curie discovered polonium.";
+    let (outcome, _) = run_inline(text, schema, OPENAI, vec![reply]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "subject": "Marie Curie", "object": "Marie Curie" }))
+    );
+    assert!(outcome.trace.left_out.is_empty());
+}

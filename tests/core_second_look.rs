@@ -180,14 +180,33 @@ fn no_look_where_it_could_tell_nothing_more() {
         ["/jurisdiction: its passages are most of the text, read already"]
     );
     // An array's items are spread over the text: an unsure party is not looked for.
-    let unsure_party = chat_reply(&[
-        ("{\"answer\": {\"party\": [", 0.99),
-        ("\"Acme Corp.\"", 0.4),
-        ("], \"jurisdiction\": ", 0.99),
-        ("\"Ohio\"", 0.95),
-        ("}}", 0.99),
-    ]);
-    let (outcome, transport) = run(&contract(), OPENAI, vec![unsure_party]);
+    let unsure_party = || {
+        chat_reply(&[
+            ("{\"answer\": {\"party\": [", 0.99),
+            ("\"Acme Corp.\"", 0.4),
+            ("], \"jurisdiction\": ", 0.99),
+            ("\"Ohio\"", 0.95),
+            ("}}", 0.99),
+        ])
+    };
+    let (outcome, transport) = run(&contract(), OPENAI, vec![unsure_party()]);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "jurisdiction": "Ohio" }))
+    );
+    assert!(outcome.trace.second_looks.is_empty());
+    assert_eq!(transport.requests.borrow().len(), 1);
+    // So is one the schema types as an array or null, behind a reference.
+    let nullable = json!({
+        "type": "object",
+        "properties": {
+            "party": { "$ref": "#/$defs/parties" },
+            "jurisdiction": { "type": "string" }
+        },
+        "$defs": { "parties": { "type": ["array", "null"] } },
+        "additionalProperties": false
+    });
+    let (outcome, transport) = run_inline(&contract(), nullable, OPENAI, vec![unsure_party()]);
     assert_eq!(
         outcome.answer,
         Answer::Ok(json!({ "jurisdiction": "Ohio" }))

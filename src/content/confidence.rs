@@ -31,12 +31,14 @@ use serde_json::Value;
 
 use crate::answer::format::ANSWER_KEY;
 use crate::answer::spans;
+use crate::content::evidence;
 use crate::content::leave_out::{Dropped, by_segments, droppable};
 use crate::keys;
 use crate::outcome::{Answer, Outcome, Source};
 use crate::provider::Token;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::walk;
+use crate::settings::MinConfidence;
 
 /// The confidence of each value `text` (an answer, in or out of its `{"answer": …}` envelope)
 /// writes, by JSON pointer into the answer; empty when `tokens` do not spell `text` or `text`
@@ -195,17 +197,83 @@ pub fn hold(
     }
 }
 
+/// Holds `outcome`, whose answer's form the model wrote with confidence `form`, as `setting`
+/// says: to its threshold, with what `text` says of each value weighed in
+/// ([`evidence::weigh`]); or, where the form says the model's confidences mean nothing,
+/// without the optional values it read from the words of a value the answer needs
+/// ([`evidence::doubled`]).
+pub fn judge(
+    outcome: &mut Outcome,
+    confidences: &BTreeMap<String, f64>,
+    text: &str,
+    form: Option<f64>,
+    setting: MinConfidence,
+    schema: &CompiledSchema,
+) {
+    if let Some(min) = setting.threshold(form) {
+        let weighed = evidence::weigh(confidences, &outcome.sources, text, min);
+        hold(outcome, &weighed, min, schema);
+    } else if setting.unsure_reader(form)
+        && let Some(form) = form
+    {
+        undouble(outcome, form, schema);
+    }
+}
+
+/// `outcome` without the optional values [`evidence::doubled`] finds, each named under
+/// `trace.leftOut` with the value whose words it took (`form`: the answer's form confidence).
+fn undouble(outcome: &mut Outcome, form: f64, schema: &CompiledSchema) {
+    let Answer::Ok(data) = &outcome.answer else {
+        return;
+    };
+    let alone = |pointer: &str| {
+        droppable(data, pointer, |without| schema.is_valid(without))
+            .is_some_and(|(at, _)| at == pointer)
+    };
+    let pairs = evidence::doubled(&outcome.sources, alone);
+    let guesses = (pairs.iter())
+        .map(|(guess, _)| (guess.clone(), 0.0))
+        .collect();
+    let Held::Kept { data, dropped } = hold_to(data.clone(), &guesses, 1.0, schema) else {
+        return;
+    };
+    let words = |pointer: &str| {
+        (outcome.sources.iter())
+            .find(|source| source.pointer == pointer)
+            .and_then(|source| Some(source.span.as_ref()?.text.clone()))
+            .unwrap_or_default()
+    };
+    let lines: Vec<String> = (pairs.iter())
+        .map(|(guess, needed)| {
+            format!(
+                "{guess} ({:?}): read from the words of {needed}, which the answer needs, by a \
+                 model whose form confidence ({form}) says its confidences cannot tell which is \
+                 the guess",
+                words(guess)
+            )
+        })
+        .collect();
+    set_answer(outcome, data, &dropped);
+    outcome.trace.left_out.extend(lines);
+}
+
 /// `outcome` with the answer `kept`, which is its own without the values `dropped`: their
 /// sources and chunks gone, the others' where their values are now, the dropped ones listed
 /// under `trace.lowConfidence`.
 pub(super) fn leave_out(outcome: &mut Outcome, kept: Value, dropped: &Dropped) {
+    set_answer(outcome, kept, dropped);
+    outcome.trace.low_confidence.extend(dropped.pointers());
+}
+
+/// `outcome` with the answer `kept`, which is its own without the values `dropped`: their
+/// sources and chunks gone, the others' where their values are now.
+fn set_answer(outcome: &mut Outcome, kept: Value, dropped: &Dropped) {
     outcome.sources = dropped.sources(std::mem::take(&mut outcome.sources));
     let chunk_of = std::mem::take(&mut outcome.trace.chunk_of);
     outcome.trace.chunk_of = (chunk_of.into_iter())
         .filter_map(|(pointer, chunk)| Some((dropped.moved(&pointer)?, chunk)))
         .collect();
     outcome.answer = Answer::Ok(kept);
-    outcome.trace.low_confidence.extend(dropped.pointers());
 }
 
 /// What `structure_min_confidence` makes of a valid answer.

@@ -13,10 +13,16 @@
 //!   to 0.9), when that is above the threshold.
 //!
 //! The confidences the answer reports are the model's, unchanged: only what is kept is weighed.
+//!
+//! A model whose form says its confidences mean nothing (`structure_min_confidence=auto`, the
+//! form under its floor) is held to no threshold, but one span still gives one value: an
+//! optional value read from the words a value the answer needs was read from (a `company` that
+//! is the person's name, `tags` that copy the `userId`, an `occupation` that is the surname) is
+//! the weak reader's typical guess, and is left out ([`doubled`]).
 
 use std::collections::BTreeMap;
 
-use crate::outcome::Source;
+use crate::outcome::{Source, Span};
 
 /// Characters that may stand between a label and its value: `Name: Ada`, `status="open"`,
 /// `medium-priority`.
@@ -65,6 +71,27 @@ pub fn weigh(
         weighed.insert(source.pointer.clone(), weight);
     }
     weighed
+}
+
+/// One span, one value, where the model's confidences cannot say which of two readings is the
+/// guess but the schema can: each value of `sources` that `optional` says the answer can do
+/// without, read from words (the same span, or one overlapping it) that a value the answer
+/// needs was read from, paired with that value's pointer. (Two values the answer needs read
+/// from one span stay: asking for either would tell the caller the text lacks what it states.)
+pub fn doubled(sources: &[Source], optional: impl Fn(&str) -> bool) -> Vec<(String, String)> {
+    let spans: Vec<(&Source, &Span, bool)> = (sources.iter())
+        .filter_map(|source| Some((source, source.span.as_ref()?, optional(&source.pointer))))
+        .collect();
+    let mut pairs = Vec::new();
+    for (source, span, _) in spans.iter().filter(|(_, _, optional)| *optional) {
+        let needed = (spans.iter())
+            .filter(|(_, _, other_optional)| !other_optional)
+            .find(|(_, theirs, _)| theirs.start < span.end && span.start < theirs.end);
+        if let Some((other, _, _)) = needed {
+            pairs.push((source.pointer.clone(), other.pointer.clone()));
+        }
+    }
+    pairs
 }
 
 /// The largest confidence the threshold `min` holds as under it, to four places as the

@@ -5,11 +5,11 @@
 
 use crate::answer::format::Shape;
 use crate::content::call::Call;
+use crate::content::confidence;
 use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::grounding::{Grounded, provenance};
 use crate::content::judge::{Whole, finish};
 use crate::content::prompt;
-use crate::content::{confidence, evidence};
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Answer, Outcome, Usage};
 use crate::ports::HttpRequest;
@@ -198,9 +198,14 @@ fn located(
         outcome.sources = provenance::sources(data, &target.schema, text);
         confidence::annotate(&mut outcome.sources, &confidences, "");
     }
-    if let Some(min) = limits.min_confidence.threshold(form) {
-        let weighed = evidence::weigh(&confidences, &outcome.sources, text, min);
-        confidence::hold(&mut outcome, &weighed, min, &target.compiled);
-    }
+    let setting = limits.min_confidence;
+    confidence::judge(
+        &mut outcome,
+        &confidences,
+        text,
+        form,
+        setting,
+        &target.compiled,
+    );
     outcome
 }

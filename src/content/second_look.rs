@@ -107,7 +107,13 @@ fn doubted(call: Call<'_>, text: &str, min: f64, outcome: &Outcome) -> Vec<(Stri
     }
     let listed = |field: &str| {
         properties.get(field).is_some_and(|property| {
-            property.get("type") == Some(&Value::from("array")) || property.get("items").is_some()
+            let property = walk::follow(&call.target.schema, property);
+            let array = Value::from("array");
+            property.get("items").is_some()
+                || match property.get("type") {
+                    Some(Value::Array(types)) => types.contains(&array),
+                    named => named == Some(&array),
+                }
         })
     };
     let mut fields: Vec<(String, Doubt)> = Vec::new();

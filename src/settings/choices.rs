@@ -77,6 +77,12 @@ impl MinConfidence {
         }
     }
 
+    /// Whether `auto` finds the model's probabilities meaningless by the form it wrote its
+    /// answer with (`form`, under [`FORM_CONFIDENCE_FLOOR`]): a model that does not read.
+    pub fn unsure_reader(self, form: Option<f64>) -> bool {
+        self == MinConfidence::Auto && form.is_some_and(|form| form < FORM_CONFIDENCE_FLOOR)
+    }
+
     /// As the settings describe it: `auto`, `off` or the number.
     pub fn to_json(self) -> serde_json::Value {
         match self {

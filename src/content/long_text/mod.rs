@@ -29,7 +29,7 @@ use crate::content::dialogue::{Judge, Settled};
 use crate::content::grounding::provenance;
 use crate::content::judge::finish;
 use crate::content::leave_out;
-use crate::content::{confidence, evidence, reason};
+use crate::content::{confidence, reason};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Reason, Source, Trace, Usage};
 use crate::schema::TargetSchema;
@@ -89,10 +89,8 @@ pub(super) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         // The parts' least sure form speaks for the document.
         let form = forms.into_iter().reduce(f64::min);
         outcome.trace.form_confidence = form;
-        if let Some(min) = call.limits.min_confidence.threshold(form) {
-            let weighed = evidence::weigh(&confidences, &outcome.sources, text, min);
-            confidence::hold(&mut outcome, &weighed, min, &call.target.compiled);
-        }
+        let (setting, schema) = (call.limits.min_confidence, &call.target.compiled);
+        confidence::judge(&mut outcome, &confidences, text, form, setting, schema);
     }
     Ok(outcome)
 }
