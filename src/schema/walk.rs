@@ -28,6 +28,9 @@ pub const MAX_DEPTH: usize = 128;
 
 /// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
 pub fn escape(name: &str) -> String {
+    if !name.contains(['~', '/']) {
+        return name.to_owned(); // most names: one copy, not two replacements
+    }
     name.replace('~', "~0").replace('/', "~1")
 }
 
@@ -86,8 +89,13 @@ pub fn children<'a>(
     at: &'a str,
 ) -> impl Iterator<Item = (String, &'a Value)> + 'a {
     schema.iter().flat_map(move |(keyword, value)| {
-        let here = format!("{at}/{}", escape(keyword));
-        let found: Vec<(String, &Value)> = match (holds(keyword), value) {
+        let holds = holds(keyword);
+        // Most keywords hold no schema: their pointer is not worth writing.
+        let here = match holds {
+            Holds::Nothing => String::new(),
+            _ => format!("{at}/{}", escape(keyword)),
+        };
+        let found: Vec<(String, &Value)> = match (holds, value) {
             (Holds::Map, Value::Object(named)) => named
                 .iter()
                 .map(|(name, child)| (format!("{here}/{}", escape(name)), child))
@@ -161,20 +169,22 @@ fn walk_objects(
         Value::Object(map) => match visit(map, at) {
             Next::Stop => false,
             Next::Skip => true,
-            Next::Descend => {
-                map.iter()
-                    .filter(|(key, _)| !is_value_keyword(key))
-                    .all(|(key, child)| {
-                        walk_objects(child, &format!("{at}/{}", escape(key)), depth + 1, visit)
-                    })
-            }
+            Next::Descend => (map.iter())
+                .filter(|(key, child)| !is_value_keyword(key) && is_container(child))
+                .all(|(key, child)| {
+                    walk_objects(child, &format!("{at}/{}", escape(key)), depth + 1, visit)
+                }),
         },
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
+        Value::Array(items) => (items.iter().enumerate())
+            .filter(|(_, item)| is_container(item))
             .all(|(index, item)| walk_objects(item, &format!("{at}/{index}"), depth + 1, visit)),
         _ => true,
     }
+}
+
+/// Whether `value` may hold an object: a walk goes no further into anything else.
+fn is_container(value: &Value) -> bool {
+    matches!(value, Value::Object(_) | Value::Array(_))
 }
 
 /// [`objects`], changing them: every JSON object in `node` that is not data.
@@ -310,7 +320,7 @@ mod tests {
     #[test]
     fn schemas_are_every_subschema_and_nothing_else() {
         let schema = json!({
-            "$defs": { "a/b": { "type": "string" } },
+            "$defs": { "a/b": { "type": "string" }, "c~d": true, "plain": {} },
             "items": [{ "type": "integer" }],
             "not": { "const": { "type": "data" } },
             "x-extension": { "type": "not a schema" },
@@ -320,7 +330,12 @@ mod tests {
             seen.push(pointer.to_owned());
             Next::Descend
         });
-        assert_eq!(seen, ["", "/$defs/a~1b", "/items/0", "/not"]);
+        assert_eq!(
+            seen,
+            ["", "/$defs/a~1b", "/$defs/plain", "/items/0", "/not"]
+        );
+        assert_eq!(escape("c~d/e"), "c~0d~1e");
+        assert_eq!(escape("plain"), "plain");
     }
 
     #[test]
