@@ -31,10 +31,11 @@ pub struct CompiledSchema {
 /// Compiled schemas kept per instance, most recently used last.
 const CACHED_SCHEMAS: usize = 16;
 
-/// A cached compiled schema's key: its JSON text, and whether it went through the meta-schema
-/// check here (only those answer [`CompiledSchema::compile`]).
+/// A cached compiled schema's key: the schema (compared as JSON, not as text: writing it out
+/// for every lookup cost more than the comparison), and whether it went through the
+/// meta-schema check here (only those answer [`CompiledSchema::compile`]).
 struct Key {
-    text: String,
+    schema: Value,
     meta_checked: bool,
 }
 
@@ -376,10 +377,9 @@ fn cached(
     meta_check: bool,
     build: impl FnOnce() -> Built,
 ) -> Result<CompiledSchema, StructureError> {
-    let text = schema.to_string();
     let hit = COMPILED.with_borrow_mut(|cache| {
         cache
-            .find(|key| key.text == text && (key.meta_checked || !meta_check))
+            .find(|key| key.schema == *schema && (key.meta_checked || !meta_check))
             .cloned()
     });
     if let Some(schema) = hit {
@@ -395,14 +395,14 @@ fn cached(
         StructureError::invalid_schema(format!("the schema does not compile{at}: {error}"))
     })?;
     #[cfg(test)]
-    BUILT_HERE.with_borrow_mut(|built| built.push(text.clone()));
+    BUILT_HERE.with_borrow_mut(|built| built.push(schema.to_string()));
     let compiled = CompiledSchema {
         validator: Arc::new(validator),
     };
     COMPILED.with_borrow_mut(|cache| {
         cache.insert(
             Key {
-                text,
+                schema: schema.clone(),
                 meta_checked: meta_check,
             },
             compiled.clone(),
@@ -446,6 +446,26 @@ mod tests {
             .build(&prepared(schema))
             .map(drop)
             .map_err(|error| format!("{} at {}", error, error.instance_path().as_str()))
+    }
+
+    #[test]
+    fn a_schema_is_compiled_once_an_instance_whatever_order_its_keys_are_written_in() {
+        let built = || BUILT_HERE.with_borrow(Vec::len);
+        let before = built();
+        let schema: Value =
+            serde_json::from_str(r#"{"type": "object", "required": ["cache-key-test"]}"#).unwrap();
+        let reordered: Value =
+            serde_json::from_str(r#"{"required": ["cache-key-test"], "type": "object"}"#).unwrap();
+        CompiledSchema::compile(&schema).unwrap();
+        CompiledSchema::compile(&reordered).unwrap();
+        assert_eq!(built(), before + 1);
+        // Checked before it was stored: the compiled form stands for it too; not the other way.
+        CompiledSchema::compile_checked(&reordered).unwrap();
+        assert_eq!(built(), before + 1);
+        let other = json!({ "type": "object", "required": ["cache-key-test-2"] });
+        CompiledSchema::compile_checked(&other).unwrap();
+        CompiledSchema::compile(&other).unwrap();
+        assert_eq!(built(), before + 3);
     }
 
     #[test]
