@@ -43,11 +43,12 @@ pub enum SchemaDialect {
     OpenApi,
 }
 
-/// Envelopes kept per instance, most recently used last, by subset and target schema text.
+/// Envelopes kept per instance, most recently used last, by subset, shape and target schema
+/// (compared as JSON: writing it out for every lookup cost more than the comparison).
 const KEPT_FORMATS: usize = 16;
 
 thread_local! {
-    static BUILT: RefCell<Recent<(Subset, Shape, String), AnswerFormat>> =
+    static BUILT: RefCell<Recent<(Subset, Shape, Value), AnswerFormat>> =
         const { RefCell::new(Recent::new(KEPT_FORMATS)) };
 }
 
@@ -82,10 +83,13 @@ impl AnswerFormat {
     /// records mode, the list of records. Kept per instance for the schemas used last:
     /// building it is a good part of a call.
     pub fn build(target: &Value, subset: &Subset, shape: Shape) -> Self {
-        let key = (*subset, shape, target.to_string());
-        if let Some(format) =
-            BUILT.with_borrow_mut(|built| built.find(|seen| *seen == key).cloned())
-        {
+        let hit = BUILT.with_borrow_mut(|built| {
+            (built.find(|(kept, kept_shape, kept_target)| {
+                (kept, *kept_shape, kept_target) == (subset, shape, target)
+            }))
+            .cloned()
+        });
+        if let Some(format) = hit {
             return format;
         }
         let format = match shape {
@@ -94,7 +98,8 @@ impl AnswerFormat {
             Shape::Part => Self::part(target, subset),
         };
         #[cfg(test)]
-        BUILT_HERE.with_borrow_mut(|built| built.push(key.2.clone()));
+        BUILT_HERE.with_borrow_mut(|built| built.push(target.to_string()));
+        let key = (*subset, shape, target.clone());
         BUILT.with_borrow_mut(|built| built.insert(key, format.clone()));
         format
     }
