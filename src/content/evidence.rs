@@ -79,15 +79,28 @@ pub fn weigh(
 /// needs was read from, paired with that value's pointer. (Two values the answer needs read
 /// from one span stay: asking for either would tell the caller the text lacks what it states.)
 pub fn doubled(sources: &[Source], optional: impl Fn(&str) -> bool) -> Vec<(String, String)> {
-    let spans: Vec<(&Source, &Span, bool)> = (sources.iter())
-        .filter_map(|source| Some((source, source.span.as_ref()?, optional(&source.pointer))))
+    let spans: Vec<(&Source, &Span)> = (sources.iter())
+        .filter_map(|source| Some((source, source.span.as_ref()?)))
+        .collect();
+    let overlap = |a: &Span, b: &Span| a.start < b.end && b.start < a.end;
+    // Whether the answer can do without a value is asked only of those that share words: the
+    // question validates the answer without it.
+    let optional: Vec<Option<bool>> = (spans.iter().enumerate())
+        .map(|(at, (source, span))| {
+            let shared = (spans.iter().enumerate())
+                .any(|(other_at, (_, theirs))| other_at != at && overlap(span, theirs));
+            shared.then(|| optional(&source.pointer))
+        })
         .collect();
     let mut pairs = Vec::new();
-    for (source, span, _) in spans.iter().filter(|(_, _, optional)| *optional) {
-        let needed = (spans.iter())
-            .filter(|(_, _, other_optional)| !other_optional)
-            .find(|(_, theirs, _)| theirs.start < span.end && span.start < theirs.end);
-        if let Some((other, _, _)) = needed {
+    for ((source, span), _) in spans
+        .iter()
+        .zip(&optional)
+        .filter(|(_, o)| **o == Some(true))
+    {
+        let needed = (spans.iter().zip(&optional))
+            .find(|((_, theirs), other)| **other == Some(false) && overlap(span, theirs));
+        if let Some(((other, _), _)) = needed {
             pairs.push((source.pointer.clone(), other.pointer.clone()));
         }
     }

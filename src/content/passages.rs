@@ -204,6 +204,14 @@ fn add_word(words: &mut BTreeSet<String>, word: &str) {
 mod tests {
     use super::*;
 
+    /// The sentences of `text`, as it writes them.
+    fn said(text: &str) -> Vec<&str> {
+        sentences(text)
+            .iter()
+            .map(|range| &text[range.clone()])
+            .collect()
+    }
+
     #[test]
     fn rare_words_outweigh_common_ones() {
         let text = "This agreement starts today. This agreement binds both. \
@@ -218,10 +226,8 @@ mod tests {
     #[test]
     fn a_line_break_does_not_end_a_sentence_but_a_blank_line_does() {
         let text = "Governed by the laws\nof the State of Delaware.\n\nSigned";
-        let found = sentences(text);
-        let said: Vec<&str> = found.iter().map(|range| &text[range.clone()]).collect();
         assert_eq!(
-            said,
+            said(text),
             ["Governed by the laws\nof the State of Delaware.", "Signed"]
         );
     }
@@ -229,10 +235,7 @@ mod tests {
     #[test]
     fn a_short_line_ends_a_sentence_and_a_wrapped_one_does_not() {
         let text = "Ken Bate\n33 Middle Street\nDear Ken:\nEffective immediately prior to the closing, as such term\nis defined in the Agreement and Plan of Merger dated as of January 27, 2009, by and\namong the parties to it, this letter sets out the terms of your leaving.";
-        let said: Vec<&str> = sentences(text)
-            .iter()
-            .map(|range| &text[range.clone()])
-            .collect();
+        let said = said(text);
         assert_eq!(said[..3], ["Ken Bate", "33 Middle Street", "Dear Ken:"]);
         assert!(
             said[3].starts_with("Effective") && said[3].ends_with("leaving."),
@@ -243,11 +246,7 @@ mod tests {
     #[test]
     fn a_colon_does_not_end_a_sentence() {
         let text = "Governing law: the State of Ohio. Signed";
-        let said: Vec<&str> = sentences(text)
-            .iter()
-            .map(|range| &text[range.clone()])
-            .collect();
-        assert_eq!(said, ["Governing law: the State of Ohio.", "Signed"]);
+        assert_eq!(said(text), ["Governing law: the State of Ohio.", "Signed"]);
     }
 
     #[test]
