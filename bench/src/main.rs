@@ -26,6 +26,7 @@ use mock_llm::{MockLlm, Reply};
 use serde_json::{Value, json};
 use structure_host::{
     MemoryStore, Request, Runtime, SchemaInput, Scope, Settings, Status, Structure,
+    default_cache_dir,
 };
 
 const PROMPT: &str = "mike_42 broke the build on 30 November 2026 at 14:30 UTC (tags: ci, build).";
@@ -178,6 +179,21 @@ struct Row {
     bytes_sent: f64,
 }
 
+/// Another build of the component (say, with symbols for a profiler) instead of the embedded one.
+fn component_runtime(args: &Args) -> anyhow::Result<Option<Arc<Runtime>>> {
+    let Some(path) = &args.component else {
+        return Ok(None);
+    };
+    let wasm = std::fs::read(path)?;
+    let runtime = if args.perf_map {
+        Runtime::profiled(&wasm)?
+    } else {
+        // Cached as the embedded one is: valgrind's runs would otherwise each compile it anew.
+        Runtime::new(&wasm, default_cache_dir().as_deref())?
+    };
+    Ok(Some(Arc::new(runtime)))
+}
+
 fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
     if let Some(wasm) = &args.wasm_validation {
@@ -194,12 +210,7 @@ fn main() -> anyhow::Result<()> {
         .set("openai_api_key", "sk-bench")
         .set("structure_provider_profile", "openai");
     let store = Arc::new(MemoryStore::default());
-    // Another build of the component (say, with symbols for a profiler) instead of the embedded one.
-    let component_runtime = match &args.component {
-        Some(path) if args.perf_map => Some(Arc::new(Runtime::profiled(&std::fs::read(path)?)?)),
-        Some(path) => Some(Arc::new(Runtime::new(&std::fs::read(path)?, None)?)),
-        None => None,
-    };
+    let component_runtime = component_runtime(&args)?;
     let client = |reuse: bool| {
         let builder = Structure::builder()
             .settings(settings.clone())

@@ -5,10 +5,12 @@
 //! every `wasi:*@0.2.x` import of the component to the newest version seen. The interfaces the
 //! component uses exist unchanged since 0.2.0, so [`pin_wasi_imports`] renames its top-level
 //! imports to `@0.2.6` (a test checks every imported function exists in the vendored 0.2.6 WIT).
-//! Nothing else in the binary changes.
+//! Then, with the `optimize` feature (the host's build turns it on), `optimize_core_modules` runs Binaryen's size optimiser (`wasm-opt -Os`) over the core
+//! modules inside the component, as `jco opt` does: rustc's LLVM leaves about 14 % that Binaryen
+//! removes at the same CPU a call (BENCHMARKS.md, "Sizes").
 //!
 //! ```text
-//! cargo run -p component-build            # prints the path of the pinned component
+//! cargo run -p component-build --features optimize   # prints the path of the component
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -19,14 +21,19 @@ use wasmparser::{Parser, Payload};
 /// The WASI 0.2 version the component imports: what Spin 4 ships.
 pub const WASI_VERSION: &str = "0.2.6";
 
-/// Where the built component lands, relative to the target directory.
+/// Where the built component lands, relative to the target directory (with the `optimize`
+/// feature, which the host's build turns on: what the host embeds and pre-initialises).
 pub const COMPONENT_FILE: &str = "component/structure.wasm";
+/// Where the component lands before Binaryen, relative to the target directory: what a build
+/// without the `optimize` feature returns (the imports and exports are the same).
+pub const UNOPTIMIZED_FILE: &str = "component/structure.unoptimized.wasm";
 /// Where, under the target directory, the pre-initialised component goes (`structure component
 /// --output`, see the host's `preinit`): what Spin runs and the npm package ships.
 pub const READY_FILE: &str = "component/structure.ready.wasm";
 
 /// Builds the root crate for `wasm32-wasip2` with the `component` profile into
-/// `<target_dir>/component`, pins its WASI imports, and returns the path of the result.
+/// `<target_dir>/component`, pins its WASI imports, optimises it with the `optimize` feature
+/// ([`COMPONENT_FILE`], else [`UNOPTIMIZED_FILE`]), and returns the path of the result.
 pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
     let build_dir = target_dir.join("component");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
@@ -61,13 +68,88 @@ pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
     let bytes = std::fs::read(&built)
         .map_err(|error| format!("cannot read {}: {error}", built.display()))?;
     let pinned = pin_wasi_imports(&bytes, WASI_VERSION)?;
-    let out = target_dir.join(COMPONENT_FILE);
+    let unoptimized = target_dir.join(UNOPTIMIZED_FILE);
     // Rewrite only when the bytes change, so dependants are not rebuilt for nothing.
-    if std::fs::read(&out).ok().as_deref() != Some(pinned.as_slice()) {
-        std::fs::write(&out, &pinned)
-            .map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    if std::fs::read(&unoptimized).ok().as_deref() != Some(pinned.as_slice()) {
+        write(&unoptimized, &pinned)?;
     }
-    Ok(out)
+    #[cfg(feature = "optimize")]
+    {
+        optimized(&pinned, &build_dir, &target_dir.join(COMPONENT_FILE))
+    }
+    #[cfg(not(feature = "optimize"))]
+    {
+        Ok(unoptimized)
+    }
+}
+
+/// `pinned` through [`optimize_core_modules`] into `out`, unless `out` was made from these very
+/// bytes: the optimiser takes seconds, and an untouched `out` rebuilds no dependant.
+#[cfg(feature = "optimize")]
+fn optimized(pinned: &[u8], build_dir: &Path, out: &Path) -> Result<PathBuf, String> {
+    // What `out` was made from: written after `out`, so a failed run leaves no false match.
+    let made_from = build_dir.join("structure.optimized-from.wasm");
+    if out.exists() && std::fs::read(&made_from).ok().as_deref() == Some(pinned) {
+        return Ok(out.to_path_buf());
+    }
+    write(out, &optimize_core_modules(pinned, build_dir)?)?;
+    write(&made_from, pinned)?;
+    Ok(out.to_path_buf())
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
+/// Runs Binaryen's `-Os` over each core module `component` embeds and returns the component
+/// with the optimised modules in their places; every other section is copied as it is.
+/// `scratch` holds the modules while Binaryen reads and writes them (it takes files).
+///
+/// The features enabled are those the component's code uses (rustc's default `wasm32` CPU, and
+/// the SIMD a few crates compile in), which every host it runs on supports: Binaryen refuses a
+/// module that uses any other, and its passes introduce none.
+#[cfg(feature = "optimize")]
+pub fn optimize_core_modules(component: &[u8], scratch: &Path) -> Result<Vec<u8>, String> {
+    let mut options = wasm_opt::OptimizationOptions::new_optimize_for_size();
+    options.debug_info(false);
+    for feature in [
+        wasm_opt::Feature::MutableGlobals,
+        wasm_opt::Feature::TruncSat,
+        wasm_opt::Feature::BulkMemory,
+        wasm_opt::Feature::SignExt,
+        wasm_opt::Feature::ReferenceTypes,
+        wasm_opt::Feature::Multivalue,
+        wasm_opt::Feature::Simd,
+    ] {
+        options.enable_feature(feature);
+    }
+    std::fs::create_dir_all(scratch)
+        .map_err(|error| format!("cannot create {}: {error}", scratch.display()))?;
+    let input = scratch.join("core-module.wasm");
+    let output = scratch.join("core-module.opt.wasm");
+    let mut out = wasm_encoder::Component::new();
+    for_each_top_level_payload(component, |payload| {
+        let Some((id, range)) = payload.as_section() else {
+            return Ok(());
+        };
+        let section = &component[range.start as usize..range.end as usize];
+        if !matches!(payload, Payload::ModuleSection { .. }) {
+            out.section(&wasm_encoder::RawSection { id, data: section });
+            return Ok(());
+        }
+        write(&input, section)?;
+        options
+            .run(&input, &output)
+            .map_err(|error| format!("wasm-opt -Os failed on a core module: {error}"))?;
+        let optimized = std::fs::read(&output)
+            .map_err(|error| format!("cannot read {}: {error}", output.display()))?;
+        out.section(&wasm_encoder::RawSection {
+            id,
+            data: &optimized,
+        });
+        Ok(())
+    })?;
+    Ok(out.finish())
 }
 
 /// Renames every top-level `wasi:<package>/<interface>@0.2.N` import with N above `version`'s

@@ -1,4 +1,4 @@
-//! `build-component`: builds the component with pinned WASI imports and prints its path
+//! `build-component`: builds the component with pinned WASI imports, optimised, and prints its path
 //! (`target/component/structure.wasm`), for Spin, jco and anyone who wants the .wasm alone.
 
 use std::path::PathBuf;
