@@ -5,9 +5,10 @@
 //! every `wasi:*@0.2.x` import of the component to the newest version seen. The interfaces the
 //! component uses exist unchanged since 0.2.0, so [`pin_wasi_imports`] renames its top-level
 //! imports to `@0.2.6` (a test checks every imported function exists in the vendored 0.2.6 WIT).
-//! Then, with the `optimize` feature (the host's build turns it on), `optimize_core_modules` runs Binaryen's size optimiser (`wasm-opt -Os`) over the core
-//! modules inside the component, as `jco opt` does: rustc's LLVM leaves about 14 % that Binaryen
-//! removes at the same CPU a call (BENCHMARKS.md, "Sizes").
+//! Then, with the `optimize` feature (the host's build turns it on), `optimize_core_modules`
+//! runs Binaryen's size optimiser (`wasm-opt -Os`) over the core modules inside the component,
+//! as `jco opt` does: rustc's LLVM leaves about 14 % that Binaryen removes, with fewer
+//! instructions a call too (BENCHMARKS.md, "Sizes").
 //!
 //! ```text
 //! cargo run -p component-build --features optimize   # prints the path of the component
@@ -84,17 +85,35 @@ pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
 }
 
 /// `pinned` through [`optimize_core_modules`] into `out`, unless `out` was made from these very
-/// bytes: the optimiser takes seconds, and an untouched `out` rebuilds no dependant.
+/// bytes by this very optimiser: it takes seconds, and an untouched `out` rebuilds no dependant.
 #[cfg(feature = "optimize")]
 fn optimized(pinned: &[u8], build_dir: &Path, out: &Path) -> Result<PathBuf, String> {
-    // What `out` was made from: written after `out`, so a failed run leaves no false match.
-    let made_from = build_dir.join("structure.optimized-from.wasm");
-    if out.exists() && std::fs::read(&made_from).ok().as_deref() == Some(pinned) {
+    // Written after `out`, so a failed run leaves no false match.
+    let stamp_file = build_dir.join("structure.optimized-from");
+    let stamp = made_from(pinned);
+    if out.exists() && std::fs::read(&stamp_file).ok().as_deref() == Some(stamp.as_slice()) {
         return Ok(out.to_path_buf());
     }
-    write(out, &optimize_core_modules(pinned, build_dir)?)?;
-    write(&made_from, pinned)?;
+    let optimized = optimize_core_modules(pinned, build_dir)?;
+    if std::fs::read(out).ok().as_deref() != Some(optimized.as_slice()) {
+        write(out, &optimized)?;
+    }
+    write(&stamp_file, &stamp)?;
     Ok(out.to_path_buf())
+}
+
+/// What an optimised component is made from: the optimiser (this program's own build, so that
+/// other options or another Binaryen optimise again) and the pinned component's bytes.
+#[cfg(feature = "optimize")]
+fn made_from(pinned: &[u8]) -> Vec<u8> {
+    let optimiser = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|built| format!("{:?} {}", built.modified().ok(), built.len()))
+        .unwrap_or_default();
+    let mut stamp = optimiser.into_bytes();
+    stamp.push(b'\n');
+    stamp.extend_from_slice(pinned);
+    stamp
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
