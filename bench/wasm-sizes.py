@@ -10,8 +10,13 @@ twiggy (`cargo install twiggy`):
     python3 bench/wasm-sizes.py /tmp/sizes/wasm32-wasip2/component/structure.wasm
 
 Names are attributed to the first crate path they name (`<jsonschema::X as core::Y>::f` is
-jsonschema's): generic code instantiated for our types counts for the crate that wrote it. The
-stripped component is smaller by the name section only; the shares hold for it.
+jsonschema's): generic code instantiated for our types counts for the crate that wrote it.
+
+The shipped component is also run through Binaryen (component-build's `optimize`), which this
+build skips: for the map after it, give the script the unstripped core module after
+`wasm-opt -Os -g --enable-simd --enable-bulk-memory --enable-reference-types --enable-multivalue
+--enable-nontrapping-float-to-int --enable-sign-ext` (`cargo install wasm-opt --version 0.116`,
+the same Binaryen as the build's), which keeps the names.
 """
 
 from __future__ import annotations
