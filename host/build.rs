@@ -25,6 +25,8 @@ fn main() {
         "console",
         "Cargo.toml",
         "Cargo.lock",
+        // The component's link flags (its stack size).
+        ".cargo/config.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }

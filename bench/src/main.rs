@@ -12,6 +12,7 @@
 //!
 //! See BENCHMARKS.md for the figures and how the side-by-side with other libraries uses this.
 
+mod dirty;
 mod floor;
 mod measure;
 mod wasm_validation;
@@ -60,6 +61,10 @@ struct Args {
     /// (see `bench/stages.py`).
     #[arg(long, requires = "component")]
     perf_map: bool,
+    /// With --callgrind: after the calls, count the pages of the slot's memory the pooling
+    /// allocator resets for the next instance, by MiB (Linux, as root; see src/dirty.rs).
+    #[arg(long, requires = "callgrind")]
+    dirty_pages: bool,
     /// With --callgrind: the scenario of the calls (valid, inline, violation, need).
     #[arg(long, default_value = "valid")]
     scenario: String,
@@ -241,7 +246,11 @@ fn main() -> anyhow::Result<()> {
         for _ in 0..args.calls {
             runtime.block_on(call(&client, &mock, scenario))?;
         }
-        return Ok(());
+        return if args.dirty_pages {
+            dirty::report()
+        } else {
+            Ok(())
+        };
     }
 
     // The builder's cache entry for the cache-hit scenario.

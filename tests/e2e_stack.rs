@@ -1,0 +1,124 @@
+//! The component's stack holds the deepest inputs its limits let in, with room to spare.
+//!
+//! The component is linked with a small stack (`.cargo/config.toml`: a fresh instance's whole
+//! stack region is reset after every call, so its size is paid on every request; BENCHMARKS.md
+//! "Third turn"). A stack too small for an input traps the instance instead of answering: these
+//! calls go through the real .wasm with schemas and answers nested as deep as the limits allow,
+//! and four times the default schema depth.
+
+mod support;
+
+use mock_llm::{MockLlm, Reply};
+use serde_json::{Value, json};
+use structure_host::{Request, SchemaInput, Scope, Status};
+
+/// A schema `levels` arrays deep, each holding the next, around a string.
+fn nested_schema(levels: usize) -> Value {
+    (0..levels).fold(
+        json!({ "type": "string" }),
+        |inner, _| json!({ "type": "array", "items": inner }),
+    )
+}
+
+/// A value `levels` arrays deep around `"leaf"`.
+fn nested_value(levels: usize) -> Value {
+    (0..levels).fold(json!("leaf"), |inner, _| json!([inner]))
+}
+
+/// The deepest array nesting a schema may have under the default depth limit.
+const LEVELS_AT_DEFAULT_DEPTH: usize = 28;
+
+fn request(schema: &Value) -> Request {
+    Request {
+        prompt: "The leaf is leaf.".into(),
+        schema: SchemaInput::Inline(schema.to_string()),
+        max_loops: None,
+        settings: None,
+        records: false,
+        document: None,
+        return_text: false,
+    }
+}
+
+/// One call with an object whose `tree` is `levels` arrays deep, answered with such a tree.
+async fn call_with_depth(levels: usize, extra: &[(&str, &str)]) -> Value {
+    let mock = MockLlm::start();
+    let schema = json!({
+        "type": "object",
+        "properties": { "tree": nested_schema(levels) },
+        "required": ["tree"],
+    });
+    mock.push(Reply::answer(json!({ "tree": nested_value(levels) })));
+    let outcome = support::host_client(&mock, extra)
+        .structure(&Scope::default(), &request(&schema))
+        .await
+        .unwrap_or_else(|error| panic!("{levels} levels deep: {error:#}"));
+    assert_eq!(
+        outcome.status,
+        Status::Ok,
+        "{levels} levels deep: {outcome:?}"
+    );
+    serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_schema_and_an_answer_as_deep_as_the_default_limit_allow() {
+    // The schema's root, its `properties`, `tree` itself and the innermost `type` take four of
+    // the 32 levels.
+    let levels = LEVELS_AT_DEFAULT_DEPTH;
+    let data = call_with_depth(levels, &[]).await;
+    assert_eq!(data["tree"], nested_value(levels));
+}
+
+#[tokio::test]
+async fn four_times_the_default_schema_depth_when_the_operator_allows_it() {
+    // JSON parsing stops at 128 levels before the depth limit does: the schema's text, and the
+    // answer inside its envelope, stay within it.
+    let levels = 120;
+    let data = call_with_depth(levels, &[("structure_max_schema_depth", "128")]).await;
+    assert_eq!(data["tree"], nested_value(levels));
+}
+
+#[tokio::test]
+async fn an_answer_nested_as_deep_as_json_parsing_allows_is_read() {
+    // serde_json reads at most 128 levels; an object whose `tree` takes anything, answered 120
+    // arrays deep (inside the answer's envelope), is parsed, validated and grounded whole.
+    let mock = MockLlm::start();
+    let schema = json!({
+        "type": "object",
+        "properties": { "tree": {} },
+        "required": ["tree"],
+    });
+    mock.push(Reply::answer(json!({ "tree": nested_value(120) })));
+    let outcome = support::host_client(&mock, &[])
+        .structure(&Scope::default(), &request(&schema))
+        .await
+        .unwrap_or_else(|error| panic!("{error:#}"));
+    assert_eq!(outcome.status, Status::Ok, "{outcome:?}");
+    let data: Value = serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap();
+    assert_eq!(data["tree"], nested_value(120));
+}
+
+#[tokio::test]
+async fn a_rule_nested_as_deep_as_its_parser_allows_is_checked() {
+    // The rules' parser takes at most 48 levels; a rule just inside them is compiled and run.
+    let depth = 45;
+    let rule = format!(
+        "{}self.tree.size() == 1{}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let mock = MockLlm::start();
+    let schema = json!({
+        "type": "object",
+        "properties": { "tree": nested_schema(3) },
+        "required": ["tree"],
+        "x-structure-rules": [{ "rule": rule, "message": "one tree" }],
+    });
+    mock.push(Reply::answer(json!({ "tree": nested_value(3) })));
+    let outcome = support::host_client(&mock, &[])
+        .structure(&Scope::default(), &request(&schema))
+        .await
+        .unwrap_or_else(|error| panic!("{error:#}"));
+    assert_eq!(outcome.status, Status::Ok, "{outcome:?}");
+}
