@@ -28,8 +28,25 @@ fn nested_value(levels: usize) -> Value {
 /// The deepest array nesting a schema may have under the default depth limit.
 const LEVELS_AT_DEFAULT_DEPTH: usize = 28;
 
-fn request(schema: &Value) -> Request {
-    Request {
+/// An object schema whose `tree` is `tree`, with `more` keywords beside it.
+fn with_tree(tree: Value, more: Value) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": { "tree": tree },
+        "required": ["tree"],
+    });
+    if let (Some(schema), Value::Object(more)) = (schema.as_object_mut(), more) {
+        schema.extend(more);
+    }
+    schema
+}
+
+/// One call through the component with `schema`, answered `{"tree": tree}`: the call must come
+/// back ok (`what` names it when it does not); its data.
+async fn answered(schema: &Value, tree: Value, extra: &[(&str, &str)], what: &str) -> Value {
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(json!({ "tree": tree })));
+    let request = Request {
         prompt: "The leaf is leaf.".into(),
         schema: SchemaInput::Inline(schema.to_string()),
         max_loops: None,
@@ -37,28 +54,20 @@ fn request(schema: &Value) -> Request {
         records: false,
         document: None,
         return_text: false,
-    }
+    };
+    let outcome = support::host_client(&mock, extra)
+        .structure(&Scope::default(), &request)
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error:#}"));
+    assert_eq!(outcome.status, Status::Ok, "{what}: {outcome:?}");
+    serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap()
 }
 
 /// One call with an object whose `tree` is `levels` arrays deep, answered with such a tree.
 async fn call_with_depth(levels: usize, extra: &[(&str, &str)]) -> Value {
-    let mock = MockLlm::start();
-    let schema = json!({
-        "type": "object",
-        "properties": { "tree": nested_schema(levels) },
-        "required": ["tree"],
-    });
-    mock.push(Reply::answer(json!({ "tree": nested_value(levels) })));
-    let outcome = support::host_client(&mock, extra)
-        .structure(&Scope::default(), &request(&schema))
-        .await
-        .unwrap_or_else(|error| panic!("{levels} levels deep: {error:#}"));
-    assert_eq!(
-        outcome.status,
-        Status::Ok,
-        "{levels} levels deep: {outcome:?}"
-    );
-    serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap()
+    let schema = with_tree(nested_schema(levels), json!({}));
+    let what = format!("{levels} levels deep");
+    answered(&schema, nested_value(levels), extra, &what).await
 }
 
 #[tokio::test]
@@ -83,19 +92,8 @@ async fn four_times_the_default_schema_depth_when_the_operator_allows_it() {
 async fn an_answer_nested_as_deep_as_json_parsing_allows_is_read() {
     // serde_json reads at most 128 levels; an object whose `tree` takes anything, answered 120
     // arrays deep (inside the answer's envelope), is parsed, validated and grounded whole.
-    let mock = MockLlm::start();
-    let schema = json!({
-        "type": "object",
-        "properties": { "tree": {} },
-        "required": ["tree"],
-    });
-    mock.push(Reply::answer(json!({ "tree": nested_value(120) })));
-    let outcome = support::host_client(&mock, &[])
-        .structure(&Scope::default(), &request(&schema))
-        .await
-        .unwrap_or_else(|error| panic!("{error:#}"));
-    assert_eq!(outcome.status, Status::Ok, "{outcome:?}");
-    let data: Value = serde_json::from_str(outcome.data.as_deref().unwrap()).unwrap();
+    let schema = with_tree(json!({}), json!({}));
+    let data = answered(&schema, nested_value(120), &[], "an answer 120 levels deep").await;
     assert_eq!(data["tree"], nested_value(120));
 }
 
@@ -108,17 +106,9 @@ async fn a_rule_nested_as_deep_as_its_parser_allows_is_checked() {
         "(".repeat(depth),
         ")".repeat(depth)
     );
-    let mock = MockLlm::start();
-    let schema = json!({
-        "type": "object",
-        "properties": { "tree": nested_schema(3) },
-        "required": ["tree"],
-        "x-structure-rules": [{ "rule": rule, "message": "one tree" }],
-    });
-    mock.push(Reply::answer(json!({ "tree": nested_value(3) })));
-    let outcome = support::host_client(&mock, &[])
-        .structure(&Scope::default(), &request(&schema))
-        .await
-        .unwrap_or_else(|error| panic!("{error:#}"));
-    assert_eq!(outcome.status, Status::Ok, "{outcome:?}");
+    let schema = with_tree(
+        nested_schema(3),
+        json!({ "x-structure-rules": [{ "rule": rule, "message": "one tree" }] }),
+    );
+    answered(&schema, nested_value(3), &[], "a rule 45 levels deep").await;
 }

@@ -70,10 +70,7 @@ pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
         .map_err(|error| format!("cannot read {}: {error}", built.display()))?;
     let pinned = pin_wasi_imports(&bytes, WASI_VERSION)?;
     let unoptimized = target_dir.join(UNOPTIMIZED_FILE);
-    // Rewrite only when the bytes change, so dependants are not rebuilt for nothing.
-    if std::fs::read(&unoptimized).ok().as_deref() != Some(pinned.as_slice()) {
-        write(&unoptimized, &pinned)?;
-    }
+    write(&unoptimized, &pinned)?;
     #[cfg(feature = "optimize")]
     {
         optimized(&pinned, &build_dir, &target_dir.join(COMPONENT_FILE))
@@ -85,7 +82,7 @@ pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
 }
 
 /// `pinned` through [`optimize_core_modules`] into `out`, unless `out` was made from these very
-/// bytes by this very optimiser: it takes seconds, and an untouched `out` rebuilds no dependant.
+/// bytes by this very optimiser: it takes seconds.
 #[cfg(feature = "optimize")]
 fn optimized(pinned: &[u8], build_dir: &Path, out: &Path) -> Result<PathBuf, String> {
     // Written after `out`, so a failed run leaves no false match.
@@ -94,10 +91,7 @@ fn optimized(pinned: &[u8], build_dir: &Path, out: &Path) -> Result<PathBuf, Str
     if out.exists() && std::fs::read(&stamp_file).ok().as_deref() == Some(stamp.as_slice()) {
         return Ok(out.to_path_buf());
     }
-    let optimized = optimize_core_modules(pinned, build_dir)?;
-    if std::fs::read(out).ok().as_deref() != Some(optimized.as_slice()) {
-        write(out, &optimized)?;
-    }
+    write(out, &optimize_core_modules(pinned, build_dir)?)?;
     write(&stamp_file, &stamp)?;
     Ok(out.to_path_buf())
 }
@@ -116,7 +110,12 @@ fn made_from(pinned: &[u8]) -> Vec<u8> {
     stamp
 }
 
+/// Writes `bytes` to `path` unless it already holds them: an untouched file rebuilds no
+/// dependant.
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if std::fs::read(path).ok().as_deref() == Some(bytes) {
+        return Ok(());
+    }
     std::fs::write(path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
 
