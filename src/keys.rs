@@ -123,6 +123,11 @@ pub const MAX_BODY_BYTES: &str = "structure_max_body_bytes";
 /// `on` (default) or `off`: whether the HTTP API counts its calls per schema in the key-value
 /// store (`/v1/insights`, the console), one read and one write a call.
 pub const INSIGHTS: &str = "structure_insights";
+/// `on` where the host keeps an instance's memory resident for the next instance (wasmtime's
+/// pooling allocator with `linear_memory_keep_resident`): the component then reads every page
+/// of its memory before a call returns, so that the reset goes over only the pages it wrote
+/// (`src/wasi/pages.rs`). Anything else, or unset (the default), leaves it off.
+pub const MEMORY_KEPT_RESIDENT: &str = "structure_memory_kept_resident";
 
 /// Every key above (aliases aside), for hosts that declare them (Spin variables).
 pub const ALL: &[&str] = &[
@@ -175,6 +180,7 @@ pub const ALL: &[&str] = &[
     API_AUTH,
     MAX_BODY_BYTES,
     INSIGHTS,
+    MEMORY_KEPT_RESIDENT,
 ];
 
 /// The provider API keys (`openai_api_key`, ...): the keys ending in `_api_key`.

@@ -62,7 +62,7 @@ struct Args {
     #[arg(long, requires = "component")]
     perf_map: bool,
     /// With --callgrind: after the calls, count the pages of the slot's memory the pooling
-    /// allocator resets for the next instance, by MiB (Linux, as root; see src/dirty.rs).
+    /// allocator resets for the next instance, by MiB (Linux 6.7 or later; see src/dirty.rs).
     #[arg(long, requires = "callgrind")]
     dirty_pages: bool,
     /// With --callgrind: the scenario of the calls (valid, inline, violation, need).
@@ -208,12 +208,7 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let mock = MockLlm::start();
-    // The mock stands in for api.openai.com: shape requests as for OpenAI itself.
-    let settings = Settings::new()
-        .set("structure_model", "openai/gpt-4.1-mini")
-        .set("openai_base_url", mock.base_url())
-        .set("openai_api_key", "sk-bench")
-        .set("structure_provider_profile", "openai");
+    let settings = settings(&mock);
     let store = Arc::new(MemoryStore::default());
     let component_runtime = component_runtime(&args)?;
     let client = |reuse: bool| {
@@ -287,6 +282,22 @@ fn main() -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The settings of every call: the mock stands in for api.openai.com, so requests are shaped as
+/// for OpenAI itself; and what the host tells the component of its memory, when the run says
+/// (`STRUCTURE_MEMORY_KEPT_RESIDENT=off` to see a call in a host that does not keep memory
+/// resident; see src/dirty.rs).
+fn settings(mock: &MockLlm) -> Settings {
+    let settings = Settings::new()
+        .set("structure_model", "openai/gpt-4.1-mini")
+        .set("openai_base_url", mock.base_url())
+        .set("openai_api_key", "sk-bench")
+        .set("structure_provider_profile", "openai");
+    match std::env::var("STRUCTURE_MEMORY_KEPT_RESIDENT") {
+        Ok(value) => settings.set(structure::keys::MEMORY_KEPT_RESIDENT, value),
+        Err(_) => settings,
+    }
 }
 
 async fn call(client: &Structure, mock: &MockLlm, scenario: Scenario) -> anyhow::Result<()> {

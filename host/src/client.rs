@@ -130,8 +130,8 @@ impl StructureBuilder {
             None => Runtime::shared()?,
         };
         Ok(Structure {
+            settings: Arc::new(runtime.settings_for(self.settings)),
             runtime,
-            settings: Arc::new(self.settings),
             key_value: self
                 .key_value
                 .unwrap_or_else(|| Arc::new(MemoryStore::default())),

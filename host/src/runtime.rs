@@ -10,13 +10,14 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
+use structure::keys;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::artifact::{COMPONENT, hex, write_atomically};
 use crate::bindings::{StructurePre, wasi};
-use crate::config::WasiConfig;
+use crate::config::{Settings, WasiConfig};
 use crate::egress::ConnectionPool;
 use crate::key_value::WasiKeyValue;
 use crate::preinit;
@@ -29,6 +30,9 @@ pub struct Runtime {
     pub(crate) proxy: ProxyPre<HostState>,
     /// Kept-alive connections to the LLM providers, shared by every instance.
     pub(crate) connections: Arc<ConnectionPool>,
+    /// Whether an instance's memory stays resident for the next instance (the pooling
+    /// allocator), which the component is told (see [`Runtime::settings_for`]).
+    memory_kept_resident: bool,
 }
 
 impl Runtime {
@@ -66,13 +70,21 @@ impl Runtime {
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
         // The pooling allocator reserves address space for every slot up front; where that
         // fails (a small address space, a ulimit), instances are allocated on demand.
-        let engine =
-            Engine::new(&engine_config(true)).or_else(|_| Engine::new(&engine_config(false)))?;
-        Self::compiled(&engine, wasm, cache_dir)
+        let (engine, pooled) = match Engine::new(&engine_config(true)) {
+            Ok(engine) => (engine, true),
+            Err(_) => (Engine::new(&engine_config(false))?, false),
+        };
+        Self::compiled(&engine, pooled, wasm, cache_dir)
     }
 
-    /// The runtime of `engine` for `wasm`, its compiled form cached in `cache_dir`.
-    fn compiled(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
+    /// The runtime of `engine` (`pooled`: with the pooling allocator) for `wasm`, its compiled
+    /// form cached in `cache_dir`.
+    fn compiled(
+        engine: &Engine,
+        pooled: bool,
+        wasm: &[u8],
+        cache_dir: Option<&Path>,
+    ) -> anyhow::Result<Runtime> {
         let linker = linker(engine)?;
         let component = load_component(&linker, wasm, cache_dir)?;
         let instance_pre = linker.instantiate_pre(&component)?;
@@ -82,7 +94,18 @@ impl Runtime {
             pre,
             proxy,
             connections: Arc::default(),
+            memory_kept_resident: pooled,
         })
+    }
+
+    /// `settings` with what this runtime tells the component of itself: that it keeps an
+    /// instance's memory resident for the next one, where it does and `settings` do not say
+    /// otherwise (`structure_memory_kept_resident`).
+    pub(crate) fn settings_for(&self, settings: Settings) -> Settings {
+        match settings.get(keys::MEMORY_KEPT_RESIDENT) {
+            None if self.memory_kept_resident => settings.set(keys::MEMORY_KEPT_RESIDENT, "on"),
+            _ => settings,
+        }
     }
 }
 
@@ -105,8 +128,11 @@ impl Runtime {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
             Engine::new(&config)
         };
-        let engine = profiled(true).or_else(|_| profiled(false))?;
-        Self::compiled(&engine, wasm, None)
+        let (engine, pooled) = match profiled(true) {
+            Ok(engine) => (engine, true),
+            Err(_) => (profiled(false)?, false),
+        };
+        Self::compiled(&engine, pooled, wasm, None)
     }
 
     /// The component as a runtime runs it: `wasm` pre-initialised when it still has its

@@ -6,12 +6,14 @@ use crate::http_api::{self, ApiRequest, ApiResponse};
 use crate::wasi::bindings::exports;
 use crate::wasi::bindings::wasi::http::types as http;
 use crate::wasi::component::Component;
+use crate::wasi::pages::ReadEveryPageOnReturn;
 use crate::wasi::ports::with_ports;
 use crate::wasi::streams::read_stream;
 use crate::wasi::transport::write_body;
 
 impl exports::wasi::http::incoming_handler::Guest for Component {
     fn handle(request: http::IncomingRequest, response_out: http::ResponseOutparam) {
+        let _pages = ReadEveryPageOnReturn;
         let response = with_ports(|ports| {
             let limit = http_api::max_body_bytes(ports.config);
             match read_request(request, limit) {

@@ -3,13 +3,15 @@
 //! as `wasi:http/incoming-handler`), and the ports over WASI: [`transport`]
 //! (`wasi:http/outgoing-handler`), [`config`] (`wasi:config/store`), [`key_value`]
 //! (`wasi:keyvalue/store`), gathered for a call in [`ports`]; the bindings in [`bindings`], the
-//! component and its initialiser in [`component`].
+//! component and its initialiser in [`component`]; [`pages`] leaves the memory so that the
+//! host's reset for the next instance is cheap.
 
 mod bindings;
 mod component;
 mod config;
 mod incoming;
 mod key_value;
+mod pages;
 mod ports;
 mod streams;
 mod structuring;

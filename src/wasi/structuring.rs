@@ -10,11 +10,13 @@ use crate::schema::skill::SkillFiles;
 use crate::scope::Scope;
 use crate::wasi::bindings::exports::structure::tool::structuring as api;
 use crate::wasi::component::Component;
+use crate::wasi::pages::ReadEveryPageOnReturn;
 use crate::wasi::ports::with_ports;
 use crate::{api as core, tool_definition};
 
 impl api::Guest for Component {
     fn structure(scope: api::Scope, request: api::Request) -> Result<api::Outcome, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         let schema = match request.schema {
             api::SchemaInput::Inline(text) => SchemaInput::Inline(parse_json("schema", &text)?),
@@ -61,6 +63,7 @@ impl api::Guest for Component {
     }
 
     fn call_tool(scope: api::Scope, arguments: String) -> Result<String, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         let arguments = parse_json("arguments", &arguments)?;
         with_ports(|ports| core::call_tool(&arguments, &scope, ports))
@@ -69,10 +72,12 @@ impl api::Guest for Component {
     }
 
     fn tool_definition() -> String {
+        let _pages = ReadEveryPageOnReturn;
         tool_definition::tool_definition().to_string()
     }
 
     fn list_schemas(scope: api::Scope) -> Result<Vec<api::SchemaInfo>, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         with_ports(|ports| core::list_schemas(&scope, ports))
             .map(|list| list.into_iter().map(to_wit_info).collect())
@@ -80,6 +85,7 @@ impl api::Guest for Component {
     }
 
     fn get_schema(scope: api::Scope, name: String) -> Result<api::RegisteredSchema, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         with_ports(|ports| core::get_schema(&scope, &name, ports))
             .map(|found| api::RegisteredSchema {
@@ -94,6 +100,7 @@ impl api::Guest for Component {
         scope: api::Scope,
         registration: api::Registration,
     ) -> Result<api::SchemaInfo, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         let registration = Registration {
             name: registration.name,
@@ -107,6 +114,7 @@ impl api::Guest for Component {
     }
 
     fn register_skill(scope: api::Scope, skill: api::Skill) -> Result<api::SchemaInfo, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         let skill = SkillFiles {
             skill_md: skill.skill_md,
@@ -118,11 +126,13 @@ impl api::Guest for Component {
     }
 
     fn deregister_schema(scope: api::Scope, name: String) -> Result<bool, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         with_ports(|ports| core::deregister_schema(&scope, &name, ports)).map_err(to_wit_error)
     }
 
     fn get_settings(scope: api::Scope) -> Result<String, api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         with_ports(|ports| core::settings_of(&scope, ports))
             .map(|settings| settings.to_string())
@@ -130,6 +140,7 @@ impl api::Guest for Component {
     }
 
     fn set_settings(scope: api::Scope, overrides: String) -> Result<(), api::Error> {
+        let _pages = ReadEveryPageOnReturn;
         let scope = to_scope(scope)?;
         let Value::Object(overrides) = parse_json("settings", &overrides)? else {
             return Err(invalid(
