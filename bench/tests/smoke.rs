@@ -79,7 +79,9 @@ fn after_a_fresh_call_the_reset_goes_over_little_more_than_the_pages_it_wrote() 
     let (off, _) = pages_reset(Some("off")).unwrap();
     assert!(
         off > reset * 2,
-        "{off} pages reset when off, {reset} when on"
+        "{off} pages reset when off, {reset} when on: does this kernel's PAGEMAP_SCAN no longer \
+         report a page never touched as written? Then the reads are not needed (BENCHMARKS.md, \
+         \"Fourth turn\")"
     );
 }
 
