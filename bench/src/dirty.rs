@@ -13,6 +13,7 @@
 //! without).
 
 use std::io::{Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 
 const PAGE: u64 = 4096;
 
@@ -101,7 +102,6 @@ pub fn reset_pages(start: u64, len: u64) -> anyhow::Result<Vec<u64>> {
             category_anyof_mask: 0,
             return_mask: 0,
         };
-        use std::os::fd::AsRawFd;
         // SAFETY: `scan` and the `regions` it points to live across the call, with their sizes.
         let found = unsafe { libc::ioctl(pagemap.as_raw_fd(), PAGEMAP_SCAN as _, &mut scan) };
         anyhow::ensure!(
@@ -112,6 +112,8 @@ pub fn reset_pages(start: u64, len: u64) -> anyhow::Result<Vec<u64>> {
         for [from, to, _] in &regions[..found as usize] {
             pages.extend((*from..*to).step_by(PAGE as usize).map(|page| page - start));
         }
+        // The kernel stops early only when the regions are full, having walked past them.
+        anyhow::ensure!(scan.walk_end > cursor, "PAGEMAP_SCAN did not advance");
         cursor = scan.walk_end;
     }
     Ok(pages)
