@@ -68,12 +68,7 @@ impl Runtime {
     /// # }
     /// ```
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Runtime> {
-        // The pooling allocator reserves address space for every slot up front; where that
-        // fails (a small address space, a ulimit), instances are allocated on demand.
-        let (engine, pooled) = match Engine::new(&engine_config(true)) {
-            Ok(engine) => (engine, true),
-            Err(_) => (Engine::new(&engine_config(false))?, false),
-        };
+        let (engine, pooled) = pooled_or_on_demand(engine_config)?;
         Self::compiled(&engine, pooled, wasm, cache_dir)
     }
 
@@ -123,15 +118,11 @@ impl Runtime {
     /// # }
     /// ```
     pub fn profiled(wasm: &[u8]) -> anyhow::Result<Runtime> {
-        let profiled = |pooling| {
+        let (engine, pooled) = pooled_or_on_demand(|pooling| {
             let mut config = engine_config(pooling);
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-            Engine::new(&config)
-        };
-        let (engine, pooled) = match profiled(true) {
-            Ok(engine) => (engine, true),
-            Err(_) => (profiled(false)?, false),
-        };
+            config
+        })?;
         Self::compiled(&engine, pooled, wasm, None)
     }
 
@@ -204,6 +195,16 @@ const MAX_INSTANCES: u32 = 256;
 /// faults there (a fifth of a fresh call's CPU went to faults, `bench/stages.py`). Where Linux
 /// has `PAGEMAP_SCAN` (6.7 and later), only the pages an instance touched are reset.
 const KEEP_RESIDENT: usize = 8 << 20;
+
+/// An engine of `config(true)`, with the pooling allocator, and `true`; where that fails (the
+/// pool reserves address space for every slot up front: a small address space, a ulimit), one
+/// of `config(false)`, allocating instances on demand, and `false`.
+fn pooled_or_on_demand(config: impl Fn(bool) -> Config) -> anyhow::Result<(Engine, bool)> {
+    match Engine::new(&config(true)) {
+        Ok(engine) => Ok((engine, true)),
+        Err(_) => Ok((Engine::new(&config(false))?, false)),
+    }
+}
 
 fn engine_config(pooling: bool) -> Config {
     let mut config = Config::new();

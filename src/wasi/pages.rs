@@ -17,7 +17,8 @@
 //! there the reads would only fault in pages no call needs (about 75 more a call).
 
 use crate::keys;
-use crate::wasi::bindings::wasi;
+use crate::ports::Config;
+use crate::wasi::config::WasiConfig;
 
 /// The host's page: Linux's 4 KiB, the smallest any host maps memory in.
 const PAGE: usize = 4096;
@@ -31,7 +32,7 @@ pub(super) struct ReadEveryPageOnReturn;
 
 impl Drop for ReadEveryPageOnReturn {
     fn drop(&mut self) {
-        let kept = wasi::config::store::get(keys::MEMORY_KEPT_RESIDENT);
+        let kept = WasiConfig.get(keys::MEMORY_KEPT_RESIDENT);
         if kept
             .ok()
             .flatten()
