@@ -83,7 +83,7 @@
 //! | [`tool_definition`] | the tool definition | media_type, schema |
 //! | [`insights`] | per-schema call statistics kept in the store: 24 hours and 7 days | error, ports, scope, store |
 //! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, outcome, ports, provider, request, schema, scope, settings |
-//! | [`http_api`] | the HTTP API, token authentication, MCP, the console | api, error, insights, keys, outcome, ports, request, schema, scope, settings, tool_definition |
+//! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, insights, keys, outcome, ports, request, schema, scope, settings, tool_definition |
 //! | `wasi` | the component: WIT exports, incoming HTTP, the ports over WASI | api, error, http_api, keys, outcome, ports, request, schema, scope, tool_definition |
 
 pub mod answer;

@@ -16,14 +16,39 @@ fn manifest() -> Value {
 }
 
 #[test]
-fn the_manifest_routes_every_path_to_the_pre_initialised_component() {
+fn the_manifest_routes_every_path_to_the_pre_initialised_component_but_the_console() {
     let manifest = manifest();
     assert_eq!(manifest["spin_manifest_version"].as_integer(), Some(2));
-    let trigger = &manifest["trigger"]["http"][0];
+    let routes: Vec<(&str, &str)> = manifest["trigger"]["http"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|trigger| {
+            let route = trigger["route"].as_str().unwrap();
+            (route, trigger["component"].as_str().unwrap())
+        })
+        .collect();
     assert_eq!(
-        (trigger["route"].as_str(), trigger["component"].as_str()),
-        (Some("/..."), Some("structure"))
+        routes,
+        [
+            ("/...", "structure"),
+            (structure_console::ROUTE, "console"),
+            (&*format!("{}/...", structure_console::ROUTE), "console"),
+        ]
     );
+    // The console's component is where the host's build leaves it, and asks for nothing.
+    let console = &manifest["component"]["console"];
+    let source = format!("target/{}", component_build::CONSOLE_FILE);
+    assert_eq!(console["source"].as_str(), Some(source.as_str()));
+    assert!(
+        console["build"]["command"]
+            .as_str()
+            .unwrap()
+            .contains("-p structure-host"),
+    );
+    for grant in ["key_value_stores", "allowed_outbound_hosts", "variables"] {
+        assert!(console.get(grant).is_none(), "the console needs no {grant}");
+    }
     let component = &manifest["component"]["structure"];
     let source = format!("target/{}", component_build::READY_FILE);
     assert_eq!(component["source"].as_str(), Some(source.as_str()));

@@ -1,4 +1,5 @@
-//! Builds the `structure` component and pins the WASI version it imports.
+//! Builds the `structure` component (and the console's small one beside it, see
+//! [`build_console`]) and pins the WASI version they import.
 //!
 //! `cargo build --target wasm32-wasip2` links Rust's standard library, whose WASI bindings are
 //! newer (0.2.12 with Rust 1.99) than what Spin ships (0.2.6); the component model then lifts
@@ -11,7 +12,7 @@
 //! instructions a call too (BENCHMARKS.md, "Sizes").
 //!
 //! ```text
-//! cargo run -p component-build --features optimize   # prints the path of the component
+//! cargo run -p component-build --features optimize   # prints the paths of the two components
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -32,24 +33,57 @@ pub const UNOPTIMIZED_FILE: &str = "component/structure.unoptimized.wasm";
 /// --output`, see the host's `preinit`): what Spin runs and the npm package ships.
 pub const READY_FILE: &str = "component/structure.ready.wasm";
 
+/// Where the console's component lands, relative to the target directory: the `console/` crate
+/// built for `wasm32-wasip2` with its WASI imports pinned (see [`build_console`]).
+pub const CONSOLE_FILE: &str = "component/console.wasm";
+
 /// Builds the root crate for `wasm32-wasip2` with the `component` profile into
 /// `<target_dir>/component`, pins its WASI imports, optimises it with the `optimize` feature
 /// ([`COMPONENT_FILE`], else [`UNOPTIMIZED_FILE`]), and returns the path of the result.
 pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
+    let pinned = pinned_component(workspace, target_dir, "structure", "structure.wasm")?;
+    let unoptimized = target_dir.join(UNOPTIMIZED_FILE);
+    write(&unoptimized, &pinned)?;
+    #[cfg(feature = "optimize")]
+    {
+        let build_dir = target_dir.join("component");
+        optimized(&pinned, &build_dir, &target_dir.join(COMPONENT_FILE))
+    }
+    #[cfg(not(feature = "optimize"))]
+    {
+        Ok(unoptimized)
+    }
+}
+
+/// Builds the console's component (the `structure-console` crate) as [`build`] builds the API's,
+/// without Binaryen (its code is a few kilobytes beside its files), into [`CONSOLE_FILE`], and
+/// returns its path.
+pub fn build_console(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
+    let pinned = pinned_component(
+        workspace,
+        target_dir,
+        "structure-console",
+        "structure_console.wasm",
+    )?;
+    let out = target_dir.join(CONSOLE_FILE);
+    write(&out, &pinned)?;
+    Ok(out)
+}
+
+/// `package`'s library built for `wasm32-wasip2` with the `component` profile into
+/// `<target_dir>/component` (where cargo names it `built`), its WASI imports pinned.
+fn pinned_component(
+    workspace: &Path,
+    target_dir: &Path,
+    package: &str,
+    built: &str,
+) -> Result<Vec<u8>, String> {
     let build_dir = target_dir.join("component");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(cargo)
         .current_dir(workspace)
-        .args([
-            "build",
-            "--package",
-            "structure",
-            "--lib",
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            "component",
-        ])
+        .args(["build", "--package", package, "--lib"])
+        .args(["--target", "wasm32-wasip2", "--profile", "component"])
         .arg("--target-dir")
         .arg(&build_dir)
         // Flags meant for a host build (and clippy's wrapper) must not leak into the wasm build.
@@ -60,25 +94,14 @@ pub fn build(workspace: &Path, target_dir: &Path) -> Result<PathBuf, String> {
         .status()
         .map_err(|error| format!("cannot run cargo: {error}"))?;
     if !status.success() {
-        return Err(
-            "cargo build --package structure --target wasm32-wasip2 --profile component failed"
-                .to_owned(),
-        );
+        return Err(format!(
+            "cargo build --package {package} --target wasm32-wasip2 --profile component failed"
+        ));
     }
-    let built = build_dir.join("wasm32-wasip2/component/structure.wasm");
+    let built = build_dir.join("wasm32-wasip2/component").join(built);
     let bytes = std::fs::read(&built)
         .map_err(|error| format!("cannot read {}: {error}", built.display()))?;
-    let pinned = pin_wasi_imports(&bytes, WASI_VERSION)?;
-    let unoptimized = target_dir.join(UNOPTIMIZED_FILE);
-    write(&unoptimized, &pinned)?;
-    #[cfg(feature = "optimize")]
-    {
-        optimized(&pinned, &build_dir, &target_dir.join(COMPONENT_FILE))
-    }
-    #[cfg(not(feature = "optimize"))]
-    {
-        Ok(unoptimized)
-    }
+    pin_wasi_imports(&bytes, WASI_VERSION)
 }
 
 /// `pinned` through [`optimize_core_modules`] into `out`, unless `out` was made from these very

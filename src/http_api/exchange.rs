@@ -55,7 +55,7 @@ impl ApiResponse {
         }
     }
 
-    /// A static file of the console: its bytes and media type.
+    /// A file to download (a report as CSV): its bytes and media type.
     pub fn file(media_type: &str, body: &[u8]) -> Self {
         Self {
             status: 200,

@@ -12,7 +12,9 @@
 //! | `/v1/me` | GET | user | the caller: tenant, project, role |
 //! | `/v1/insights` | GET | user | each schema's calls over `?window=24h` or `7d`, JSON or `?format=csv` ([`insights`]) |
 //! | `/mcp` | POST | user | the Model Context Protocol ([`mcp`]) |
-//! | `/console` | GET | — | the web console's page and files ([`console`]); it signs in with a token |
+//!
+//! The web console (`/console`) is not here: its files are the `structure-console` crate's, a
+//! component of their own, so that no instance of the API carries them.
 //!
 //! Every error has the same body, `{"error": {"kind", "message", ...}}`, and its status: 400
 //! malformed or wrongly typed input (naming the field), 401 no or an unknown token, 403 the
@@ -21,7 +23,6 @@
 //! satisfy, 429/502/504 provider trouble, 500 the service's own configuration or store.
 
 pub mod auth;
-pub mod console;
 mod exchange;
 pub mod insights;
 pub mod mcp;
@@ -64,17 +65,6 @@ pub fn handle(request: &ApiRequest, ports: &Ports<'_>) -> ApiResponse {
         Ok(name) => name,
         Err(response) => return response,
     };
-    if let ["console", file @ ..] = segments.as_slice() {
-        let file = file.first().copied().unwrap_or_default();
-        return console::serve(file).unwrap_or_else(|| {
-            ApiResponse::error(
-                404,
-                "not-found",
-                &format!("no console file {path}"),
-                json!({}),
-            )
-        });
-    }
     if segments == ["healthz"] {
         let authenticated =
             auth::authenticate(request.header("authorization"), ports.config).is_ok();
@@ -105,7 +95,6 @@ fn route<'a>(
         ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
         ["v1", "me"] | ["v1", "insights"] => (&["GET"], None),
         ["mcp"] => (&["POST"], None),
-        ["console"] | ["console", _] => (&["GET"], None),
         _ => {
             return Err(ApiResponse::error(
                 404,

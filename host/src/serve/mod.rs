@@ -1,6 +1,7 @@
 //! `structure serve`: the component's HTTP API (`wasi:http/incoming-handler`) on a socket, like
 //! `wasmtime serve` but with the key-value store and the settings wired in. Every request runs
-//! in a fresh instance (as on an edge platform); requests are served concurrently.
+//! in a fresh instance (as on an edge platform); requests are served concurrently. The web
+//! console's files (`/console`) the host serves itself, from `structure-console`.
 //!
 //! Around each request the host keeps what an operator needs, read from the exchange
 //! ([`record`]): one JSON line per request on stderr, Prometheus metrics ([`metrics`], `GET
@@ -248,15 +249,20 @@ impl Shared {
             return Ok(self.metrics_for(authorization.as_deref()));
         }
         let request_body = read_limited(body, self.max_body_bytes() + 1).await?;
-        let request = hyper::Request::from_parts(parts.clone(), full(request_body.clone()));
         let calls = Arc::new(Mutex::new(Vec::new()));
-        let response = self.server.call(request, calls.clone()).await?;
-        let (response_parts, response_body) = response.into_parts();
-        let response_body = response_body
-            .collect()
-            .await
-            .map_err(|code| anyhow::anyhow!("the component's response failed: {code:?}"))?
-            .to_bytes();
+        let (response_parts, response_body) = if structure_console::is_console_path(&path) {
+            console_response(structure_console::serve(parts.method.as_str(), &path))
+        } else {
+            let request = hyper::Request::from_parts(parts.clone(), full(request_body.clone()));
+            let response = self.server.call(request, calls.clone()).await?;
+            let (response_parts, response_body) = response.into_parts();
+            let response_body = response_body
+                .collect()
+                .await
+                .map_err(|code| anyhow::anyhow!("the component's response failed: {code:?}"))?
+                .to_bytes();
+            (response_parts, response_body)
+        };
         let exchange = Exchange {
             method: parts.method.as_str(),
             path: &path,
@@ -379,6 +385,25 @@ async fn read_limited(mut body: Incoming, limit: usize) -> anyhow::Result<Bytes>
 
 fn full(bytes: Bytes) -> Full<Bytes> {
     Full::new(bytes)
+}
+
+/// The console's answer (`structure-console`, which Spin runs as a component of its own), served
+/// by the host itself: no instance of the API carries the console's files.
+fn console_response(
+    console: structure_console::ConsoleResponse,
+) -> (hyper::http::response::Parts, Bytes) {
+    let mut response = hyper::Response::new(());
+    *response.status_mut() = hyper::StatusCode::from_u16(console.status).unwrap_or_default();
+    for (name, value) in console.headers {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+            response.headers_mut().append(name, value);
+        }
+    }
+    let body = match console.body {
+        std::borrow::Cow::Borrowed(file) => Bytes::from_static(file),
+        std::borrow::Cow::Owned(error) => Bytes::from(error),
+    };
+    (response.into_parts().0, body)
 }
 
 fn text_response(status: u16, text: String) -> Response {
