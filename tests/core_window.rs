@@ -212,6 +212,45 @@ fn a_server_is_not_asked_when_the_profile_the_window_or_the_model_is_known() {
 }
 
 #[test]
+fn nothing_is_kept_of_a_server_whose_window_the_settings_or_the_table_give() {
+    // What the store would keep is never read for such a model (the setting or the table wins),
+    // so each call writing it was a store write for nothing.
+    let text = planted_document(1_000, &Terms::default());
+    for extra in [
+        [("structure_context_tokens", "4096")],
+        [("structure_model", "openai/gpt-4.1-mini")],
+    ] {
+        let model = ContractModel::new(Server::LlamaCpp { n_ctx: 4096 });
+        let key_value = MemoryKeyValue::default();
+        for _ in 0..2 {
+            let outcome = run(&text, &model, &config(&extra), &key_value).unwrap();
+            assert!(
+                outcome.usage.prompt_tokens > 0,
+                "{extra:?}: the answers said their tokens"
+            );
+        }
+        let kept: Vec<String> = key_value
+            .snapshot()
+            .into_keys()
+            .filter(|key| key.starts_with("servers/"))
+            .collect();
+        assert!(kept.is_empty(), "{extra:?}: {kept:?}");
+    }
+    // A server whose window nothing gives keeps what it said, for the next call.
+    let model = ContractModel::new(Server::LlamaCpp { n_ctx: 4096 });
+    let key_value = MemoryKeyValue::default();
+    run(&text, &model, &config(&[]), &key_value).unwrap();
+    assert!(
+        key_value
+            .snapshot()
+            .keys()
+            .any(|key| key.starts_with("servers/")),
+        "{:?}",
+        key_value.snapshot().keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn a_per_model_window_applies_to_its_model_only() {
     let text = planted_document(1_000, &Terms::default());
     let model = ContractModel::new(Server::default());

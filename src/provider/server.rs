@@ -129,6 +129,11 @@ impl Server {
         let Some(base_url) = chat_base_url(settings, model) else {
             return Ok(());
         };
+        // A window the settings or the table give is never replaced by a kept one (see
+        // [`Server::discover`]): keeping one would cost every call a store write for nothing.
+        if Self::known(settings, model).window.is_some() {
+            return Ok(());
+        }
         let facts = Facts {
             kind: kind.map(|kind| kind.name().to_owned()),
             window: Some(learned),
