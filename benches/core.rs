@@ -29,10 +29,12 @@ fn fixtures() -> Value {
 fn bundled(name: &str) -> Value {
     let key_value = MemoryKeyValue::default();
     let scope = Scope::default();
-    Registry::new(&key_value, &scope)
-        .find(name)
-        .expect("a bundled schema")
-        .schema
+    Value::clone(
+        &Registry::new(&key_value, &scope)
+            .find(name)
+            .expect("a bundled schema")
+            .schema,
+    )
 }
 
 fn instance(name: &str, which: &str) -> Value {

@@ -301,7 +301,7 @@ fn named_schemas_come_from_the_bundled_registry_with_their_manual() {
             .unwrap()
             .contains("verb-phrase in past tense")
     );
-    assert_eq!(target.schema, bundled("user-action-record"));
+    assert_eq!(*target.schema, bundled("user-action-record"));
 }
 
 #[test]

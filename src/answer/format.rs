@@ -7,6 +7,7 @@
 //! references are rewritten to match.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -58,11 +59,12 @@ thread_local! {
     pub(crate) static BUILT_HERE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The schema a provider is sent, and what decoding an answer needs to know about it.
+/// The schema a provider is sent, and what decoding an answer needs to know about it. Its
+/// schemas are shared: an envelope kept per instance is cloned for every call that uses it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnswerFormat {
     /// The envelope schema.
-    pub schema: Value,
+    pub schema: Arc<Value>,
     /// A name for the schema, as strict mode wants one: `^[a-zA-Z0-9_-]{1,64}$`.
     pub name: String,
     /// Whether free-form values travel encoded (see [`Subset::encode_free_form`]) and answers
@@ -70,7 +72,7 @@ pub struct AnswerFormat {
     pub encoded: bool,
     /// The schema the subset was applied to (the target with its definitions hoisted, and
     /// recursion unrolled where the provider takes none): answers are mapped back along it.
-    pub source: Value,
+    pub source: Arc<Value>,
     /// How the sent schema differs from the target, for the trace.
     pub transforms: Vec<String>,
     pub dialect: SchemaDialect,
@@ -188,10 +190,10 @@ impl AnswerFormat {
             map.insert("$defs".into(), Value::Object(defs));
         }
         Self {
-            schema,
+            schema: Arc::new(schema),
             name: schema_name(target),
             encoded: subset.encode_free_form,
-            source,
+            source: Arc::new(source),
             transforms,
             dialect: SchemaDialect::JsonSchema,
             need: false,

@@ -323,7 +323,7 @@ impl Run<'_> {
     fn finish(mut self, target: TargetSchema, answer: &Value, outer: Trace) -> Built {
         let confidence = answer["confidence"].as_f64().unwrap_or(0.0);
         let questions = clarifying_questions(answer);
-        self.trace.schema = Some(target.schema.clone());
+        self.trace.schema = Some(Value::clone(&target.schema));
         if confidence < self.settings.confidence_threshold || !questions.is_empty() {
             let need = if questions.is_empty() {
                 ambiguous(confidence)
@@ -333,7 +333,7 @@ impl Run<'_> {
             return finished(Answer::NeedMoreInput(need), self.trace, outer);
         }
         let entry = CacheEntry {
-            schema: target.schema.clone(),
+            schema: Value::clone(&target.schema),
             confidence,
             expires_at_millis: self.now + CACHE_TTL_MILLIS,
         };

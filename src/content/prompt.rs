@@ -14,7 +14,7 @@ use crate::time::rfc3339;
 /// The start of a `shape` conversation about `text`: the system prompt, and the text.
 pub fn conversation(call: Call<'_>, text: &str, shape: Shape) -> Conversation {
     let provider = call.provider;
-    let shown_schema = provider.schema_in_prompt().then_some(&call.target.schema);
+    let shown_schema = provider.schema_in_prompt().then_some(&*call.target.schema);
     let now = needs_the_current_date(text).then(|| {
         (call.limits.reference_time).unwrap_or_else(|| call.ports.clock.now_unix_millis())
     });

@@ -26,7 +26,7 @@ pub fn get(name: &str, scope: &Scope, ports: &Ports<'_>) -> ApiResponse {
         Ok(found) => {
             let etag = etag(&found);
             let mut shown = serde_json::to_value(found.info()).unwrap_or_default();
-            shown["schema"] = found.schema;
+            shown["schema"] = Value::clone(&found.schema);
             shown["manual"] = json!(found.manual);
             ApiResponse::json(200, &shown).with_header("etag", &etag)
         }
@@ -83,7 +83,7 @@ pub fn delete(name: &str, request: &ApiRequest, scope: &Scope, ports: &Ports<'_>
 
 /// The ETag of a schema as a read shows it.
 fn etag(found: &RegisteredSchema) -> String {
-    let shown = json!([found.schema, found.manual, found.version, found.origin]);
+    let shown = json!([*found.schema, found.manual, found.version, found.origin]);
     let digest = Sha256::digest(shown.to_string().as_bytes());
     let hex: String = digest[..12]
         .iter()

@@ -210,21 +210,20 @@ impl Provider for Anthropic {
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
         match self.endpoint.delivery {
             Delivery::Native => {
-                body.insert(
-                    "output_config".into(),
-                    json!({ "format": { "type": "json_schema", "schema": format.schema } }),
-                );
+                let mut output_config = json!({ "format": { "type": "json_schema" } });
+                output_config["format"]["schema"] = Value::clone(&format.schema);
+                body.insert("output_config".into(), output_config);
             }
             Delivery::Tool => {
                 let mut tool = json!({
                     "name": ANSWER_TOOL,
                     "description": format!("{ANSWER_TOOL_DESCRIPTION} Call it exactly once."),
-                    "input_schema": format.schema,
                 });
+                tool["input_schema"] = Value::clone(&format.schema);
                 if self.structured_outputs {
                     tool["strict"] = json!(true);
                 }
-                body.insert("tools".into(), json!([tool]));
+                body.insert("tools".into(), Value::Array(vec![tool]));
                 body.insert(
                     "tool_choice".into(),
                     json!({ "type": "tool", "name": ANSWER_TOOL, "disable_parallel_tool_use": true }),

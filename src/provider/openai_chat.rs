@@ -136,11 +136,9 @@ impl Provider for OpenAiChat {
                 );
             }
             Delivery::Tool => {
-                let function = delivery::strict_function(&format.schema);
-                body.insert(
-                    "tools".into(),
-                    json!([{ "type": "function", "function": function }]),
-                );
+                let mut tool = json!({ "type": "function" });
+                tool["function"] = Value::Object(delivery::strict_function(&format.schema));
+                body.insert("tools".into(), Value::Array(vec![tool]));
                 body.insert(
                     "tool_choice".into(),
                     json!({ "type": "function", "function": { "name": ANSWER_TOOL } }),
@@ -160,7 +158,7 @@ impl Provider for OpenAiChat {
         }
         // A server that turns the schema into a grammar does not show it to the model.
         let unread = match (self.endpoint.delivery, self.profile.schema_is_grammar()) {
-            (Delivery::Native, true) => wire::json_len(&format.schema),
+            (Delivery::Native, true) => wire::json_len(&*format.schema),
             _ => 0,
         };
         self.endpoint.post_llm(

@@ -153,16 +153,16 @@ impl Provider for OpenAiResponses {
         body.insert("input".into(), Value::Array(self.input(conversation)));
         match self.endpoint.delivery {
             Delivery::Native => {
-                body.insert(
-                    "text".into(),
-                    json!({ "format": { "type": "json_schema", "name": format.name, "schema": format.schema, "strict": true } }),
-                );
+                let mut text = json!({ "format": { "type": "json_schema", "name": format.name } });
+                text["format"]["schema"] = Value::clone(&format.schema);
+                text["format"]["strict"] = Value::Bool(true);
+                body.insert("text".into(), text);
             }
             Delivery::Tool => {
                 let mut tool = Map::new();
                 tool.insert("type".into(), json!("function"));
                 tool.extend(delivery::strict_function(&format.schema));
-                body.insert("tools".into(), json!([tool]));
+                body.insert("tools".into(), Value::Array(vec![Value::Object(tool)]));
                 body.insert(
                     "tool_choice".into(),
                     json!({ "type": "function", "name": ANSWER_TOOL }),

@@ -140,12 +140,22 @@ impl Profile {
     }
 
     pub fn response_format(self, format: &AnswerFormat) -> Value {
+        // The schema is cloned in, not written through `json!`, which would serialise it into
+        // a new value: the slower copy, on every request.
+        let schema = Value::clone(&format.schema);
         match self {
-            Profile::LlamaCpp => json!({ "type": "json_object", "schema": format.schema }),
-            _ => json!({
-                "type": "json_schema",
-                "json_schema": { "name": format.name, "schema": format.schema, "strict": true },
-            }),
+            Profile::LlamaCpp => {
+                let mut response_format = json!({ "type": "json_object" });
+                response_format["schema"] = schema;
+                response_format
+            }
+            _ => {
+                let mut response_format =
+                    json!({ "type": "json_schema", "json_schema": { "name": format.name } });
+                response_format["json_schema"]["schema"] = schema;
+                response_format["json_schema"]["strict"] = Value::Bool(true);
+                response_format
+            }
         }
     }
 

@@ -2,6 +2,8 @@
 //! document, each points to something, a bare JSON pointer is read as the fragment it means —
 //! (its keywords and formats: [`super::keywords`]; its root: [`super::root`]).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::error::StructureError;
@@ -146,16 +148,24 @@ impl TargetSchema {
         limits: &CallLimits,
     ) -> Result<Self, StructureError> {
         let (schema, compiled, warnings) = check(schema, limits)?;
-        Ok(Self::of(schema, manual, origin, compiled, warnings))
+        Ok(Self::of(
+            Arc::new(schema),
+            manual,
+            origin,
+            compiled,
+            warnings,
+        ))
     }
 
     /// A target that passed [`check`] before it was stored (a bundled or registered
-    /// schema, a built schema from the cache): compiled without the meta-schema check.
+    /// schema, a built schema from the cache): compiled without the meta-schema check. A
+    /// registered schema is shared with the registry, not copied.
     pub fn stored(
-        schema: Value,
+        schema: impl Into<Arc<Value>>,
         manual: Option<String>,
         origin: String,
     ) -> Result<Self, StructureError> {
+        let schema = schema.into();
         let compiled = CompiledSchema::compile_checked(&schema)?;
         // It passed the check when it was stored: only its warnings are wanted again.
         let warnings = keywords::check(&schema, false).unwrap_or_default();
@@ -163,7 +173,7 @@ impl TargetSchema {
     }
 
     fn of(
-        schema: Value,
+        schema: Arc<Value>,
         manual: Option<String>,
         origin: String,
         compiled: CompiledSchema,

@@ -2,6 +2,8 @@
 //! are compiled into the component from `schemas/`; tenant and project schemas live in the
 //! key-value store under their scope's keys, each with its manual and version.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,7 +85,7 @@ pub fn bundled_file_names() -> Vec<String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegisteredSchema {
     pub name: String,
-    pub schema: Value,
+    pub schema: Arc<Value>,
     pub manual: Option<String>,
     pub version: String,
     /// `bundled`, `tenant:<id>` or `project:<id>`.
@@ -131,7 +133,7 @@ fn load(entry: &Bundled) -> RegisteredSchema {
         .to_owned();
     RegisteredSchema {
         name: entry.name.to_owned(),
-        schema,
+        schema: Arc::new(schema),
         manual: entry.manual.map(str::to_owned),
         version,
         origin: "bundled".to_owned(),
@@ -190,7 +192,7 @@ impl<'a> Registry<'a> {
             if let Some(stored) = store::read::<Stored>(self.store, &format!("{prefix}{name}"))? {
                 return Ok(RegisteredSchema {
                     name: stored.name,
-                    schema: stored.schema,
+                    schema: Arc::new(stored.schema),
                     manual: stored.manual,
                     version: stored.version,
                     origin,
@@ -260,7 +262,7 @@ impl<'a> Registry<'a> {
         store::write(self.store, &key, &stored)?;
         Ok(RegisteredSchema {
             name: stored.name,
-            schema: stored.schema,
+            schema: Arc::new(stored.schema),
             manual: stored.manual,
             version: stored.version,
             origin: self.scope.own_origin(),

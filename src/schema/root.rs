@@ -24,6 +24,8 @@
 //! assert!(classify(&json!(false)).is_err());
 //! ```
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use crate::error::StructureError;
@@ -139,7 +141,13 @@ pub fn plan(target: TargetSchema, records: bool) -> Result<(TargetSchema, Plan),
             }
             // The original still validates (`compiled`); the model is asked for the object.
             let schema = objectified(&target.schema);
-            Ok((TargetSchema { schema, ..target }, plan))
+            Ok((
+                TargetSchema {
+                    schema: Arc::new(schema),
+                    ..target
+                },
+                plan,
+            ))
         }
     }
 }
@@ -148,7 +156,7 @@ pub fn plan(target: TargetSchema, records: bool) -> Result<(TargetSchema, Plan),
 fn retarget(target: TargetSchema, schema: Value) -> Result<TargetSchema, StructureError> {
     let compiled = CompiledSchema::compile_checked(&schema)?;
     Ok(TargetSchema {
-        schema,
+        schema: Arc::new(schema),
         compiled,
         ..target
     })

@@ -2,6 +2,8 @@
 //! from, its compiled form and its warnings. Checked and built on the way in
 //! ([`super::checks`]).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::schema::validator::CompiledSchema;
@@ -9,7 +11,7 @@ use crate::schema::validator::CompiledSchema;
 /// The schema the content stage must satisfy, with what the model should know about it.
 pub struct TargetSchema {
     /// The schema exactly as given: local validation always uses this one.
-    pub schema: Value,
+    pub schema: Arc<Value>,
     /// Domain knowledge for the model that the schema cannot express.
     pub manual: Option<String>,
     /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>`, `inferred`.

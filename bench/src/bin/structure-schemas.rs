@@ -159,7 +159,7 @@ fn dump(schema: Value) {
     match sent {
         Ok(sent) => println!(
             "{}",
-            serde_json::to_string_pretty(&sent).unwrap_or_default()
+            serde_json::to_string_pretty(&*sent).unwrap_or_default()
         ),
         Err(error) => println!("refused: {}", error.message),
     }

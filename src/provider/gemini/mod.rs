@@ -185,17 +185,15 @@ impl Provider for Gemini {
                     SchemaDialect::OpenApi => "responseSchema",
                     SchemaDialect::JsonSchema => "responseJsonSchema",
                 };
-                generation.insert(field.into(), format.schema.clone());
+                generation.insert(field.into(), Value::clone(&format.schema));
             }
             Delivery::Tool => {
-                body.insert(
-                    "tools".into(),
-                    json!([{ "functionDeclarations": [{
-                        "name": ANSWER_TOOL,
-                        "description": ANSWER_TOOL_DESCRIPTION,
-                        "parametersJsonSchema": format.schema,
-                    }] }]),
-                );
+                let mut declaration =
+                    json!({ "name": ANSWER_TOOL, "description": ANSWER_TOOL_DESCRIPTION });
+                declaration["parametersJsonSchema"] = Value::clone(&format.schema);
+                let mut tools = json!([{ "functionDeclarations": [] }]);
+                tools[0]["functionDeclarations"] = Value::Array(vec![declaration]);
+                body.insert("tools".into(), tools);
                 body.insert(
                     "toolConfig".into(),
                     json!({ "functionCallingConfig": { "mode": "ANY", "allowedFunctionNames": [ANSWER_TOOL] } }),

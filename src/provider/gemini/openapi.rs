@@ -6,6 +6,8 @@
 //! The envelope becomes `{answer: <target, nullable>, _need: <string, nullable>}`: a union of
 //! two objects cannot be expressed here.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use crate::answer::format::{ANSWER_KEY, AnswerFormat, NEED_KEY, SchemaDialect};
@@ -60,11 +62,11 @@ pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
     format.transforms.extend(converter.transforms);
     format.dialect = SchemaDialect::OpenApi;
     if !with_need {
-        format.schema = json!({
+        format.schema = Arc::new(json!({
             "type": "OBJECT",
             "properties": { ANSWER_KEY: answer },
             "required": [ANSWER_KEY],
-        });
+        }));
         return format;
     }
     if let Value::Object(map) = &mut answer {
@@ -73,7 +75,7 @@ pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
     format.transforms.push(format!(
         "/: answer and {NEED_KEY} sent as two nullable properties (the OpenAPI subset has no union of objects)"
     ));
-    format.schema = json!({
+    format.schema = Arc::new(json!({
         "type": "OBJECT",
         "properties": {
             ANSWER_KEY: answer,
@@ -84,7 +86,7 @@ pub fn convert(mut format: AnswerFormat) -> AnswerFormat {
             },
         },
         "propertyOrdering": [ANSWER_KEY, NEED_KEY],
-    });
+    }));
     format
 }
 
