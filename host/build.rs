@@ -24,13 +24,8 @@ fn main() {
     for input in ["console", "wit", "Cargo.lock", ".cargo/config.toml"] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
-    match component_build::build_console(&workspace, &target_dir) {
-        Ok(console) => println!(
-            "cargo:rustc-env=STRUCTURE_CONSOLE_WASM={}",
-            console.display()
-        ),
-        Err(message) => panic!("building the console's component failed: {message}"),
-    }
+    let console = component_build::build_console(&workspace, &target_dir);
+    set_path("STRUCTURE_CONSOLE_WASM", "the console's component", console);
     if let Ok(prebuilt) = env::var("STRUCTURE_COMPONENT") {
         println!("cargo:rustc-env=STRUCTURE_COMPONENT_WASM={prebuilt}");
         println!("cargo:rerun-if-changed={prebuilt}");
@@ -39,11 +34,15 @@ fn main() {
     for input in ["src", "schemas", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
-    match component_build::build(&workspace, &target_dir) {
-        Ok(component) => println!(
-            "cargo:rustc-env=STRUCTURE_COMPONENT_WASM={}",
-            component.display()
-        ),
-        Err(message) => panic!("building the component failed: {message}"),
+    let component = component_build::build(&workspace, &target_dir);
+    set_path("STRUCTURE_COMPONENT_WASM", "the component", component);
+}
+
+/// Sets `variable` to the path of what was built, for the crate's `include_bytes!` and tests;
+/// a build that failed fails the host's build, naming `what`.
+fn set_path(variable: &str, what: &str, built: Result<PathBuf, String>) {
+    match built {
+        Ok(path) => println!("cargo:rustc-env={variable}={}", path.display()),
+        Err(message) => panic!("building {what} failed: {message}"),
     }
 }
