@@ -2,12 +2,14 @@
 //! document, each points to something, a bare JSON pointer is read as the fragment it means —
 //! (its keywords and formats: [`super::keywords`]; its root: [`super::root`]).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::error::StructureError;
 use crate::limits::CallLimits;
+use crate::lru::Recent;
 use crate::schema::rules::check::check as check_rules;
 use crate::schema::target::TargetSchema;
 use crate::schema::validator::CompiledSchema;
@@ -167,8 +169,7 @@ impl TargetSchema {
     ) -> Result<Self, StructureError> {
         let schema = schema.into();
         let compiled = CompiledSchema::compile_checked(&schema)?;
-        // It passed the check when it was stored: only its warnings are wanted again.
-        let warnings = keywords::check(&schema, false).unwrap_or_default();
+        let warnings = stored_warnings(&schema);
         Ok(Self::of(schema, manual, origin, compiled, warnings))
     }
 
@@ -187,5 +188,57 @@ impl TargetSchema {
             warnings,
             wrapped: false,
         }
+    }
+}
+
+/// Stored schemas whose warnings an instance keeps, most recently used last.
+const KEPT_WARNINGS: usize = 16;
+
+thread_local! {
+    /// By the shared value itself: a bundled schema is one `Arc` for the instance's life, so
+    /// its warnings are found again without a walk; kept here, its address cannot pass to
+    /// another schema. A schema read from the store is a new value each call, and walked.
+    static WARNINGS: RefCell<Recent<Arc<Value>, Vec<String>>> =
+        const { RefCell::new(Recent::new(KEPT_WARNINGS)) };
+}
+
+/// The warnings of a schema that passed [`check`] when it was stored: only they are wanted
+/// again.
+fn stored_warnings(schema: &Arc<Value>) -> Vec<String> {
+    let kept =
+        WARNINGS.with_borrow_mut(|kept| kept.find(|seen| Arc::ptr_eq(seen, schema)).cloned());
+    if let Some(warnings) = kept {
+        return warnings;
+    }
+    let warnings = keywords::check(schema, false).unwrap_or_default();
+    WARNINGS.with_borrow_mut(|kept| kept.insert(schema.clone(), warnings.clone()));
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_stored_schemas_warnings_are_kept_by_the_shared_value_and_only_by_it() {
+        let unknown_format = Arc::new(json!({ "type": "string", "format": "shoe-size" }));
+        let plain = Arc::new(json!({ "type": "string" }));
+        let warned = stored_warnings(&unknown_format);
+        assert!(
+            warned.iter().any(|warning| warning.contains("shoe-size")),
+            "{warned:?}"
+        );
+        assert_eq!(stored_warnings(&plain), Vec::<String>::new());
+        // Found again by the value itself; an equal value of its own is walked, and agrees.
+        let kept = |schema: &Arc<Value>| {
+            WARNINGS.with_borrow_mut(|kept| kept.find(|seen| Arc::ptr_eq(seen, schema)).cloned())
+        };
+        assert_eq!(kept(&unknown_format), Some(warned.clone()));
+        let copy = Arc::new(Value::clone(&unknown_format));
+        assert_eq!(kept(&copy), None);
+        assert_eq!(stored_warnings(&copy), warned);
+        assert_eq!(stored_warnings(&plain), Vec::<String>::new());
     }
 }
