@@ -24,13 +24,16 @@ use crate::{content, document, escalation, provider, schema};
 pub fn prepare() {
     use crate::answer::format::{AnswerFormat, Shape};
     use crate::schema::subset::{ANTHROPIC, GEMINI, OPENAI_STRICT};
-    use crate::schema::validator::{self, CompiledSchema};
+    use crate::schema::target::TargetSchema;
+    use crate::schema::validator;
+    use std::sync::Arc;
 
     validator::prepare();
     content::grounding::prepare();
     for bundled in schema::registry::bundled_schemas() {
-        // Bundled schemas are checked by the test suite: neither step can fail for them.
-        let _ = CompiledSchema::compile_checked(&bundled.schema);
+        // Bundled schemas are checked by the test suite: neither step can fail for them. Each
+        // is made a target as a call makes it: compiled, and its warnings kept.
+        let _ = TargetSchema::stored(Arc::clone(&bundled.schema), None, String::new());
         for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI] {
             AnswerFormat::build(&bundled.schema, subset, Shape::One);
         }
