@@ -111,18 +111,22 @@ impl ConsoleResponse {
 
 /// Whether `path` (with its query, as sent) is the console's: [`ROUTE`] or a file under it.
 pub fn is_console_path(path: &str) -> bool {
+    under_route(path).is_some()
+}
+
+/// What `path` (its query and fragment left out) names under [`ROUTE`]: `""` for the route
+/// itself, `/…` for what is under it; `None` for a path that is not the console's.
+fn under_route(path: &str) -> Option<&str> {
     let path = path.split(['?', '#']).next().unwrap_or_default();
     path.strip_prefix(ROUTE)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// The answer to `method` on `path` (with its query, as sent): the page at `/console`, a file at
 /// `/console/{file}`, 405 (with `Allow`) for a method other than GET, 404 for anything else.
 pub fn serve(method: &str, path: &str) -> ConsoleResponse {
+    let file = under_route(path).map(|rest| rest.trim_end_matches('/').trim_start_matches('/'));
     let path = path.split(['?', '#']).next().unwrap_or_default();
-    let file = path
-        .strip_prefix(ROUTE)
-        .map(|rest| rest.trim_end_matches('/').trim_start_matches('/'));
     let Some(file) = file.filter(|file| !file.contains('/')) else {
         return ConsoleResponse::error(404, "not-found", &format!("no console file {path}"));
     };

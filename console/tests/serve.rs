@@ -79,6 +79,8 @@ fn anything_else_is_a_typed_404_or_405() {
         "/console/pdf.mjs",
         "/console/../secrets",
         "/console/a/console.js",
+        // Not under the route at all, though it ends in a file the console has.
+        "/consoleconsole.js",
     ] {
         let missing = serve("GET", path);
         assert_eq!(missing.status, 404, "{path}");
