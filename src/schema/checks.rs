@@ -211,7 +211,11 @@ fn stored_warnings(schema: &Arc<Value>) -> Vec<String> {
         return warnings;
     }
     let warnings = keywords::check(schema, false).unwrap_or_default();
-    WARNINGS.with_borrow_mut(|kept| kept.insert(schema.clone(), warnings.clone()));
+    // Only a value someone else holds too (the registry's bundled schemas) can be passed again;
+    // one the caller alone holds (read from the store) would only push those out.
+    if Arc::strong_count(schema) > 1 {
+        WARNINGS.with_borrow_mut(|kept| kept.insert(schema.clone(), warnings.clone()));
+    }
     warnings
 }
 
@@ -225,6 +229,8 @@ mod tests {
     fn a_stored_schemas_warnings_are_kept_by_the_shared_value_and_only_by_it() {
         let unknown_format = Arc::new(json!({ "type": "string", "format": "shoe-size" }));
         let plain = Arc::new(json!({ "type": "string" }));
+        // Held elsewhere too, as the registry holds its bundled schemas.
+        let registry = [Arc::clone(&unknown_format), Arc::clone(&plain)];
         let warned = stored_warnings(&unknown_format);
         assert!(
             warned.iter().any(|warning| warning.contains("shoe-size")),
@@ -239,6 +245,12 @@ mod tests {
         let copy = Arc::new(Value::clone(&unknown_format));
         assert_eq!(kept(&copy), None);
         assert_eq!(stored_warnings(&copy), warned);
+        assert_eq!(
+            kept(&copy),
+            None,
+            "a value the caller alone holds is not kept"
+        );
         assert_eq!(stored_warnings(&plain), Vec::<String>::new());
+        drop(registry);
     }
 }
