@@ -19,7 +19,7 @@ use crate::provider::conversation::{Conversation, Delivered, Turn};
 use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
-use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::endpoint::{self, Endpoint, LlmBody};
 use crate::provider::model::ModelRef;
 use crate::provider::server::Server;
 use crate::provider::window::Window;
@@ -208,18 +208,18 @@ impl Provider for Anthropic {
         body.insert("model".into(), json!(self.endpoint.model_name));
         body.insert("system".into(), Value::Array(system));
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
-        match self.endpoint.delivery {
+        let schema_at: Option<&'static [&'static str]> = match self.endpoint.delivery {
             Delivery::Native => {
-                let mut output_config = json!({ "format": { "type": "json_schema" } });
-                output_config["format"]["schema"] = Value::clone(&format.schema);
+                let output_config = json!({ "format": { "type": "json_schema", "schema": null } });
                 body.insert("output_config".into(), output_config);
+                Some(&["output_config", "format", "schema"])
             }
             Delivery::Tool => {
                 let mut tool = json!({
                     "name": ANSWER_TOOL,
                     "description": format!("{ANSWER_TOOL_DESCRIPTION} Call it exactly once."),
+                    "input_schema": null,
                 });
-                tool["input_schema"] = Value::clone(&format.schema);
                 if self.structured_outputs {
                     tool["strict"] = json!(true);
                 }
@@ -228,9 +228,11 @@ impl Provider for Anthropic {
                     "tool_choice".into(),
                     json!({ "type": "tool", "name": ANSWER_TOOL, "disable_parallel_tool_use": true }),
                 );
+                Some(&["tools", "0", "input_schema"])
             }
-            Delivery::Prompt => {}
-        }
+            Delivery::Prompt => None,
+        };
+        let body = LlmBody::new(body, schema_at, &format.schema);
         self.endpoint
             .post_llm("/v1/messages", body, &["max_tokens"], 0)
     }

@@ -17,13 +17,15 @@ use crate::settings::{DeliveryChoice, Settings};
 
 /// The name of the internal tool the answer is delivered through in tool mode.
 pub const ANSWER_TOOL: &str = "__structured_output__";
-/// The answer tool as a strict function taking `schema` (OpenAI's Chat Completions wrap it in
-/// `{"type": "function", "function": …}`, the Responses API adds `"type": "function"`).
-pub fn strict_function(schema: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+/// The answer tool as a strict function (OpenAI's Chat Completions wrap it in `{"type":
+/// "function", "function": …}`, the Responses API adds `"type": "function"`). Its `parameters`
+/// are a placeholder for the answer's schema, which the request body writes in
+/// (`endpoint::LlmBody`).
+pub fn strict_function() -> serde_json::Map<String, serde_json::Value> {
     let mut function = serde_json::Map::new();
     function.insert("name".into(), ANSWER_TOOL.into());
     function.insert("description".into(), ANSWER_TOOL_DESCRIPTION.into());
-    function.insert("parameters".into(), schema.clone());
+    function.insert("parameters".into(), serde_json::Value::Null);
     function.insert("strict".into(), true.into());
     function
 }

@@ -14,7 +14,7 @@ use crate::provider::delivery::Delivery;
 use crate::provider::model::ModelRef;
 use crate::provider::vision::{self, Vision};
 use crate::provider::window::{Window, WindowSource};
-use crate::provider::wire;
+use crate::provider::wire::{self, WithShared};
 use crate::schema::subset::{FULL, Subset};
 use crate::settings::Settings;
 
@@ -224,12 +224,17 @@ impl Endpoint {
     pub fn post_llm(
         &self,
         path: &str,
-        mut body: Map<String, Value>,
+        body: LlmBody<'_>,
         limit_at: &[&str],
         unread_bytes: usize,
     ) -> HttpRequest {
+        let LlmBody { mut fields, schema } = body;
         let window = self.counted.get().unwrap_or_else(|| self.window());
-        let prompt_bytes = wire::json_len(&body).saturating_sub(unread_bytes);
+        let body_bytes = wire::json_len(&WithShared {
+            fields: &fields,
+            shared: schema,
+        });
+        let prompt_bytes = body_bytes.saturating_sub(unread_bytes);
         let mut output = window.output_tokens(prompt_bytes, self.max_output_tokens);
         let least = Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens);
         if output < least && window.source == WindowSource::Default {
@@ -243,21 +248,32 @@ impl Endpoint {
             output,
             fits: output >= least,
         };
-        insert_at(&mut body, limit_at, Value::from(output.max(1)));
-        let mut request = self.post_json(path, body);
+        insert_at(&mut fields, limit_at, Value::from(output.max(1)));
+        // Room for the body as counted, and the answer limit with its key.
+        let body = WithShared {
+            fields: &fields,
+            shared: schema,
+        };
+        let body = wire::json_bytes(&body, body_bytes + 64);
+        let mut request = self.post(path, body);
         request.tokens = Some(estimate);
         request
     }
 
     /// `POST {base_url}{path}` with `body` as JSON.
     pub fn post_json(&self, path: &str, body: Map<String, Value>) -> HttpRequest {
+        self.post(path, wire::json_bytes(&body, 0))
+    }
+
+    /// `POST {base_url}{path}` with `body`, bytes of JSON.
+    fn post(&self, path: &str, body: Vec<u8>) -> HttpRequest {
         let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
         headers.extend(self.headers.iter().cloned());
         HttpRequest {
             method: "POST",
             url: format!("{}{path}", self.base_url),
             headers,
-            body: Value::Object(body).to_string().into_bytes(),
+            body,
             timeout: self.timeout,
             max_response_bytes: self.max_response_bytes,
             tokens: None,
@@ -275,6 +291,30 @@ impl Endpoint {
             ));
         }
         wire::json_body(&self.server, response)
+    }
+}
+
+/// The body of an LLM request: its fields, and the answer's schema with where it goes, a path
+/// of keys and of indices into arrays at which the fields hold a placeholder. The schema is
+/// written in from the format that keeps it as the body is serialised: a copy of it in every
+/// body was a tenth of a whole call's instructions.
+pub struct LlmBody<'f> {
+    pub fields: Map<String, Value>,
+    pub schema: Option<(&'static [&'static str], &'f Value)>,
+}
+
+impl<'f> LlmBody<'f> {
+    /// A body that takes `schema` at `at`; none without a place for it (prompt delivery
+    /// writes the schema in the prompt).
+    pub fn new(
+        fields: Map<String, Value>,
+        at: Option<&'static [&'static str]>,
+        schema: &'f Value,
+    ) -> Self {
+        Self {
+            fields,
+            schema: at.map(|at| (at, schema)),
+        }
     }
 }
 

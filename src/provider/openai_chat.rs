@@ -18,7 +18,7 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::contract::Provider;
 use crate::provider::conversation::{Conversation, Delivered, Token, Turn};
 use crate::provider::delivery::{self, ANSWER_TOOL, Delivery};
-use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::endpoint::{self, Endpoint, LlmBody};
 use crate::provider::model::ModelRef;
 use crate::provider::profile::Profile;
 use crate::provider::server::Server;
@@ -128,25 +128,25 @@ impl Provider for OpenAiChat {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.endpoint.model_name));
         body.insert("messages".into(), Value::Array(self.messages(conversation)));
-        match self.endpoint.delivery {
+        let schema_at: Option<&'static [&'static str]> = match self.endpoint.delivery {
             Delivery::Native => {
-                body.insert(
-                    "response_format".into(),
-                    self.profile.response_format(format),
-                );
+                let (response_format, at) = self.profile.response_format(format);
+                body.insert("response_format".into(), response_format);
+                Some(at)
             }
             Delivery::Tool => {
                 let mut tool = json!({ "type": "function" });
-                tool["function"] = Value::Object(delivery::strict_function(&format.schema));
+                tool["function"] = Value::Object(delivery::strict_function());
                 body.insert("tools".into(), Value::Array(vec![tool]));
                 body.insert(
                     "tool_choice".into(),
                     json!({ "type": "function", "function": { "name": ANSWER_TOOL } }),
                 );
                 body.insert("parallel_tool_calls".into(), json!(false));
+                Some(&["tools", "0", "function", "parameters"])
             }
-            Delivery::Prompt => {}
-        }
+            Delivery::Prompt => None,
+        };
         if self.endpoint.asks_logprobs() {
             // One alternative a token: llama-cpp-python gives none without `top_logprobs`, and
             // llama.cpp's server none when it is 0.
@@ -161,6 +161,7 @@ impl Provider for OpenAiChat {
             (Delivery::Native, true) => wire::json_len(&*format.schema),
             _ => 0,
         };
+        let body = LlmBody::new(body, schema_at, &format.schema);
         self.endpoint.post_llm(
             "/chat/completions",
             body,

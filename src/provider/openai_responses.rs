@@ -18,7 +18,7 @@ use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::contract::Provider;
 use crate::provider::conversation::{Conversation, Delivered, Token, Turn};
 use crate::provider::delivery::{self, ANSWER_TOOL, Capabilities, Delivery};
-use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::endpoint::{self, Endpoint, LlmBody};
 use crate::provider::model::ModelRef;
 use crate::provider::openai_chat::{openai_endpoint, openai_retry_hint};
 use crate::provider::profile::{self, Profile};
@@ -151,30 +151,33 @@ impl Provider for OpenAiResponses {
         body.insert("model".into(), json!(self.endpoint.model_name));
         body.insert("instructions".into(), json!(conversation.system.text()));
         body.insert("input".into(), Value::Array(self.input(conversation)));
-        match self.endpoint.delivery {
+        let schema_at: Option<&'static [&'static str]> = match self.endpoint.delivery {
             Delivery::Native => {
-                let mut text = json!({ "format": { "type": "json_schema", "name": format.name } });
-                text["format"]["schema"] = Value::clone(&format.schema);
-                text["format"]["strict"] = Value::Bool(true);
+                let text = json!({ "format": {
+                    "type": "json_schema", "name": format.name, "schema": null, "strict": true,
+                } });
                 body.insert("text".into(), text);
+                Some(&["text", "format", "schema"])
             }
             Delivery::Tool => {
                 let mut tool = Map::new();
                 tool.insert("type".into(), json!("function"));
-                tool.extend(delivery::strict_function(&format.schema));
+                tool.extend(delivery::strict_function());
                 body.insert("tools".into(), Value::Array(vec![Value::Object(tool)]));
                 body.insert(
                     "tool_choice".into(),
                     json!({ "type": "function", "name": ANSWER_TOOL }),
                 );
                 body.insert("parallel_tool_calls".into(), json!(false));
+                Some(&["tools", "0", "parameters"])
             }
-            Delivery::Prompt => {}
-        }
+            Delivery::Prompt => None,
+        };
         if self.endpoint.asks_logprobs() {
             body.insert("include".into(), json!(["message.output_text.logprobs"]));
         }
         body.insert("store".into(), json!(false));
+        let body = LlmBody::new(body, schema_at, &format.schema);
         self.endpoint
             .post_llm("/responses", body, &["max_output_tokens"], 0)
     }

@@ -139,23 +139,21 @@ impl Profile {
         matches!(self, Profile::Ollama | Profile::LlamaCpp | Profile::Vllm)
     }
 
-    pub fn response_format(self, format: &AnswerFormat) -> Value {
-        // The schema is cloned in, not written through `json!`, which would serialise it into
-        // a new value: the slower copy, on every request.
-        let schema = Value::clone(&format.schema);
+    /// The `response_format` of a Chat Completions request, and where in the body the answer's
+    /// schema goes: it holds a placeholder there, which the body writes the schema over
+    /// (`endpoint::LlmBody`).
+    pub fn response_format(self, format: &AnswerFormat) -> (Value, &'static [&'static str]) {
         match self {
-            Profile::LlamaCpp => {
-                let mut response_format = json!({ "type": "json_object" });
-                response_format["schema"] = schema;
-                response_format
-            }
-            _ => {
-                let mut response_format =
-                    json!({ "type": "json_schema", "json_schema": { "name": format.name } });
-                response_format["json_schema"]["schema"] = schema;
-                response_format["json_schema"]["strict"] = Value::Bool(true);
-                response_format
-            }
+            Profile::LlamaCpp => (
+                json!({ "type": "json_object", "schema": null }),
+                &["response_format", "schema"],
+            ),
+            _ => (
+                json!({ "type": "json_schema", "json_schema": {
+                    "name": format.name, "schema": null, "strict": true,
+                } }),
+                &["response_format", "json_schema", "schema"],
+            ),
         }
     }
 

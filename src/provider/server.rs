@@ -27,6 +27,7 @@ use crate::provider::endpoint;
 use crate::provider::model::ModelRef;
 use crate::provider::profile::Profile;
 use crate::provider::window::{self, Window, WindowSource};
+use crate::provider::wire;
 use crate::settings::Settings;
 
 /// How long what a server said is trusted.
@@ -373,7 +374,7 @@ pub(super) fn probe_request(method: &'static str, url: &str, body: Value) -> Htt
     } else {
         (
             vec![("content-type".to_owned(), "application/json".to_owned())],
-            body.to_string().into_bytes(),
+            wire::json_bytes(&body, 0),
         )
     };
     HttpRequest {

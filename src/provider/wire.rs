@@ -1,7 +1,8 @@
 //! What every provider's wire format shares: error bodies, status classes, the errors an
 //! answer's stop reason stands for.
 
-use serde_json::Value;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, StructureError};
 use crate::outcome::Usage;
@@ -191,8 +192,93 @@ pub fn cut(text: &str) -> String {
     format!("{cut}…")
 }
 
+/// `value` as compact JSON, in a buffer with room for `size` bytes from the start (its length
+/// when counted already). Written as bytes, not through `Display`, whose formatter passes each
+/// piece through `fmt::Write`: four times the instructions for a request body.
+pub fn json_bytes(value: &impl Serialize, size: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(size);
+    // Writing JSON into memory fails only for a map whose keys are not strings, and no value
+    // sent has one.
+    let _ = serde_json::to_writer(&mut bytes, value);
+    bytes
+}
+
+/// A request body's `fields` written with the `shared` value in place of what they hold at its
+/// path, of keys and of indices into arrays: a body that takes the answer's schema from the
+/// format that keeps it, without a copy of it in every body. A path that leads nowhere writes
+/// the fields as they are.
+pub struct WithShared<'v> {
+    pub fields: &'v Map<String, Value>,
+    pub shared: Option<(&'v [&'v str], &'v Value)>,
+}
+
+impl Serialize for WithShared<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        write_object(self.fields, self.shared, serializer)
+    }
+}
+
+/// `value` with `shared` in place of what it holds at `at`.
+struct At<'v> {
+    value: &'v Value,
+    at: &'v [&'v str],
+    shared: &'v Value,
+}
+
+impl Serialize for At<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Some((step, rest)) = self.at.split_first() else {
+            return self.shared.serialize(serializer);
+        };
+        match self.value {
+            Value::Object(object) => write_object(object, Some((self.at, self.shared)), serializer),
+            Value::Array(items) => {
+                let index = step.parse::<usize>().ok();
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for (at, item) in items.iter().enumerate() {
+                    if Some(at) == index {
+                        seq.serialize_element(&At {
+                            value: item,
+                            at: rest,
+                            shared: self.shared,
+                        })?;
+                    } else {
+                        seq.serialize_element(item)?;
+                    }
+                }
+                seq.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
+}
+
+fn write_object<S: Serializer>(
+    object: &Map<String, Value>,
+    shared: Option<(&[&str], &Value)>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(object.len()))?;
+    for (key, value) in object {
+        match shared {
+            Some((at, shared)) if at.first() == Some(&key.as_str()) => {
+                map.serialize_entry(
+                    key,
+                    &At {
+                        value,
+                        at: &at[1..],
+                        shared,
+                    },
+                )?;
+            }
+            _ => map.serialize_entry(key, value)?,
+        }
+    }
+    map.end()
+}
+
 /// The bytes of `value` as compact JSON, counted without keeping them.
-pub fn json_len(value: &impl serde::Serialize) -> usize {
+pub fn json_len(value: &impl Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -233,4 +319,49 @@ pub fn tokens(list: Option<&Value>, text: &str, logprob: &str) -> Vec<Token> {
         })
         .collect::<Option<Vec<Token>>>();
     read.unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_shared_value_is_written_where_its_path_leads_and_nowhere_else() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let fields = |body: Value| body.as_object().cloned().unwrap_or_default();
+        let written = |body: &Map<String, Value>, at: &[&str]| {
+            let body = WithShared {
+                fields: body,
+                shared: Some((at, &schema)),
+            };
+            let bytes = json_bytes(&body, 0);
+            assert_eq!(bytes.len(), json_len(&body));
+            serde_json::from_slice::<Value>(&bytes).unwrap()
+        };
+        // Through objects, keeping the keys' order.
+        let body = fields(json!({"z": 1, "format": {"schema": null, "strict": true}, "a": 2}));
+        let shown = written(&body, &["format", "schema"]);
+        assert_eq!(
+            shown,
+            json!({"z": 1, "format": {"schema": schema, "strict": true}, "a": 2})
+        );
+        let keys: Vec<&String> = shown["format"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["schema", "strict"]);
+        // Through an array's item.
+        let body = fields(json!({"tools": [{"name": "x"}, {"name": "t", "input_schema": null}]}));
+        assert_eq!(
+            written(&body, &["tools", "1", "input_schema"]),
+            json!({"tools": [{"name": "x"}, {"name": "t", "input_schema": schema}]})
+        );
+        // A path that leads nowhere leaves the fields as they are.
+        for nowhere in [
+            &["tools", "7", "input_schema"][..],
+            &["tools", "x"],
+            &["none"],
+        ] {
+            assert_eq!(written(&body, nowhere), Value::Object(body.clone()));
+        }
+    }
 }

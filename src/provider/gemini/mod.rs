@@ -23,7 +23,7 @@ use crate::provider::conversation::{Conversation, Delivered, Token, Turn};
 use crate::provider::delivery::{
     self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
 };
-use crate::provider::endpoint::{self, Endpoint};
+use crate::provider::endpoint::{self, Endpoint, LlmBody};
 use crate::provider::model::ModelRef;
 use crate::provider::server::Server;
 use crate::provider::window::Window;
@@ -178,19 +178,27 @@ impl Provider for Gemini {
             json!({ "parts": [{ "text": conversation.system.text() }] }),
         );
         body.insert("contents".into(), Value::Array(self.contents(conversation)));
-        match self.endpoint.delivery {
+        let schema_at: Option<&'static [&'static str]> = match self.endpoint.delivery {
             Delivery::Native => {
                 generation.insert("responseMimeType".into(), json!("application/json"));
-                let field = match format.dialect {
-                    SchemaDialect::OpenApi => "responseSchema",
-                    SchemaDialect::JsonSchema => "responseJsonSchema",
+                let (field, at): (&str, &'static [&'static str]) = match format.dialect {
+                    SchemaDialect::OpenApi => {
+                        ("responseSchema", &["generationConfig", "responseSchema"])
+                    }
+                    SchemaDialect::JsonSchema => (
+                        "responseJsonSchema",
+                        &["generationConfig", "responseJsonSchema"],
+                    ),
                 };
-                generation.insert(field.into(), Value::clone(&format.schema));
+                generation.insert(field.into(), Value::Null);
+                Some(at)
             }
             Delivery::Tool => {
-                let mut declaration =
-                    json!({ "name": ANSWER_TOOL, "description": ANSWER_TOOL_DESCRIPTION });
-                declaration["parametersJsonSchema"] = Value::clone(&format.schema);
+                let declaration = json!({
+                    "name": ANSWER_TOOL,
+                    "description": ANSWER_TOOL_DESCRIPTION,
+                    "parametersJsonSchema": null,
+                });
                 let mut tools = json!([{ "functionDeclarations": [] }]);
                 tools[0]["functionDeclarations"] = Value::Array(vec![declaration]);
                 body.insert("tools".into(), tools);
@@ -198,13 +206,21 @@ impl Provider for Gemini {
                     "toolConfig".into(),
                     json!({ "functionCallingConfig": { "mode": "ANY", "allowedFunctionNames": [ANSWER_TOOL] } }),
                 );
+                Some(&[
+                    "tools",
+                    "0",
+                    "functionDeclarations",
+                    "0",
+                    "parametersJsonSchema",
+                ])
             }
-            Delivery::Prompt => {}
-        }
+            Delivery::Prompt => None,
+        };
         if self.endpoint.asks_logprobs() {
             generation.insert("responseLogprobs".into(), json!(true));
         }
         body.insert("generationConfig".into(), Value::Object(generation));
+        let body = LlmBody::new(body, schema_at, &format.schema);
         let path = format!("/models/{}:generateContent", self.endpoint.model_name);
         self.endpoint
             .post_llm(&path, body, &["generationConfig", "maxOutputTokens"], 0)
