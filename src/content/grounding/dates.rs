@@ -1,5 +1,6 @@
 //! Dates in a text: whether it mentions one at all, and the dates it writes out in full.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use super::pattern::{Found, Pattern};
@@ -230,16 +231,16 @@ const CLOCK_WORDS: &[&str] = &[
 /// or weekday. A text with none of these does not need the current date, and a model shown it
 /// anyway may write it for a date the text gives otherwise.
 pub fn needs_the_current_date(text: &str) -> bool {
-    let words: Vec<String> = words(text).collect();
+    let words: Vec<_> = words(text).collect();
     let units = ["week", "month", "year", "weekend"];
     let weekday = |word: &str| WEEKDAY_WORDS.contains(&word) && word.len() > 4;
     words.iter().enumerate().any(|(at, word)| {
-        CLOCK_WORDS.contains(&word.as_str())
+        CLOCK_WORDS.contains(&&**word)
             || weekday(word)
-            || (matches!(word.as_str(), "next" | "last" | "this")
+            || (matches!(&**word, "next" | "last" | "this")
                 && words
                     .get(at + 1)
-                    .is_some_and(|after| units.contains(&after.as_str()) || weekday(after)))
+                    .is_some_and(|after| units.contains(&&**after) || weekday(after)))
     })
 }
 
@@ -259,7 +260,7 @@ const ENGLISH_MONTHS: &[&str] = &[
     "december",
 ];
 
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+fn words(text: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     lowercase_words(text, &['\''])
 }
 
@@ -270,7 +271,7 @@ pub fn mentions_a_date(text: &str) -> bool {
     let named = words(text).any(|word| {
         [MONTH_WORDS, ENGLISH_MONTHS, WEEKDAY_WORDS, RELATIVE_WORDS]
             .iter()
-            .any(|list| list.contains(&word.as_str()))
+            .any(|list| list.contains(&&*word))
             || (word.len() == 4
                 && word.bytes().all(|b| b.is_ascii_digit())
                 && matches!(word.as_bytes()[0], b'1' | b'2'))
@@ -310,9 +311,9 @@ fn numbers_only_decimal(text: &str) -> bool {
 pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> {
     let lower = text.to_lowercase();
     let unreadable = words(&lower).any(|word| {
-        WEEKDAY_WORDS[..7].contains(&word.as_str())
-            || RELATIVE_WORDS.contains(&word.as_str())
-            || (MONTH_WORDS.contains(&word.as_str()) && word.len() > 4)
+        WEEKDAY_WORDS[..7].contains(&&*word)
+            || RELATIVE_WORDS.contains(&&*word)
+            || (MONTH_WORDS.contains(&&*word) && word.len() > 4)
     });
     if unreadable || patterns().ambiguous.is_match(&lower) {
         return None;

@@ -338,7 +338,7 @@ fn named_values(field: &Value, text: &str) -> Option<Vec<Value>> {
         return None;
     }
     let values = field.get("enum")?.as_array()?;
-    let text_words: Vec<String> = words::lowercase_words(text, &[]).collect();
+    let text_words: Vec<_> = words::lowercase_words(text, &[]).collect();
     let named: Vec<Value> = values
         .iter()
         .filter(|value| {

@@ -1,5 +1,7 @@
 //! The words of a text as grounding reads them: copied tokens, word spans and numbers.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 /// The longest word span offered for a plain string in extractive mode.
@@ -97,21 +99,28 @@ fn word_bounds(segment: &str) -> Vec<(usize, usize)> {
 }
 
 /// The words of `text` in lower case: runs of letters and digits, with the `inner` characters
-/// kept inside a word (`'` keeps `aujourd'hui` whole).
+/// kept inside a word (`'` keeps `aujourd'hui` whole). A word with no capital is the text's
+/// own, not a copy (most words of a text, and this runs on every call).
 pub(super) fn lowercase_words<'t>(
     text: &'t str,
     inner: &'t [char],
-) -> impl Iterator<Item = String> + 't {
+) -> impl Iterator<Item = Cow<'t, str>> + 't {
     text.split(move |c: char| !c.is_alphanumeric() && !inner.contains(&c))
         .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
+        .map(|word| {
+            if word.chars().any(char::is_uppercase) {
+                Cow::Owned(word.to_lowercase())
+            } else {
+                Cow::Borrowed(word)
+            }
+        })
 }
 
 /// Whether a text, by its [`lowercase_words`], names `value` (an enum value such as
 /// `in_progress` or `failure`): each of its words appears in the text as itself or as a word
 /// sharing its stem (`failed` names `failure`: a common start of four or more letters and two
 /// thirds of the shorter word).
-pub(super) fn names(text_words: &[String], value: &str) -> bool {
+pub(super) fn names(text_words: &[Cow<'_, str>], value: &str) -> bool {
     let mut value_words = lowercase_words(value, &[]).peekable();
     value_words.peek().is_some()
         && value_words.all(|wanted| text_words.iter().any(|word| names_word(word, &wanted)))
@@ -231,7 +240,7 @@ const NUMBER_WORDS: &[&str] = &[
 /// Whether `text` may state a number: a digit, or a word of [`NUMBER_WORDS`].
 pub(super) fn mentions_a_number(text: &str) -> bool {
     text.bytes().any(|byte| byte.is_ascii_digit())
-        || lowercase_words(text, &[]).any(|word| NUMBER_WORDS.contains(&word.as_str()))
+        || lowercase_words(text, &[]).any(|word| NUMBER_WORDS.contains(&&*word))
 }
 
 /// The numbers written in `text` with digits, each with the byte range it is written in (its
