@@ -278,9 +278,18 @@ mod tests {
         });
         let answer =
             json!({ "a": null, "b": null, "c": null, "items": [{ "x": null }, { "x": 1 }] });
+        let mut repairs = Vec::new();
         assert_eq!(
-            restore(&original, answer, false, &mut Vec::new()),
+            restore(&original, answer, false, &mut repairs),
             json!({ "a": null, "b": null, "items": [{}, { "x": 1 }] })
+        );
+        // Each repair names where it was made, however deep, and only there.
+        assert_eq!(
+            repairs,
+            [
+                "/c: dropped null (an optional property left out)",
+                "/items/0/x: dropped null (an optional property left out)"
+            ]
         );
     }
 

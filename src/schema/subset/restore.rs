@@ -11,136 +11,159 @@ use crate::schema::walk::{self, escape, json_type, too_deep};
 /// nulls standing for absent optional properties and, when `decode` is set (the subset encodes
 /// free-form values), decodes JSON-encoded strings and key/value pair arrays. Each null dropped
 /// is noted in `repairs`.
+///
+/// The answer is restored in place, and the pointer of where the walk is kept in one buffer:
+/// an answer that needs nothing restored (the common case) is not copied, and no pointer is
+/// written out unless a repair names it.
 pub fn restore(root: &Value, instance: Value, decode: bool, repairs: &mut Vec<String>) -> Value {
+    let mut instance = instance;
     Restore {
         root,
         decode,
         repairs,
+        at: String::new(),
     }
-    .node(root, instance, "", 0)
+    .node(root, &mut instance, 0);
+    instance
 }
 
 struct Restore<'a> {
     root: &'a Value,
     decode: bool,
     repairs: &'a mut Vec<String>,
+    /// The JSON pointer of the instance being restored.
+    at: String,
 }
 
 impl Restore<'_> {
-    fn node(&mut self, node: &Value, instance: Value, at: &str, depth: usize) -> Value {
+    fn node(&mut self, node: &Value, instance: &mut Value, depth: usize) {
         if too_deep(depth) {
-            return instance;
+            return;
         }
         if node.get("$ref").is_some() {
             let target = walk::follow(self.root, node);
-            return match target.get("$ref") {
-                // A reference that points to nothing: the answer as it is.
-                Some(_) => instance,
-                None => self.node(target, instance, at, depth + 1),
-            };
+            // A reference that points to nothing: the answer as it is.
+            if target.get("$ref").is_none() {
+                self.node(target, instance, depth + 1);
+            }
+            return;
         }
         if self.decode {
-            match (shape(node), instance) {
+            match (shape(node), &*instance) {
                 (Shape::Opaque, Value::String(text)) => {
-                    return serde_json::from_str(&text).unwrap_or(Value::String(text));
+                    if let Ok(decoded) = serde_json::from_str(text) {
+                        *instance = decoded;
+                    }
+                    return;
                 }
-                (Shape::Map(values), Value::Array(pairs)) => {
-                    return self.map(values, pairs, at, depth);
+                (Shape::Map(values), Value::Array(_)) => {
+                    return self.map(values, instance, depth);
                 }
-                (_, other) => return self.plain(node, other, at, depth),
+                _ => {}
             }
         }
-        self.plain(node, instance, at, depth)
+        self.plain(node, instance, depth)
     }
 
-    fn map(&mut self, values: &Value, pairs: Vec<Value>, at: &str, depth: usize) -> Value {
+    /// Key/value pairs made an object again, when every pair is well formed.
+    fn map(&mut self, values: &Value, instance: &mut Value, depth: usize) {
+        let Value::Array(pairs) = instance else {
+            return;
+        };
         let well_formed = pairs.iter().all(|pair| {
             pair.get("key").is_some_and(Value::is_string) && pair.get("value").is_some()
         });
         if !well_formed {
-            return Value::Array(pairs);
+            return;
         }
         let mut object = Map::new();
-        for pair in pairs {
+        for pair in std::mem::take(pairs) {
             if let Value::Object(mut pair) = pair {
                 let key = pair
                     .remove("key")
                     .and_then(|key| key.as_str().map(str::to_owned))
                     .unwrap_or_default();
-                let value = pair.remove("value").unwrap_or(Value::Null);
-                let here = format!("{at}/{}", escape(&key));
-                let value = self.node(values, value, &here, depth + 1);
+                let mut value = pair.remove("value").unwrap_or(Value::Null);
+                self.within(&escape(&key), |restore| {
+                    restore.node(values, &mut value, depth + 1)
+                });
                 object.insert(key, value);
             }
         }
-        Value::Object(object)
+        *instance = Value::Object(object);
     }
 
-    fn plain(&mut self, node: &Value, instance: Value, at: &str, depth: usize) -> Value {
+    fn plain(&mut self, node: &Value, instance: &mut Value, depth: usize) {
         if let Some(Value::Array(branches)) = node.get("allOf") {
-            let own = self.own(node, instance, at, depth);
-            return branches.iter().fold(own, |instance, branch| {
-                self.node(branch, instance, at, depth + 1)
-            });
+            self.own(node, instance, depth);
+            for branch in branches {
+                self.node(branch, instance, depth + 1);
+            }
+            return;
         }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = node.get(keyword) {
-                let instance = self.own(node, instance, at, depth);
-                return match pick_branch(self.root, branches, &instance) {
-                    Some(branch) => self.node(branch, instance, at, depth + 1),
-                    None => instance,
-                };
+                self.own(node, instance, depth);
+                if let Some(branch) = pick_branch(self.root, branches, instance) {
+                    self.node(branch, instance, depth + 1);
+                }
+                return;
             }
         }
-        self.own(node, instance, at, depth)
+        self.own(node, instance, depth)
     }
 
     /// Restores what the node itself says about properties and items.
-    fn own(&mut self, node: &Value, instance: Value, at: &str, depth: usize) -> Value {
+    fn own(&mut self, node: &Value, instance: &mut Value, depth: usize) {
         match instance {
             Value::Object(object) => {
                 let Some(Value::Object(properties)) = node.get("properties") else {
-                    return Value::Object(object);
+                    return;
                 };
                 let required = node.as_object().map(required_names).unwrap_or_default();
-                let mut restored = Map::new();
-                for (name, value) in object {
-                    let here = format!("{at}/{}", escape(&name));
-                    match properties.get(&name) {
-                        Some(schema) => {
-                            if value.is_null()
-                                && !required.contains(&name.as_str())
-                                && !permits_null(self.root, schema, depth)
-                            {
-                                self.repairs.push(format!(
-                                    "{here}: dropped null (an optional property left out)"
-                                ));
-                                continue;
-                            }
-                            let value = self.node(schema, value, &here, depth + 1);
-                            restored.insert(name, value);
+                object.retain(|name, value| {
+                    let Some(schema) = properties.get(name) else {
+                        return true;
+                    };
+                    self.within(&escape(name), |restore| {
+                        if value.is_null()
+                            && !required.contains(&name.as_str())
+                            && !permits_null(restore.root, schema, depth)
+                        {
+                            let at = &restore.at;
+                            (restore.repairs).push(format!(
+                                "{at}: dropped null (an optional property left out)"
+                            ));
+                            return false;
                         }
-                        None => {
-                            restored.insert(name, value);
-                        }
+                        restore.node(schema, value, depth + 1);
+                        true
+                    })
+                });
+            }
+            Value::Array(items) => {
+                if let Some(schema) = node.get("items")
+                    && (schema.is_object() || schema.is_boolean())
+                {
+                    for (index, item) in items.iter_mut().enumerate() {
+                        self.within(&index.to_string(), |restore| {
+                            restore.node(schema, item, depth + 1)
+                        });
                     }
                 }
-                Value::Object(restored)
             }
-            Value::Array(items) => match node.get("items") {
-                Some(schema) if schema.is_object() || schema.is_boolean() => Value::Array(
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, item)| {
-                            self.node(schema, item, &format!("{at}/{index}"), depth + 1)
-                        })
-                        .collect(),
-                ),
-                _ => Value::Array(items),
-            },
-            other => other,
+            _ => {}
         }
+    }
+
+    /// What `step` gives with the pointer one `segment` deeper.
+    fn within<T>(&mut self, segment: &str, step: impl FnOnce(&mut Self) -> T) -> T {
+        let length = self.at.len();
+        self.at.push('/');
+        self.at.push_str(segment);
+        let result = step(self);
+        self.at.truncate(length);
+        result
     }
 }
 
