@@ -230,10 +230,14 @@ impl Endpoint {
     ) -> HttpRequest {
         let LlmBody { mut fields, schema } = body;
         let window = self.counted.get().unwrap_or_else(|| self.window());
-        let body_bytes = wire::json_len(&WithShared {
-            fields: &fields,
-            shared: schema,
-        });
+        let mut bytes = wire::json_bytes(
+            &WithShared {
+                fields: &fields,
+                shared: schema,
+            },
+            0,
+        );
+        let body_bytes = bytes.len();
         let prompt_bytes = body_bytes.saturating_sub(unread_bytes);
         let mut output = window.output_tokens(prompt_bytes, self.max_output_tokens);
         let least = Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens);
@@ -248,14 +252,21 @@ impl Endpoint {
             output,
             fits: output >= least,
         };
-        insert_at(&mut fields, limit_at, Value::from(output.max(1)));
-        // Room for the body as counted, and the answer limit with its key.
-        let body = WithShared {
-            fields: &fields,
-            shared: schema,
-        };
-        let body = wire::json_bytes(&body, body_bytes + 64);
-        let mut request = self.post(path, body);
+        let limit = Value::from(output.max(1));
+        match limit_at {
+            // A new key of the body's own object goes last: it is written after the bytes
+            // counted, not into the fields and the whole body written again.
+            [key] if !fields.contains_key(*key) => wire::append_entry(&mut bytes, key, &limit),
+            _ => {
+                insert_at(&mut fields, limit_at, limit);
+                let body = WithShared {
+                    fields: &fields,
+                    shared: schema,
+                };
+                bytes = wire::json_bytes(&body, body_bytes + 64);
+            }
+        }
+        let mut request = self.post(path, bytes);
         request.tokens = Some(estimate);
         request
     }

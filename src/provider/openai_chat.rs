@@ -24,6 +24,7 @@ use crate::provider::profile::Profile;
 use crate::provider::server::Server;
 use crate::provider::window::Window;
 use crate::provider::{retry, wire};
+use crate::schema::walk;
 use crate::settings::Settings;
 
 pub struct OpenAiChat {
@@ -222,7 +223,7 @@ impl Provider for OpenAiChat {
     }
 
     fn tokens(&self, body: &Value) -> Vec<Token> {
-        let content = body.pointer("/choices/0/logprobs/content");
+        let content = walk::pointer(body, "/choices/0/logprobs/content");
         wire::tokens(content, "token", "logprob")
     }
 

@@ -10,6 +10,7 @@ use crate::ports::HttpResponse;
 use crate::provider::conversation::{Delivered, Token};
 use crate::provider::delivery::ANSWER_TOOL;
 use crate::provider::window::Exceeded;
+use crate::schema::walk::pointer;
 
 /// Statuses worth retrying: rate limits, overload (Anthropic's 529), server errors.
 pub const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
@@ -124,7 +125,7 @@ pub fn json_body(server: &str, response: &HttpResponse) -> Result<Value, Structu
 /// What a response `body` says a call cost: the sums of the counts at the `prompt` and
 /// `completion` JSON pointers, and the count at `cached` (missing counts are 0).
 pub fn usage(body: &Value, prompt: &[&str], completion: &[&str], cached: &str) -> Usage {
-    let count = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let count = |at: &str| pointer(body, at).and_then(Value::as_u64).unwrap_or(0);
     Usage {
         llm_calls: 0,
         prompt_tokens: prompt.iter().map(|pointer| count(pointer)).sum(),
@@ -277,6 +278,21 @@ fn write_object<S: Serializer>(
     map.end()
 }
 
+/// `key: value` written at the end of `object`, the compact JSON of an object (what adding the
+/// key to the object, when it lacks it, and writing it again would give).
+pub fn append_entry(object: &mut Vec<u8>, key: &str, value: &Value) {
+    debug_assert_eq!(object.last(), Some(&b'}'), "an object's JSON");
+    object.pop();
+    if object.last() != Some(&b'{') {
+        object.push(b',');
+    }
+    // Writing JSON into memory cannot fail for a string or a value.
+    let _ = serde_json::to_writer(&mut *object, key);
+    object.push(b':');
+    let _ = serde_json::to_writer(&mut *object, value);
+    object.push(b'}');
+}
+
 /// The bytes of `value` as compact JSON, counted without keeping them.
 pub fn json_len(value: &impl Serialize) -> usize {
     struct Count(usize);
@@ -362,6 +378,17 @@ mod tests {
             &["none"],
         ] {
             assert_eq!(written(&body, nowhere), Value::Object(body.clone()));
+        }
+    }
+
+    #[test]
+    fn an_entry_appended_is_the_key_added_and_the_object_written_again() {
+        for object in [json!({}), json!({"a": [1, {"b": "}"}], "c": "x\"}"})] {
+            let mut bytes = json_bytes(&object, 0);
+            append_entry(&mut bytes, "max \"tokens\"", &json!(512));
+            let mut added = object.as_object().cloned().unwrap();
+            added.insert("max \"tokens\"".into(), json!(512));
+            assert_eq!(bytes, json_bytes(&added, 0));
         }
     }
 }
