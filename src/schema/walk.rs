@@ -109,35 +109,6 @@ pub fn holds(keyword: &str) -> Holds {
     }
 }
 
-/// The subschemas directly under `schema`, each with its pointer below `at`.
-pub fn children<'a>(
-    schema: &'a Map<String, Value>,
-    at: &'a str,
-) -> impl Iterator<Item = (String, &'a Value)> + 'a {
-    schema.iter().flat_map(move |(keyword, value)| {
-        let holds = holds(keyword);
-        // Most keywords hold no schema: their pointer is not worth writing.
-        let here = match holds {
-            Holds::Nothing => String::new(),
-            _ => format!("{at}/{}", escape(keyword)),
-        };
-        let found: Vec<(String, &Value)> = match (holds, value) {
-            (Holds::Map, Value::Object(named)) => named
-                .iter()
-                .map(|(name, child)| (format!("{here}/{}", escape(name)), child))
-                .collect(),
-            (Holds::List, Value::Array(list)) => list
-                .iter()
-                .enumerate()
-                .map(|(index, child)| (format!("{here}/{index}"), child))
-                .collect(),
-            (Holds::List | Holds::One, child) => vec![(here, child)],
-            _ => Vec::new(),
-        };
-        found
-    })
-}
-
 /// What a visitor wants next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
@@ -152,12 +123,15 @@ pub enum Next {
 /// Visits every schema object of `schema`, depth first, with its pointer; a visitor that
 /// returns [`Next::Stop`] ends the walk (the result is then `false`).
 pub fn schemas(schema: &Value, visit: &mut impl FnMut(&Map<String, Value>, &str) -> Next) -> bool {
-    walk_schemas(schema, "", 0, visit)
+    walk_schemas(schema, &mut String::new(), 0, visit)
 }
 
+/// The walk of [`schemas`] below `node` at pointer `at`, one buffer that each step down writes
+/// its token to and takes it off again: walks run on every call, and most visitors never read
+/// the pointer.
 fn walk_schemas(
     node: &Value,
-    at: &str,
+    at: &mut String,
     depth: usize,
     visit: &mut impl FnMut(&Map<String, Value>, &str) -> Next,
 ) -> bool {
@@ -170,9 +144,41 @@ fn walk_schemas(
     match visit(map, at) {
         Next::Stop => false,
         Next::Skip => true,
-        Next::Descend => children(map, at)
-            .all(|(pointer, child)| walk_schemas(child, &pointer, depth + 1, visit)),
+        Next::Descend => map.iter().all(|(keyword, value)| {
+            let holds = holds(keyword);
+            if matches!(holds, Holds::Nothing) {
+                return true;
+            }
+            within(at, keyword, |at| match (holds, value) {
+                (Holds::Map, Value::Object(named)) => named.iter().all(|(name, child)| {
+                    within(at, name, |at| walk_schemas(child, at, depth + 1, visit))
+                }),
+                (Holds::List, Value::Array(list)) => {
+                    list.iter().enumerate().all(|(index, child)| {
+                        within(at, &index.to_string(), |at| {
+                            walk_schemas(child, at, depth + 1, visit)
+                        })
+                    })
+                }
+                (Holds::List | Holds::One, child) => walk_schemas(child, at, depth + 1, visit),
+                _ => true,
+            })
+        }),
     }
+}
+
+/// What `walk` gives with `name`'s token added to the pointer `at`, taken off again after.
+fn within<T>(at: &mut String, name: &str, walk: impl FnOnce(&mut String) -> T) -> T {
+    let length = at.len();
+    at.push('/');
+    if name.contains(['~', '/']) {
+        at.push_str(&escape(name));
+    } else {
+        at.push_str(name);
+    }
+    let result = walk(at);
+    at.truncate(length);
+    result
 }
 
 /// Visits every JSON object in `node` that is not data (under `enum`, `const`, `default`,
@@ -342,6 +348,45 @@ pub fn json_type(value: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_walk_gives_each_schema_its_pointer_and_stops_when_told() {
+        let schema = json!({
+            "properties": { "a/b~c": { "anyOf": [{ "type": "string" }, { "items": true }] } },
+            "not": { "enum": [{ "type": "data" }] },
+            "$defs": { "x": { "type": "integer" } },
+            "items": [{ "type": "null" }],
+        });
+        let mut seen = Vec::new();
+        let finished = schemas(&schema, &mut |_, pointer| {
+            seen.push(pointer.to_owned());
+            Next::Descend
+        });
+        assert!(finished);
+        assert_eq!(
+            seen,
+            [
+                "",
+                "/properties/a~1b~0c",
+                "/properties/a~1b~0c/anyOf/0",
+                "/properties/a~1b~0c/anyOf/1",
+                "/not",
+                "/$defs/x",
+                "/items/0",
+            ]
+        );
+        let mut visited = 0;
+        let stopped = !schemas(&schema, &mut |_, pointer| {
+            visited += 1;
+            if pointer.ends_with("anyOf/0") {
+                Next::Stop
+            } else {
+                Next::Descend
+            }
+        });
+        assert!(stopped);
+        assert_eq!(visited, 3);
+    }
 
     #[test]
     fn a_pointer_finds_what_serde_json_finds() {
