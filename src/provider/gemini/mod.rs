@@ -181,16 +181,11 @@ impl Provider for Gemini {
         let schema_at: Option<&'static [&'static str]> = match self.endpoint.delivery {
             Delivery::Native => {
                 generation.insert("responseMimeType".into(), json!("application/json"));
-                let (field, at): (&str, &'static [&'static str]) = match format.dialect {
-                    SchemaDialect::OpenApi => {
-                        ("responseSchema", &["generationConfig", "responseSchema"])
-                    }
-                    SchemaDialect::JsonSchema => (
-                        "responseJsonSchema",
-                        &["generationConfig", "responseJsonSchema"],
-                    ),
+                let at: &'static [&'static str] = match format.dialect {
+                    SchemaDialect::OpenApi => &["generationConfig", "responseSchema"],
+                    SchemaDialect::JsonSchema => &["generationConfig", "responseJsonSchema"],
                 };
-                generation.insert(field.into(), Value::Null);
+                generation.insert(at[1].into(), Value::Null);
                 Some(at)
             }
             Delivery::Tool => {
