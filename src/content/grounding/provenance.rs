@@ -22,6 +22,7 @@
 //! assert_eq!(found[2].matched, Match::Derived);
 //! ```
 
+use std::cell::OnceCell;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -188,6 +189,9 @@ struct Text<'t> {
     /// `text` of each of its bytes (one more at the end).
     folded: String,
     origin: Vec<usize>,
+    /// The dates the text writes out in full, and the instants ([`date_spans`]), read once for
+    /// every date field: each read lower-cases the whole text and runs the date patterns over it.
+    dates: [OnceCell<Vec<(String, Range<usize>)>>; 2],
 }
 
 impl<'t> Text<'t> {
@@ -197,6 +201,7 @@ impl<'t> Text<'t> {
             text,
             folded,
             origin,
+            dates: Default::default(),
         }
     }
 
@@ -257,11 +262,12 @@ impl<'t> Text<'t> {
             _ => None,
         };
         if let Some(with_time) = with_time
-            && let Some((_, range)) = date_spans(self.text, with_time)
-                .into_iter()
+            && let Some((_, range)) = self.dates[usize::from(with_time)]
+                .get_or_init(|| date_spans(self.text, with_time))
+                .iter()
                 .find(|(date, _)| same_instant(date, value))
         {
-            return Some((range, Match::Normalized));
+            return Some((range.clone(), Match::Normalized));
         }
         if leaf.named {
             return named_span(self.text, value).map(|range| (range, Match::Normalized));
@@ -377,6 +383,35 @@ mod tests {
             "tags": {"type": "array", "items": {"type": "string"}},
             "vip": {"type": "boolean"},
         }})
+    }
+
+    #[test]
+    fn every_date_field_finds_its_own_date_read_once() {
+        let schema = json!({"type": "object", "properties": {
+            "opened": {"type": "string", "format": "date-time"},
+            "closed": {"type": "string", "format": "date-time"},
+            "day": {"type": "string", "format": "date"},
+            "last": {"type": "string", "format": "date"},
+        }});
+        let text = "Opened on 14 April 2025 at 08:00 UTC, closed 2025-04-20T17:30:00Z.";
+        let data = json!({
+            "opened": "2025-04-14T08:00:00Z", "closed": "2025-04-20T17:30:00Z",
+            "day": "2025-04-14", "last": "2025-04-20",
+        });
+        let spans: Vec<Option<String>> = sources(&data, &schema, text)
+            .into_iter()
+            .map(|source| source.span.map(|span| span.text))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                Some("14 April 2025 at 08:00 UTC"),
+                Some("2025-04-20T17:30:00Z"),
+                Some("14 April 2025 at 08:00 UTC"),
+                Some("2025-04-20T17:30:00Z"),
+            ]
+            .map(|span| span.map(str::to_owned))
+        );
     }
 
     #[test]
