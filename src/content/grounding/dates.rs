@@ -318,10 +318,14 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
     if unreadable || patterns().ambiguous.is_match(&lower) {
         return None;
     }
-    let found = full_dates(&lower, with_time)?;
+    let found = full_dates(&lower, with_time);
     let covered: Vec<std::ops::Range<usize>> =
         found.iter().map(|(_, range)| range.clone()).collect();
-    let dates = found.into_iter().map(|(date, _)| date).collect();
+    // An instant written without a zone leaves it to be worked out.
+    let dates = found
+        .into_iter()
+        .map(|(date, _)| date)
+        .collect::<Option<_>>()?;
     // A month named without a full date around it (`in March`, `March 8`) leaves the day or
     // year to be worked out.
     let month_alone = (patterns().english_month.ranges(&lower).into_iter())
@@ -332,9 +336,13 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
     Some(dates)
 }
 
-/// The dates written out in full in `lower` (a lower-cased text), with their byte ranges;
-/// `None` when an instant (`with_time`) is written without a zone.
-fn full_dates(lower: &str, with_time: bool) -> Option<Vec<(String, std::ops::Range<usize>)>> {
+/// The dates written out in full in `lower` (a lower-cased text), with their byte ranges; a
+/// date is `None` where an instant (`with_time`) is written without a zone.
+fn full_dates(lower: &str, with_time: bool) -> Vec<(Option<String>, std::ops::Range<usize>)> {
+    let as_asked = |date: String, found: &Found<'_>| match with_time {
+        true => instant(&date, found),
+        false => Some(date),
+    };
     let mut dates = Vec::new();
     for found in patterns().iso.captures_all(lower) {
         let date = format!(
@@ -343,34 +351,33 @@ fn full_dates(lower: &str, with_time: bool) -> Option<Vec<(String, std::ops::Ran
             found.group("month"),
             found.group("day")
         );
-        let date = if with_time {
-            instant(&date, &found)?
-        } else {
-            date
-        };
-        dates.push((date, found.range()));
+        dates.push((as_asked(date, &found), found.range()));
     }
     for found in patterns().written.captures_all(lower) {
-        let month_name = found.name("month_a").or_else(|| found.name("month_b"))?;
-        let day = found.name("day_a").or_else(|| found.name("day_b"))?;
-        let month = ENGLISH_MONTHS
-            .iter()
-            .position(|name| name.starts_with(month_name.trim_end_matches('.')))?
-            + 1;
-        let date = format!("{}-{month:02}-{:0>2}", found.group("year"), day);
-        let date = if with_time {
-            instant(&date, &found)?
-        } else {
-            date
-        };
+        let date = written_date(&found).and_then(|date| as_asked(date, &found));
         dates.push((date, found.range()));
     }
-    Some(dates)
+    dates
 }
+
+/// The date a match of the English pattern writes (`14 April 2025`, `April 14, 2025`).
+fn written_date(found: &Found<'_>) -> Option<String> {
+    let month_name = found.name("month_a").or_else(|| found.name("month_b"))?;
+    let day = found.name("day_a").or_else(|| found.name("day_b"))?;
+    let month = ENGLISH_MONTHS
+        .iter()
+        .position(|name| name.starts_with(month_name.trim_end_matches('.')))?
+        + 1;
+    Some(format!("{}-{month:02}-{:0>2}", found.group("year"), day))
+}
+
+/// Dates (or instants) as `date` (`date-time`) values, each with the byte range of the text it
+/// is written in.
+pub(crate) type DateSpans = Vec<(String, std::ops::Range<usize>)>;
 
 /// The dates (or, `with_time`, instants) `text` writes out in full, each with the byte range
 /// of `text` it is written in, whatever else the text says.
-pub(crate) fn date_spans(text: &str, with_time: bool) -> Vec<(String, std::ops::Range<usize>)> {
+pub(crate) fn date_spans(text: &str, with_time: bool) -> DateSpans {
     // Lower-casing may change a character's length: map the lower-cased text's byte offsets
     // back to the text's.
     let mut lower = String::with_capacity(text.len());
@@ -385,10 +392,10 @@ pub(crate) fn date_spans(text: &str, with_time: bool) -> Vec<(String, std::ops::
     }
     origin.push(text.len());
     let back = |offset: usize| origin.get(offset).copied().unwrap_or(text.len());
+    // An instant written without a zone is no instant, but the others in the text still are.
     full_dates(&lower, with_time)
-        .unwrap_or_default()
         .into_iter()
-        .map(|(date, range)| (date, back(range.start)..back(range.end)))
+        .filter_map(|(date, range)| Some((date?, back(range.start)..back(range.end))))
         .collect()
 }
 

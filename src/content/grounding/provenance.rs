@@ -27,7 +27,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::dates::date_spans;
+use super::dates::{DateSpans, date_spans};
 use super::words::{at_word_edges, named_span, written_numbers};
 use crate::outcome::{Match, Source, Span};
 use crate::schema::walk;
@@ -191,7 +191,7 @@ struct Text<'t> {
     origin: Vec<usize>,
     /// The dates the text writes out in full, and the instants ([`date_spans`]), read once for
     /// every date field: each read lower-cases the whole text and runs the date patterns over it.
-    dates: [OnceCell<Vec<(String, Range<usize>)>>; 2],
+    dates: [OnceCell<DateSpans>; 2],
 }
 
 impl<'t> Text<'t> {
@@ -386,17 +386,20 @@ mod tests {
     }
 
     #[test]
-    fn every_date_field_finds_its_own_date_read_once() {
+    fn every_date_field_finds_its_own_date_read_once_beside_dates_without_a_time() {
         let schema = json!({"type": "object", "properties": {
             "opened": {"type": "string", "format": "date-time"},
             "closed": {"type": "string", "format": "date-time"},
             "day": {"type": "string", "format": "date"},
             "last": {"type": "string", "format": "date"},
+            "filed": {"type": "string", "format": "date"},
         }});
-        let text = "Opened on 14 April 2025 at 08:00 UTC, closed 2025-04-20T17:30:00Z.";
+        // An instant is found beside a date the text gives without a time.
+        let text =
+            "Opened on 14 April 2025 at 08:00 UTC, closed 2025-04-20T17:30:00Z, filed 2025-04-21.";
         let data = json!({
             "opened": "2025-04-14T08:00:00Z", "closed": "2025-04-20T17:30:00Z",
-            "day": "2025-04-14", "last": "2025-04-20",
+            "day": "2025-04-14", "last": "2025-04-20", "filed": "2025-04-21",
         });
         let spans: Vec<Option<String>> = sources(&data, &schema, text)
             .into_iter()
@@ -409,6 +412,7 @@ mod tests {
                 Some("2025-04-20T17:30:00Z"),
                 Some("14 April 2025 at 08:00 UTC"),
                 Some("2025-04-20T17:30:00Z"),
+                Some("2025-04-21"),
             ]
             .map(|span| span.map(str::to_owned))
         );
