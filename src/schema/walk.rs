@@ -34,6 +34,17 @@ pub fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
+/// `name` added to `pointer` as its next token, escaped as [`escape`] writes it (without a copy
+/// of a name that needs no escape): for walks that keep their pointer in one buffer.
+pub fn push_token(pointer: &mut String, name: &str) {
+    pointer.push('/');
+    if name.contains(['~', '/']) {
+        pointer.push_str(&escape(name));
+    } else {
+        pointer.push_str(name);
+    }
+}
+
 /// The name one token of a JSON pointer stands for (RFC 6901: `~1` → `/`, then `~0` → `~`).
 pub fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
@@ -170,12 +181,7 @@ fn walk_schemas(
 /// What `walk` gives with `name`'s token added to the pointer `at`, taken off again after.
 fn within<T>(at: &mut String, name: &str, walk: impl FnOnce(&mut String) -> T) -> T {
     let length = at.len();
-    at.push('/');
-    if name.contains(['~', '/']) {
-        at.push_str(&escape(name));
-    } else {
-        at.push_str(name);
-    }
+    push_token(at, name);
     let result = walk(at);
     at.truncate(length);
     result

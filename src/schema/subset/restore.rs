@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::shape::{Shape, required_names, shape};
-use crate::schema::walk::{self, escape, json_type, too_deep};
+use crate::schema::walk::{self, json_type, too_deep};
 
 /// Maps an answer written for a transformed schema back to the shape of the original: drops the
 /// nulls standing for absent optional properties and, when `decode` is set (the subset encodes
@@ -84,9 +84,7 @@ impl Restore<'_> {
                     .and_then(|key| key.as_str().map(str::to_owned))
                     .unwrap_or_default();
                 let mut value = pair.remove("value").unwrap_or(Value::Null);
-                self.within(&escape(&key), |restore| {
-                    restore.node(values, &mut value, depth + 1)
-                });
+                self.within(&key, |restore| restore.node(values, &mut value, depth + 1));
                 object.insert(key, value);
             }
         }
@@ -125,7 +123,7 @@ impl Restore<'_> {
                     let Some(schema) = properties.get(name) else {
                         return true;
                     };
-                    self.within(&escape(name), |restore| {
+                    self.within(name, |restore| {
                         if value.is_null()
                             && !required.contains(&name.as_str())
                             && !permits_null(restore.root, schema, depth)
@@ -156,11 +154,10 @@ impl Restore<'_> {
         }
     }
 
-    /// What `step` gives with the pointer one `segment` deeper.
-    fn within<T>(&mut self, segment: &str, step: impl FnOnce(&mut Self) -> T) -> T {
+    /// What `step` gives with the pointer one token, `name`, deeper.
+    fn within<T>(&mut self, name: &str, step: impl FnOnce(&mut Self) -> T) -> T {
         let length = self.at.len();
-        self.at.push('/');
-        self.at.push_str(segment);
+        walk::push_token(&mut self.at, name);
         let result = step(self);
         self.at.truncate(length);
         result
