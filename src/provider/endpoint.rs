@@ -310,8 +310,8 @@ impl Endpoint {
 /// written in from the format that keeps it as the body is serialised: a copy of it in every
 /// body was a tenth of a whole call's instructions.
 pub struct LlmBody<'f> {
-    pub fields: Map<String, Value>,
-    pub schema: Option<(&'static [&'static str], &'f Value)>,
+    fields: Map<String, Value>,
+    schema: Option<(&'static [&'static str], &'f Value)>,
 }
 
 impl<'f> LlmBody<'f> {
