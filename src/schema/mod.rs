@@ -8,6 +8,7 @@
 
 pub mod checks;
 pub mod examples;
+pub mod formats;
 pub mod keywords;
 pub mod registry;
 pub mod root;

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::error::StructureError;
 use crate::lru::Recent;
+use crate::schema::formats;
 use crate::schema::rules::eval::start_budget;
 use crate::schema::rules::keyword::{self as rules, RuleViolation};
 use crate::schema::violation::{Violation, describe};
@@ -129,75 +130,12 @@ type Built = Result<Validator, jsonschema::ValidationError<'static>>;
 /// further is a violation, never a pass: a crafted pattern costs at most a few milliseconds.
 pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 
-/// Formats a later draft defines, asserted whatever draft a schema is written in: a user who
-/// writes `"format": "uuid"` in a draft-06 schema wants a UUID, and `jsonschema` ignores the
-/// formats a schema's own draft does not define. Each is checked as Draft 2020-12 checks it.
-pub const LATER_DRAFT_FORMATS: [&str; 8] = [
-    "duration",
-    "iri",
-    "iri-reference",
-    "json-pointer",
-    "relative-json-pointer",
-    "uri-reference",
-    "uri-template",
-    "uuid",
-];
-
-/// Whether `text` is a `format` of [`LATER_DRAFT_FORMATS`] (index `at`), as Draft 2020-12's
-/// own check says; each check is built once per instance.
-fn later_draft_format(at: usize, text: &str) -> bool {
-    static CHECKS: std::sync::OnceLock<Vec<Validator>> = std::sync::OnceLock::new();
-    let checks = CHECKS.get_or_init(|| {
-        (LATER_DRAFT_FORMATS.iter())
-            .map(|format| {
-                jsonschema::draft202012::options()
-                    .should_validate_formats(true)
-                    .build(&json!({ "format": format }))
-                    .expect("a format check compiles")
-            })
-            .collect()
-    });
-    checks[at].is_valid(&Value::String(text.to_owned()))
-}
-
 fn options() -> jsonschema::ValidationOptions<'static> {
-    let mut options = jsonschema::options();
-    for (at, format) in LATER_DRAFT_FORMATS.iter().enumerate() {
-        options = options.with_format(*format, move |text: &str| later_draft_format(at, text));
-    }
-    rules::with_rules(options)
-        .should_validate_formats(true)
-        // A format no one checks is an annotation (its near misses are refused before: see
-        // `schema::keywords`); OpenAPI's string formats are checked here.
-        .should_ignore_unknown_formats(true)
-        .with_format("byte", is_base64)
-        .with_format("binary", |_: &str| true)
-        .with_format("password", |_: &str| true)
-        .offline()
-        .with_pattern_options(
-            jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
-        )
+    let options = formats::asserted(jsonschema::options());
+    rules::with_rules(options).offline().with_pattern_options(
+        jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
+    )
 }
-
-/// OpenAPI's `byte`: base64 (standard alphabet, padded).
-fn is_base64(text: &str) -> bool {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .is_ok()
-}
-
-/// The ranges OpenAPI's numeric formats stand for; formats apply to strings only, so these are
-/// checked as bounds.
-const NUMERIC_FORMATS: &[(&str, f64, f64)] = &[
-    ("int32", -2_147_483_648.0, 2_147_483_647.0),
-    (
-        "int64",
-        -9_223_372_036_854_775_808.0,
-        9_223_372_036_854_775_807.0,
-    ),
-    ("float", -3.402_823_5e38, 3.402_823_5e38),
-];
 
 /// `schema` as it is compiled: a `$schema` naming a meta-schema no draft defines left out (it
 /// is read as the default draft, see `schema::keywords`), and the bounds of OpenAPI's numeric
@@ -216,47 +154,10 @@ fn prepared(schema: &Value) -> std::borrow::Cow<'_, Value> {
     } else {
         std::borrow::Cow::Borrowed(schema)
     };
-    match with_numeric_formats(&schema) {
+    match formats::with_numeric_bounds(&schema) {
         std::borrow::Cow::Owned(bounded) => std::borrow::Cow::Owned(bounded),
         std::borrow::Cow::Borrowed(_) => schema,
     }
-}
-
-/// `schema` with the bounds of OpenAPI's numeric formats added, when it has any.
-fn with_numeric_formats(schema: &Value) -> std::borrow::Cow<'_, Value> {
-    let mut found = false;
-    crate::schema::walk::schemas(schema, &mut |map, _| {
-        found |= map
-            .get("format")
-            .and_then(Value::as_str)
-            .is_some_and(|format| NUMERIC_FORMATS.iter().any(|(name, ..)| *name == format));
-        if found {
-            crate::schema::walk::Next::Stop
-        } else {
-            crate::schema::walk::Next::Descend
-        }
-    });
-    if !found {
-        return std::borrow::Cow::Borrowed(schema);
-    }
-    let mut bounded = schema.clone();
-    crate::schema::walk::objects_mut(&mut bounded, &mut |map| {
-        let Some((_, minimum, maximum)) = map
-            .get("format")
-            .and_then(Value::as_str)
-            .and_then(|format| NUMERIC_FORMATS.iter().find(|(name, ..)| *name == format))
-        else {
-            return;
-        };
-        let bounds = json!({ "minimum": minimum, "maximum": maximum });
-        match map.get_mut("allOf") {
-            Some(Value::Array(branches)) => branches.push(bounds),
-            _ => {
-                map.insert("allOf".to_owned(), json!([bounds]));
-            }
-        }
-    });
-    std::borrow::Cow::Owned(bounded)
 }
 
 /// The schema checked against its draft's meta-schema (with this instance's validator), then
