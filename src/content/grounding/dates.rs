@@ -336,8 +336,9 @@ pub(super) fn written_dates(text: &str, with_time: bool) -> Option<Vec<String>> 
     Some(dates)
 }
 
-/// The dates written out in full in `lower` (a lower-cased text), with their byte ranges; a
-/// date is `None` where an instant (`with_time`) is written without a zone.
+/// The dates written out in full in `lower` (a text with at least its ASCII letters lower-cased:
+/// the patterns are ASCII), with their byte ranges; a date is `None` where an instant
+/// (`with_time`) is written without a zone.
 fn full_dates(lower: &str, with_time: bool) -> Vec<(Option<String>, std::ops::Range<usize>)> {
     let as_asked = |date: String, found: &Found<'_>| match with_time {
         true => instant(&date, found),
@@ -378,24 +379,12 @@ pub(crate) type DateSpans = Vec<(String, std::ops::Range<usize>)>;
 /// The dates (or, `with_time`, instants) `text` writes out in full, each with the byte range
 /// of `text` it is written in, whatever else the text says.
 pub(crate) fn date_spans(text: &str, with_time: bool) -> DateSpans {
-    // Lower-casing may change a character's length: map the lower-cased text's byte offsets
-    // back to the text's.
-    let mut lower = String::with_capacity(text.len());
-    let mut origin = Vec::with_capacity(text.len() + 1);
-    for (index, c) in text.char_indices() {
-        for lowered in c.to_lowercase() {
-            for _ in 0..lowered.len_utf8() {
-                origin.push(index);
-            }
-            lower.push(lowered);
-        }
-    }
-    origin.push(text.len());
-    let back = |offset: usize| origin.get(offset).copied().unwrap_or(text.len());
+    // The patterns read only ASCII: lowering the ASCII letters is enough, and keeps every byte
+    // offset of the lowered text that of `text`.
     // An instant written without a zone is no instant, but the others in the text still are.
-    full_dates(&lower, with_time)
+    full_dates(&text.to_ascii_lowercase(), with_time)
         .into_iter()
-        .filter_map(|(date, range)| Some((date?, back(range.start)..back(range.end))))
+        .filter_map(|(date, range)| Some((date?, range)))
         .collect()
 }
 
@@ -560,6 +549,23 @@ mod tests {
             dates("[2025-07-21T18:02:45Z]"),
             Some(vec!["2025-07-21".to_owned()])
         );
+    }
+
+    #[test]
+    fn each_span_is_of_the_text_as_written_whatever_its_letters_lower_case_to() {
+        // `İ` lower-cases to three bytes from two, the Kelvin sign to one from three.
+        let text = "İSTANBUL \u{212a}ONGRESS: MARCH 8, 2026 AT 09:15 UTC; ÉTÉ 2026-06-21T10:00:00Z";
+        let spans = date_spans(text, true);
+        let written: Vec<_> = spans
+            .iter()
+            .map(|(_, range)| &text[range.clone()])
+            .collect();
+        assert_eq!(
+            written,
+            ["2026-06-21T10:00:00Z", "MARCH 8, 2026 AT 09:15 UTC"]
+        );
+        let values: Vec<_> = spans.iter().map(|(value, _)| value.as_str()).collect();
+        assert_eq!(values, ["2026-06-21T10:00:00Z", "2026-03-08T09:15:00Z"]);
     }
 
     #[test]
