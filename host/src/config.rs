@@ -14,6 +14,10 @@ use crate::bindings::wasi::config::store as wit;
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Settings {
     values: BTreeMap<String, String>,
+    /// `get-all` fails, as Spin's does when any one variable's provider does (for the test that
+    /// the component then asks for each key alone).
+    #[cfg(test)]
+    unlisted: bool,
 }
 
 impl std::fmt::Debug for Settings {
@@ -69,7 +73,10 @@ impl Settings {
             })
             .map(|(name, value)| (name.to_ascii_lowercase(), value))
             .collect();
-        Self { values }
+        Self {
+            values,
+            ..Self::default()
+        }
     }
 
     /// Sets `key` (a config key such as `structure_model`), replacing any value.
@@ -122,10 +129,60 @@ impl wit::Host for ConfigView<'_> {
     }
 
     fn get_all(&mut self) -> wasmtime::Result<Result<Vec<(String, String)>, wit::Error>> {
+        #[cfg(test)]
+        if self.0.unlisted {
+            return Ok(Err(wit::Error::Upstream("a provider is down".to_owned())));
+        }
         Ok(Ok(self
             .0
             .values()
             .map(|(key, value)| (key.to_owned(), value.to_owned()))
             .collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Request, SchemaInput, Scope, Status, Structure};
+    use mock_llm::{MockLlm, Reply};
+    use serde_json::json;
+
+    /// The component reads its settings with one `get-all`; where the host cannot list them, it
+    /// asks for each key alone, and the call is the same.
+    #[tokio::test]
+    async fn the_settings_reach_the_component_where_they_cannot_be_listed() {
+        let mock = MockLlm::start();
+        for unlisted in [false, true] {
+            let mut settings = Settings::new()
+                .set("structure_model", "openai/gpt-4.1-nano")
+                .set("openai_base_url", mock.base_url())
+                .set("openai_api_key", "sk-each-key")
+                .set("structure_provider_profile", "openai");
+            settings.unlisted = unlisted;
+            let client = Structure::builder().settings(settings).build().unwrap();
+            mock.push(Reply::answer(json!({ "name": "Ada" })));
+            let request = Request {
+                prompt: "Ada wrote it.".into(),
+                schema: SchemaInput::Inline(
+                    json!({
+                        "type": "object",
+                        "properties": { "name": { "type": "string" } },
+                        "required": ["name"]
+                    })
+                    .to_string(),
+                ),
+                max_loops: None,
+                settings: None,
+                records: false,
+                document: None,
+                return_text: false,
+            };
+            let outcome = client.structure(&Scope::default(), &request).await.unwrap();
+            assert_eq!(outcome.status, Status::Ok, "unlisted: {unlisted}");
+            let sent = mock.requests().pop().expect("a request");
+            assert_eq!(sent.json()["model"], "gpt-4.1-nano", "unlisted: {unlisted}");
+            assert_eq!(sent.header("authorization"), Some("Bearer sk-each-key"));
+        }
     }
 }

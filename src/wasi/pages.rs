@@ -17,8 +17,7 @@
 //! there the reads would only fault in pages no call needs (about 75 more a call).
 
 use crate::keys;
-use crate::ports::Config;
-use crate::wasi::config::WasiConfig;
+use crate::wasi::config;
 
 /// The host's page: Linux's 4 KiB, the smallest any host maps memory in.
 const PAGE: usize = 4096;
@@ -32,7 +31,7 @@ pub(super) struct ReadEveryPageOnReturn;
 
 impl Drop for ReadEveryPageOnReturn {
     fn drop(&mut self) {
-        let kept = WasiConfig.get(keys::MEMORY_KEPT_RESIDENT);
+        let kept = config::get(keys::MEMORY_KEPT_RESIDENT);
         if kept
             .ok()
             .flatten()

@@ -6,9 +6,10 @@ use crate::wasi::{config, key_value, transport};
 /// The ports of one call, over WASI.
 pub(crate) fn with_ports<R>(call: impl FnOnce(&Ports<'_>) -> R) -> R {
     let key_value = key_value::WasiKeyValue::default();
+    let config = config::WasiConfig::default();
     call(&Ports {
         transport: &transport::WasiTransport,
-        config: &config::WasiConfig,
+        config: &config,
         key_value: &key_value,
         clock: &SystemClock,
     })
