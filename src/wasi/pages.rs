@@ -16,6 +16,9 @@
 //! back after each instance, as wasmtime does by default, maps it afresh for the next one, and
 //! there the reads would only fault in pages no call needs (about 75 more a call).
 
+use core::ops::Range;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::keys;
 use crate::wasi::config;
 
@@ -29,24 +32,35 @@ const WASM_PAGE: usize = 65_536;
 /// slot whose first instance trapped are reset, and kept, as before.)
 pub(super) struct ReadEveryPageOnReturn;
 
+/// The bytes of this instance's memory whose pages were read: a page once read stays mapped for
+/// the instance's life, so a reused instance reads only the pages its memory grew by, and asks
+/// nothing of the host when it did not grow. (A fresh instance starts at none: the initialiser
+/// makes no [`ReadEveryPageOnReturn`].)
+static READ_UP_TO: AtomicUsize = AtomicUsize::new(0);
+
 impl Drop for ReadEveryPageOnReturn {
     fn drop(&mut self) {
+        let bytes = core::arch::wasm32::memory_size(0) * WASM_PAGE;
+        let from = READ_UP_TO.load(Ordering::Relaxed);
+        if bytes <= from {
+            return;
+        }
         let kept = config::get(keys::MEMORY_KEPT_RESIDENT);
         if kept
             .ok()
             .flatten()
             .is_some_and(|value| value.trim() == "on")
         {
-            read_every_page();
+            read_pages(from..bytes);
+            READ_UP_TO.store(bytes, Ordering::Relaxed);
         }
     }
 }
 
-/// Reads the last byte of every page of the memory (the last, so that page 0's read is not of
+/// Reads the last byte of every page in `bytes` (the last, so that page 0's read is not of
 /// address 0).
-fn read_every_page() {
-    let bytes = core::arch::wasm32::memory_size(0) * WASM_PAGE;
-    for page in 0..bytes / PAGE {
+fn read_pages(bytes: Range<usize>) {
+    for page in bytes.start / PAGE..bytes.end / PAGE {
         let address = page * PAGE + PAGE - 1;
         // SAFETY: every address below `memory.size` is in the instance's memory and readable;
         // the read is volatile so that it is made, and its value is not used.
