@@ -147,8 +147,8 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// `scratch` holds the modules while Binaryen reads and writes them (it takes files).
 ///
 /// The features enabled are those the component's code uses (rustc's default `wasm32` CPU, and
-/// the SIMD a few crates compile in), which every host it runs on supports: Binaryen refuses a
-/// module that uses any other, and its passes introduce none.
+/// SIMD: `.cargo/config.toml` enables `simd128`), which every host it runs on supports: Binaryen
+/// refuses a module that uses any other, and its passes introduce none.
 #[cfg(feature = "optimize")]
 pub fn optimize_core_modules(component: &[u8], scratch: &Path) -> Result<Vec<u8>, String> {
     let mut options = wasm_opt::OptimizationOptions::new_optimize_for_size();
