@@ -25,27 +25,11 @@ fn user_action() -> Value {
 const CONTACT_TEXT: &str = "Ada Lovelace, ada@example.com";
 
 fn named(prompt: &str, name: &str) -> Request {
-    Request {
-        prompt: prompt.into(),
-        schema: SchemaInput::Named(name.into()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    }
+    Request::new(prompt, SchemaInput::Named(name.into()))
 }
 
 fn inline(schema: impl Into<String>) -> Request {
-    Request {
-        prompt: "x".into(),
-        schema: SchemaInput::Inline(schema.into()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    }
+    Request::new("x", SchemaInput::Inline(schema.into()))
 }
 
 fn structure_error(result: Result<structure_host::Outcome, CallError>) -> structure_host::Error {
@@ -300,13 +284,8 @@ async fn schema_errors_come_back_before_any_http_request() {
             .structure(
                 &Scope::default(),
                 &Request {
-                    prompt: CONTACT_TEXT.into(),
-                    schema: SchemaInput::Named("contact".into()),
                     max_loops: Some(0),
-                    settings: None,
-                    records: false,
-                    document: None,
-                    return_text: false,
+                    ..Request::new(CONTACT_TEXT, SchemaInput::Named("contact".into()))
                 },
             )
             .await,
@@ -519,18 +498,13 @@ async fn a_ref_to_a_live_server_is_refused_and_never_fetched() {
         format!("{}/schemas/contact.json#/properties/name", mock.base_url()),
         "file:///etc/passwd".to_owned(),
     ] {
-        let request = Request {
-            prompt: "Ada".into(),
-            schema: SchemaInput::Inline(
+        let request = Request::new(
+            "Ada",
+            SchemaInput::Inline(
                 json!({ "type": "object", "properties": { "who": { "$ref": reference } } })
                     .to_string(),
             ),
-            max_loops: None,
-            settings: None,
-            records: false,
-            document: None,
-            return_text: false,
-        };
+        );
         match client.structure(&Scope::default(), &request).await {
             Err(CallError::Structure(error)) => {
                 assert_eq!(error.kind, ErrorKind::InvalidSchema, "{reference}")
@@ -558,13 +532,11 @@ async fn require_mode_feeds_an_ungrounded_value_back_and_takes_the_fixed_answer(
         json!({ "name": "Jürgen Groß", "city": "München", "summary": "A customer in Munich" }),
     ));
     let request = Request {
-        prompt: "Kunde: Jürgen Groß aus München 🎉".into(),
-        schema: SchemaInput::Inline(PERSON.into()),
-        max_loops: None,
         settings: Some(json!({ "grounding": "require" }).to_string()),
-        records: false,
-        document: None,
-        return_text: false,
+        ..Request::new(
+            "Kunde: Jürgen Groß aus München 🎉",
+            SchemaInput::Inline(PERSON.into()),
+        )
     };
     let outcome = client(&mock)
         .structure(&Scope::default(), &request)
@@ -618,13 +590,12 @@ async fn require_mode_ends_stale_when_the_value_stays_ungrounded() {
         ));
     }
     let request = Request {
-        prompt: "A customer wrote in from Berlin.".into(),
-        schema: SchemaInput::Inline(PERSON.into()),
         max_loops: Some(2),
         settings: Some(json!({ "grounding": "require" }).to_string()),
-        records: false,
-        document: None,
-        return_text: false,
+        ..Request::new(
+            "A customer wrote in from Berlin.",
+            SchemaInput::Inline(PERSON.into()),
+        )
     };
     let outcome = client(&mock)
         .structure(&Scope::default(), &request)

@@ -38,15 +38,10 @@ fn client_with_store(
 }
 
 fn request() -> Request {
-    Request {
-        prompt: "Mike broke the build at 2:30 pm on 6 May 2026".into(),
-        schema: SchemaInput::Named("user-action-record".into()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    }
+    Request::new(
+        "Mike broke the build at 2:30 pm on 6 May 2026",
+        SchemaInput::Named("user-action-record".into()),
+    )
 }
 
 fn valid() -> Value {
@@ -243,15 +238,10 @@ fn built(schema: &Value) -> Reply {
 }
 
 fn described() -> Request {
-    Request {
-        prompt: "Ada, ada@example.org".into(),
-        schema: SchemaInput::Described("A person's name and email.".into()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    }
+    Request::new(
+        "Ada, ada@example.org",
+        SchemaInput::Described("A person's name and email.".into()),
+    )
 }
 
 #[tokio::test]

@@ -20,15 +20,7 @@ fn contract_reader(server: Server) -> MockLlm {
 }
 
 fn request(text: &str) -> Request {
-    Request {
-        prompt: text.into(),
-        schema: SchemaInput::Inline(terms_schema().to_string()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    }
+    Request::new(text, SchemaInput::Inline(terms_schema().to_string()))
 }
 
 async fn read(mock: &MockLlm, text: &str, extra: &[(&str, &str)]) -> (Outcome, Value) {

@@ -68,13 +68,11 @@ fn contact() -> Value {
 
 fn request(max_loops: u8) -> Request {
     Request {
-        prompt: "Ada Lovelace, ada@example.com".into(),
-        schema: SchemaInput::Named("contact".into()),
         max_loops: Some(max_loops),
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
+        ..Request::new(
+            "Ada Lovelace, ada@example.com",
+            SchemaInput::Named("contact".into()),
+        )
     }
 }
 
@@ -425,15 +423,10 @@ async fn anthropic_caches_the_system_block_holding_the_manual() {
     );
 
     mock.push(Wire::Anthropic.answer(Form::Text, contact()));
-    let inline = Request {
-        prompt: "x".into(),
-        schema: SchemaInput::Inline(json!({ "type": "object" }).to_string()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    };
+    let inline = Request::new(
+        "x",
+        SchemaInput::Inline(json!({ "type": "object" }).to_string()),
+    );
     client.structure(&Scope::default(), &inline).await.unwrap();
     let system = mock.requests()[1].json()["system"].clone();
     assert!(

@@ -25,13 +25,8 @@ fn client(mock: &MockLlm, extra: &[(&str, &str)]) -> Structure {
 
 fn records_request(text: &str) -> Request {
     Request {
-        prompt: text.into(),
-        schema: SchemaInput::Inline(order_schema().to_string()),
-        max_loops: None,
-        settings: None,
         records: true,
-        document: None,
-        return_text: false,
+        ..Request::new(text, SchemaInput::Inline(order_schema().to_string()))
     }
 }
 

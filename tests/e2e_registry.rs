@@ -45,15 +45,7 @@ fn person(required: &[&str]) -> Value {
 }
 
 fn request(schema: SchemaInput) -> Request {
-    Request {
-        prompt: "Ada Lovelace, ada@example.com".into(),
-        schema,
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    }
+    Request::new("Ada Lovelace, ada@example.com", schema)
 }
 
 fn error_of<T: std::fmt::Debug>(result: Result<T, CallError>) -> structure_host::Error {

@@ -46,15 +46,7 @@ fn with_tree(tree: Value, more: Value) -> Value {
 async fn answered(schema: &Value, tree: Value, extra: &[(&str, &str)], what: &str) -> Value {
     let mock = MockLlm::start();
     mock.push(Reply::answer(json!({ "tree": tree })));
-    let request = Request {
-        prompt: "The leaf is leaf.".into(),
-        schema: SchemaInput::Inline(schema.to_string()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    };
+    let request = Request::new("The leaf is leaf.", SchemaInput::Inline(schema.to_string()));
     let outcome = support::host_client(&mock, extra)
         .structure(&Scope::default(), &request)
         .await

@@ -116,15 +116,7 @@ impl Scenario {
             }
             _ => SchemaInput::Named("user-action-record".into()),
         };
-        Request {
-            prompt: PROMPT.into(),
-            schema,
-            max_loops: None,
-            settings: None,
-            records: false,
-            document: None,
-            return_text: false,
-        }
+        Request::new(PROMPT, schema)
     }
 
     fn expected(self) -> Status {

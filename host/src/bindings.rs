@@ -60,6 +60,27 @@ impl Document {
 }
 
 impl Request {
+    /// A request to structure `prompt` into an object of `schema`, with the settings, loops and
+    /// modes the deployment's defaults give.
+    ///
+    /// ```
+    /// use structure_host::{Request, SchemaInput};
+    ///
+    /// let request = Request::new("Ada Lovelace, ada@example.com", SchemaInput::Named("contact".into()));
+    /// assert_eq!((request.max_loops, request.records), (None, false));
+    /// ```
+    pub fn new(prompt: impl Into<String>, schema: SchemaInput) -> Self {
+        Self {
+            prompt: prompt.into(),
+            schema,
+            max_loops: None,
+            settings: None,
+            records: false,
+            document: None,
+            return_text: false,
+        }
+    }
+
     /// The same request with its text read from `data` (a PDF or UTF-8 text, `media_type`),
     /// after the prompt (which may then be empty).
     pub fn with_document(self, data: Vec<u8>, media_type: &str) -> Self {

@@ -170,15 +170,7 @@ impl Structure {
     ///
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
     /// let client = Structure::builder().build()?;
-    /// let request = Request {
-    ///     prompt: "Ada Lovelace, ada@example.com".into(),
-    ///     schema: SchemaInput::Named("contact".into()),
-    ///     max_loops: None,
-    ///     settings: None,
-    ///     records: false,
-    ///     document: None,
-    ///     return_text: false,
-    /// };
+    /// let request = Request::new("Ada Lovelace, ada@example.com", SchemaInput::Named("contact".into()));
     /// let outcome = client.structure(&Scope::default(), &request).await?;
     /// if outcome.status == Status::Ok {
     ///     println!("{}", outcome.data.unwrap_or_default());

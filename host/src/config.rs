@@ -75,7 +75,8 @@ impl Settings {
             .collect();
         Self {
             values,
-            ..Self::default()
+            #[cfg(test)]
+            unlisted: false,
         }
     }
 
@@ -162,22 +163,12 @@ mod tests {
             settings.unlisted = unlisted;
             let client = Structure::builder().settings(settings).build().unwrap();
             mock.push(Reply::answer(json!({ "name": "Ada" })));
-            let request = Request {
-                prompt: "Ada wrote it.".into(),
-                schema: SchemaInput::Inline(
-                    json!({
-                        "type": "object",
-                        "properties": { "name": { "type": "string" } },
-                        "required": ["name"]
-                    })
-                    .to_string(),
-                ),
-                max_loops: None,
-                settings: None,
-                records: false,
-                document: None,
-                return_text: false,
-            };
+            let schema = json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" } },
+                "required": ["name"]
+            });
+            let request = Request::new("Ada wrote it.", SchemaInput::Inline(schema.to_string()));
             let outcome = client.structure(&Scope::default(), &request).await.unwrap();
             assert_eq!(outcome.status, Status::Ok, "unlisted: {unlisted}");
             let sent = mock.requests().pop().expect("a request");

@@ -14,15 +14,10 @@
 //! let outcome = client
 //!     .structure(
 //!         &Scope::default(),
-//!         &Request {
-//!             prompt: "Mike broke the build today at 2:30 pm".into(),
-//!             schema: SchemaInput::Named("user-action-record".into()),
-//!             max_loops: None,
-//!             settings: None,
-//!             records: false,
-//!             document: None,
-//!             return_text: false,
-//!         },
+//!         &Request::new(
+//!             "Mike broke the build today at 2:30 pm",
+//!             SchemaInput::Named("user-action-record".into()),
+//!         ),
 //!     )
 //!     .await?;
 //! println!("{:?}: {:?}", outcome.status, outcome.data);

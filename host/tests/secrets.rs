@@ -65,15 +65,10 @@ async fn the_library_api_never_shows_a_secret() {
         .build()
         .unwrap();
     let scope = Scope::default();
-    let clean_request = Request {
-        prompt: "Mike broke the build".into(),
-        schema: SchemaInput::Named("user-action-record".into()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    };
+    let clean_request = Request::new(
+        "Mike broke the build",
+        SchemaInput::Named("user-action-record".into()),
+    );
 
     mock.push(echoing_401());
     let error = client.structure(&scope, &clean_request).await.unwrap_err();

@@ -122,15 +122,10 @@ async fn measure(mock: &MockLlm, text: &str, concurrent: u32) -> anyhow::Result<
         .set("structure_max_concurrent_calls", concurrent.to_string())
         .set("structure_context_tokens", WINDOW.to_string());
     let client = Structure::builder().settings(settings).build()?;
-    let request = Request {
-        prompt: text.to_owned(),
-        schema: SchemaInput::Inline(terms_schema().to_string()),
-        max_loops: None,
-        settings: None,
-        records: false,
-        document: None,
-        return_text: false,
-    };
+    let request = Request::new(
+        text.to_owned(),
+        SchemaInput::Inline(terms_schema().to_string()),
+    );
     let started = Instant::now();
     let outcome = client
         .structure(&Scope::default(), &request)

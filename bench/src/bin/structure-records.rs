@@ -137,13 +137,8 @@ async fn measure(mock: &MockLlm, text: &str, concurrent: u32) -> anyhow::Result<
         .set("structure_max_concurrent_calls", concurrent.to_string());
     let client = Structure::builder().settings(settings).build()?;
     let request = Request {
-        prompt: text.to_owned(),
-        schema: SchemaInput::Inline(order_schema().to_string()),
-        max_loops: None,
-        settings: None,
         records: true,
-        document: None,
-        return_text: false,
+        ..Request::new(text, SchemaInput::Inline(order_schema().to_string()))
     };
     let started = Instant::now();
     let outcome = client
