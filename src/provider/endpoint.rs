@@ -230,14 +230,21 @@ impl Endpoint {
     ) -> HttpRequest {
         let LlmBody { mut fields, schema } = body;
         let window = self.counted.get().unwrap_or_else(|| self.window());
-        let mut bytes = wire::json_bytes(
-            &WithShared {
-                fields: &fields,
-                shared: schema,
-            },
-            0,
-        );
-        let body_bytes = bytes.len();
+        let whole = WithShared {
+            fields: &fields,
+            shared: schema,
+        };
+        // A new key of the body's own object goes last: it is written after the bytes counted.
+        // A limit anywhere else goes into the fields, and the body is written once it is there
+        // (counted before, not written).
+        let appendable = match limit_at {
+            [key] if !fields.contains_key(*key) => Some((*key, wire::json_bytes(&whole, 0))),
+            _ => None,
+        };
+        let body_bytes = match &appendable {
+            Some((_, bytes)) => bytes.len(),
+            None => wire::json_len(&whole),
+        };
         let prompt_bytes = body_bytes.saturating_sub(unread_bytes);
         let mut output = window.output_tokens(prompt_bytes, self.max_output_tokens);
         let least = Window::MIN_OUTPUT_TOKENS.min(self.max_output_tokens);
@@ -253,19 +260,21 @@ impl Endpoint {
             fits: output >= least,
         };
         let limit = Value::from(output.max(1));
-        match limit_at {
-            // A new key of the body's own object goes last: it is written after the bytes
-            // counted, not into the fields and the whole body written again.
-            [key] if !fields.contains_key(*key) => wire::append_entry(&mut bytes, key, &limit),
-            _ => {
+        let bytes = match appendable {
+            Some((key, mut bytes)) => {
+                wire::append_entry(&mut bytes, key, &limit);
+                bytes
+            }
+            None => {
                 insert_at(&mut fields, limit_at, limit);
                 let body = WithShared {
                     fields: &fields,
                     shared: schema,
                 };
-                bytes = wire::json_bytes(&body, body_bytes + 64);
+                // Room for the body as counted, and the answer limit with its key.
+                wire::json_bytes(&body, body_bytes + 64)
             }
-        }
+        };
         let mut request = self.post(path, bytes);
         request.tokens = Some(estimate);
         request

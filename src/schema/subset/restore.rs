@@ -15,8 +15,12 @@ use crate::schema::walk::{self, json_type, too_deep};
 /// The answer is restored in place, and the pointer of where the walk is kept in one buffer:
 /// an answer that needs nothing restored (the common case) is not copied, and no pointer is
 /// written out unless a repair names it.
-pub fn restore(root: &Value, instance: Value, decode: bool, repairs: &mut Vec<String>) -> Value {
-    let mut instance = instance;
+pub fn restore(
+    root: &Value,
+    mut instance: Value,
+    decode: bool,
+    repairs: &mut Vec<String>,
+) -> Value {
     Restore {
         root,
         decode,
