@@ -1,5 +1,8 @@
 //! A few values kept per instance, the most recently used last: the compiled schemas and the
-//! answer envelopes a reused instance builds again and again. A leaf module.
+//! answer envelopes a reused instance builds again and again, and how their JSON keys are
+//! compared. A leaf module.
+
+use serde_json::Value;
 
 /// At most `capacity` entries; using one moves it to the back, a new one past the capacity
 /// pushes out the front (the least recently used).
@@ -35,9 +38,65 @@ impl<K, V> Recent<K, V> {
     }
 }
 
+/// Whether two JSON values are equal, as `==` says (an object's keys in any order), but
+/// without hashing every key: a cache's key is usually the same document, its keys in the
+/// same order, and comparing them side by side costs a fraction of a lookup per key (JSON
+/// maps hash with SipHash). Only an object whose keys come in another order is compared as a
+/// map.
+pub fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            if a.len() != b.len() {
+                return false;
+            }
+            for ((key_a, value_a), (key_b, value_b)) in a.iter().zip(b) {
+                if key_a != key_b {
+                    return a == b;
+                }
+                // A key appears once in each: the same key with another value is another map.
+                if !same_json(value_a, value_b) {
+                    return false;
+                }
+            }
+            true
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b))
+        }
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_is_the_same_as_equality_says_whatever_the_order_of_its_keys() {
+        let cases = [
+            (
+                json!({"a": 1, "b": [1, {"c": null}]}),
+                json!({"a": 1, "b": [1, {"c": null}]}),
+            ),
+            (json!({"a": 1, "b": 2}), json!({"b": 2, "a": 1})),
+            (
+                json!({"x": {"a": 1, "b": 2}, "y": 3}),
+                json!({"x": {"b": 2, "a": 1}, "y": 3}),
+            ),
+            (json!({"a": 1, "b": 2}), json!({"a": 1, "b": 3})),
+            (json!({"a": 1, "b": 2}), json!({"b": 3, "a": 1})),
+            (json!({"a": 1}), json!({"a": 1, "b": 2})),
+            (json!({"a": 1, "b": 2}), json!({"a": 1, "c": 2})),
+            (json!([1, 2]), json!([2, 1])),
+            (json!([1.0]), json!([1])),
+            (json!("1"), json!(1)),
+        ];
+        for (a, b) in cases {
+            assert_eq!(same_json(&a, &b), a == b, "{a} and {b}");
+            assert_eq!(same_json(&b, &a), a == b, "{b} and {a}");
+        }
+    }
 
     #[test]
     fn the_least_recently_used_entry_goes_first() {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::lru::Recent;
+use crate::lru::{Recent, same_json};
 use crate::schema::subset::totals::{self, Totals};
 use crate::schema::subset::{Subset, to_subset};
 use crate::schema::walk::{self, Next};
@@ -87,7 +87,7 @@ impl AnswerFormat {
     pub fn build(target: &Value, subset: &Subset, shape: Shape) -> Self {
         let hit = BUILT.with_borrow_mut(|built| {
             (built.find(|(kept, kept_shape, kept_target)| {
-                (kept, *kept_shape, kept_target) == (subset, shape, target)
+                (kept, *kept_shape) == (subset, shape) && same_json(kept_target, target)
             }))
             .cloned()
         });

@@ -16,7 +16,7 @@ use jsonschema::{Draft, Registry, Resource, Validator};
 use serde_json::{Value, json};
 
 use crate::error::StructureError;
-use crate::lru::Recent;
+use crate::lru::{Recent, same_json};
 use crate::schema::formats;
 use crate::schema::rules::eval::start_budget;
 use crate::schema::rules::keyword::{self as rules, RuleViolation};
@@ -280,7 +280,7 @@ fn cached(
 ) -> Result<CompiledSchema, StructureError> {
     let hit = COMPILED.with_borrow_mut(|cache| {
         cache
-            .find(|key| key.schema == *schema && (key.meta_checked || !meta_check))
+            .find(|key| (key.meta_checked || !meta_check) && same_json(&key.schema, schema))
             .cloned()
     });
     if let Some(schema) = hit {

@@ -231,16 +231,15 @@ const CLOCK_WORDS: &[&str] = &[
 /// or weekday. A text with none of these does not need the current date, and a model shown it
 /// anyway may write it for a date the text gives otherwise.
 pub fn needs_the_current_date(text: &str) -> bool {
-    let words: Vec<_> = words(text).collect();
     let units = ["week", "month", "year", "weekend"];
     let weekday = |word: &str| WEEKDAY_WORDS.contains(&word) && word.len() > 4;
-    words.iter().enumerate().any(|(at, word)| {
-        CLOCK_WORDS.contains(&&**word)
-            || weekday(word)
-            || (matches!(&**word, "next" | "last" | "this")
-                && words
-                    .get(at + 1)
-                    .is_some_and(|after| units.contains(&&**after) || weekday(after)))
+    let mut after_relative = false;
+    words(text).any(|word| {
+        let needs = CLOCK_WORDS.contains(&&*word)
+            || weekday(&word)
+            || (after_relative && units.contains(&&*word));
+        after_relative = matches!(&*word, "next" | "last" | "this");
+        needs
     })
 }
 
