@@ -18,7 +18,8 @@ use crate::{content, document, escalation, provider, schema};
 
 /// Builds, before the first call, what calls would otherwise build on their way: the
 /// meta-schema validators, the date patterns grounding reads with, the bundled schemas compiled,
-/// and their answer envelopes in the hosted providers' subsets. The component runs it once at build time (its `wizer-initialize` export,
+/// and their answer envelopes in the hosted providers' subsets, written out as requests carry
+/// them. The component runs it once at build time (its `wizer-initialize` export,
 /// for `wasmtime-wizer`), so every fresh instance starts with them in memory; a native embedder
 /// may call it to warm a thread.
 pub fn prepare() {
@@ -35,7 +36,8 @@ pub fn prepare() {
         // is made a target as a call makes it: compiled, and its warnings kept.
         let _ = TargetSchema::stored(Arc::clone(&bundled.schema), None, String::new());
         for subset in [&OPENAI_STRICT, &ANTHROPIC, &GEMINI] {
-            AnswerFormat::build(&bundled.schema, subset, Shape::One);
+            let format = AnswerFormat::build(&bundled.schema, subset, Shape::One);
+            provider::wire::schema_text(&format.schema);
         }
     }
 }

@@ -77,7 +77,7 @@
 //! | [`settings`] | the settings of one call, and the cascade that layers them | error, keys, limits, ports, request, scope, secret, store, time |
 //! | [`schema`] | the schema stage: checks, walks, subsets, compile and validate, registry, versions | error, keys, limits, lru, outcome, ports, request, scope, store |
 //! | [`answer`] | reading answers: the envelope with the need path, lenient JSON | lru, schema |
-//! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows, which models read images | answer, error, keys, media_type, outcome, ports, schema, settings, store, time |
+//! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows, which models read images | answer, error, keys, lru, media_type, outcome, ports, schema, settings, store, time |
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, media_type, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, media_type, outcome, ports, provider, schema, scope, settings |
 //! | [`tool_definition`] | the tool definition | media_type, schema |

@@ -1,6 +1,6 @@
-//! A few values kept per instance, the most recently used last: the compiled schemas and the
-//! answer envelopes a reused instance builds again and again, and how their JSON keys are
-//! compared. A leaf module.
+//! A few values kept per instance, the most recently used last: the compiled schemas, the
+//! answer envelopes and their schemas written out, which a reused instance would build again
+//! and again; and how their JSON keys are compared. A leaf module.
 
 use serde_json::Value;
 

@@ -4,8 +4,10 @@
 //! posting JSON, and reading a response's status and JSON body into a typed error.
 
 use std::cell::Cell;
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::StructureError;
@@ -224,11 +226,12 @@ impl Endpoint {
     pub fn post_llm(
         &self,
         path: &str,
-        body: LlmBody<'_>,
+        body: LlmBody,
         limit_at: &[&str],
         unread_bytes: usize,
     ) -> HttpRequest {
         let LlmBody { mut fields, schema } = body;
+        let schema = schema.as_ref().map(|(at, text)| (*at, &**text));
         let window = self.counted.get().unwrap_or_else(|| self.window());
         let whole = WithShared {
             fields: &fields,
@@ -316,24 +319,25 @@ impl Endpoint {
 
 /// The body of an LLM request: its fields, and the answer's schema with where it goes, a path
 /// of keys and of indices into arrays at which the fields hold a placeholder. The schema is
-/// written in from the format that keeps it as the body is serialised: a copy of it in every
-/// body was a tenth of a whole call's instructions.
-pub struct LlmBody<'f> {
+/// written in as the instance keeps it written out ([`wire::schema_text`]) when the body is
+/// serialised: a copy of it in every body was a tenth of a whole call's instructions, and
+/// writing it out again most of writing the body.
+pub struct LlmBody {
     fields: Map<String, Value>,
-    schema: Option<(&'static [&'static str], &'f Value)>,
+    schema: Option<(&'static [&'static str], Arc<RawValue>)>,
 }
 
-impl<'f> LlmBody<'f> {
+impl LlmBody {
     /// A body that takes `schema` at `at`; none without a place for it (prompt delivery
     /// writes the schema in the prompt).
     pub fn new(
         fields: Map<String, Value>,
         at: Option<&'static [&'static str]>,
-        schema: &'f Value,
+        schema: &Arc<Value>,
     ) -> Self {
         Self {
             fields,
-            schema: at.map(|at| (at, schema)),
+            schema: at.map(|at| (at, wire::schema_text(schema))),
         }
     }
 }

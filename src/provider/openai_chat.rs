@@ -159,7 +159,7 @@ impl Provider for OpenAiChat {
         }
         // A server that turns the schema into a grammar does not show it to the model.
         let unread = match (self.endpoint.delivery, self.profile.schema_is_grammar()) {
-            (Delivery::Native, true) => wire::json_len(&*format.schema),
+            (Delivery::Native, true) => wire::schema_text(&format.schema).get().len(),
             _ => 0,
         };
         let body = LlmBody::new(body, schema_at, &format.schema);

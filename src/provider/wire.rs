@@ -1,10 +1,15 @@
 //! What every provider's wire format shares: error bodies, status classes, the errors an
 //! answer's stop reason stands for.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, StructureError};
+use crate::lru::Recent;
 use crate::outcome::Usage;
 use crate::ports::HttpResponse;
 use crate::provider::conversation::{Delivered, Token};
@@ -204,13 +209,43 @@ pub fn json_bytes(value: &impl Serialize, size: usize) -> Vec<u8> {
     bytes
 }
 
-/// A request body's `fields` written with the `shared` value in place of what they hold at its
-/// path, of keys and of indices into arrays: a body that takes the answer's schema from the
-/// format that keeps it, without a copy of it in every body. A path that leads nowhere writes
-/// the fields as they are.
+/// Answer schemas written out that an instance keeps, most recently used last: those of the
+/// envelopes it keeps (`answer::format`).
+const KEPT_SCHEMA_TEXTS: usize = 16;
+
+thread_local! {
+    static SCHEMA_TEXTS: RefCell<Recent<Arc<Value>, Arc<RawValue>>> =
+        const { RefCell::new(Recent::new(KEPT_SCHEMA_TEXTS)) };
+}
+
+/// `schema` as compact JSON. A schema someone else holds too (an envelope the instance keeps)
+/// is written once and found again by its allocation, which nobody can change while it is
+/// shared, and which this keeps from being reused; one the caller alone holds is written every
+/// time. Every request body carries its answer's schema, and writing it out was most of
+/// writing the body.
+pub fn schema_text(schema: &Arc<Value>) -> Arc<RawValue> {
+    let kept =
+        SCHEMA_TEXTS.with_borrow_mut(|kept| kept.find(|seen| Arc::ptr_eq(seen, schema)).cloned());
+    if let Some(text) = kept {
+        return text;
+    }
+    // Writing a value as JSON into memory fails only for a map whose keys are not strings.
+    let text: Arc<RawValue> = serde_json::value::to_raw_value(&**schema)
+        .map(Arc::from)
+        .unwrap_or_else(|_| Arc::from(RawValue::NULL.to_owned()));
+    if Arc::strong_count(schema) > 1 {
+        SCHEMA_TEXTS.with_borrow_mut(|kept| kept.insert(schema.clone(), text.clone()));
+    }
+    text
+}
+
+/// A request body's `fields` written with the `shared` JSON in place of what they hold at its
+/// path, of keys and of indices into arrays: a body that takes the answer's schema as the
+/// instance keeps it written out ([`schema_text`]), without a copy of it in every body. A path
+/// that leads nowhere writes the fields as they are.
 pub struct WithShared<'v> {
     pub fields: &'v Map<String, Value>,
-    pub shared: Option<(&'v [&'v str], &'v Value)>,
+    pub shared: Option<(&'v [&'v str], &'v RawValue)>,
 }
 
 impl Serialize for WithShared<'_> {
@@ -223,7 +258,7 @@ impl Serialize for WithShared<'_> {
 struct At<'v> {
     value: &'v Value,
     at: &'v [&'v str],
-    shared: &'v Value,
+    shared: &'v RawValue,
 }
 
 impl Serialize for At<'_> {
@@ -256,7 +291,7 @@ impl Serialize for At<'_> {
 
 fn write_object<S: Serializer>(
     object: &Map<String, Value>,
-    shared: Option<(&[&str], &Value)>,
+    shared: Option<(&[&str], &RawValue)>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     let mut map = serializer.serialize_map(Some(object.len()))?;
@@ -346,11 +381,12 @@ mod tests {
     #[test]
     fn a_shared_value_is_written_where_its_path_leads_and_nowhere_else() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let text = schema_text(&Arc::new(schema.clone()));
         let fields = |body: Value| body.as_object().cloned().unwrap_or_default();
         let written = |body: &Map<String, Value>, at: &[&str]| {
             let body = WithShared {
                 fields: body,
-                shared: Some((at, &schema)),
+                shared: Some((at, &*text)),
             };
             let bytes = json_bytes(&body, 0);
             assert_eq!(bytes.len(), json_len(&body));
@@ -379,6 +415,26 @@ mod tests {
         ] {
             assert_eq!(written(&body, nowhere), Value::Object(body.clone()));
         }
+    }
+
+    #[test]
+    fn a_schema_is_written_once_while_it_is_shared_and_never_stale() {
+        let schema = Arc::new(json!({"type": "object", "required": ["a"]}));
+        let kept = Arc::clone(&schema);
+        let first = schema_text(&schema);
+        assert_eq!(first.get(), schema.to_string());
+        assert!(Arc::ptr_eq(&first, &schema_text(&schema)), "written once");
+        drop(kept);
+        // Equal JSON in another allocation is written on its own, and so is a changed copy.
+        let equal = Arc::new((*schema).clone());
+        assert!(!Arc::ptr_eq(&first, &schema_text(&equal)));
+        let mut changed = (*schema).clone();
+        changed["required"] = json!(["b"]);
+        let changed = Arc::new(changed);
+        assert_eq!(schema_text(&changed).get(), changed.to_string());
+        // The kept schema cannot change while it is kept: the cache holds it too.
+        let mut schema = schema;
+        assert!(Arc::get_mut(&mut schema).is_none());
     }
 
     #[test]
