@@ -310,6 +310,23 @@ fn local_server_profiles_shape_the_request_for_their_server() {
             "no key configured, none sent"
         );
         the_body_suits_the_server(model, format_type, &transport.body(0), &outcome);
+        // Each of these servers turns the schema into a grammar the model does not read: the
+        // prompt counted is the body without it (and without the answer limit, added after).
+        let mut body = transport.body(0);
+        let limit_key = ["max_tokens", "max_completion_tokens"]
+            .into_iter()
+            .find(|key| body.get(key).is_some())
+            .expect("an answer limit");
+        body.as_object_mut().unwrap().remove(limit_key);
+        let sent_schema = body["response_format"]
+            .get("schema")
+            .unwrap_or(&body["response_format"]["json_schema"]["schema"]);
+        let estimate = sent.tokens.as_ref().expect("a token estimate");
+        assert_eq!(
+            estimate.prompt_bytes,
+            body.to_string().len() - sent_schema.to_string().len(),
+            "{model}"
+        );
     }
 }
 

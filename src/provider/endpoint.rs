@@ -340,6 +340,11 @@ impl LlmBody {
             schema: at.map(|at| (at, wire::schema_text(schema))),
         }
     }
+
+    /// The bytes of the schema the body carries (none without a place for it).
+    pub fn schema_bytes(&self) -> usize {
+        self.schema.as_ref().map_or(0, |(_, text)| text.get().len())
+    }
 }
 
 /// `value` at `path` in `body`, the objects on the way made as needed.

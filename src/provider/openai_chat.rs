@@ -157,12 +157,12 @@ impl Provider for OpenAiChat {
         if let Some(temperature) = self.profile.temperature() {
             body.insert("temperature".into(), json!(temperature));
         }
+        let body = LlmBody::new(body, schema_at, &format.schema);
         // A server that turns the schema into a grammar does not show it to the model.
         let unread = match (self.endpoint.delivery, self.profile.schema_is_grammar()) {
-            (Delivery::Native, true) => wire::schema_text(&format.schema).get().len(),
+            (Delivery::Native, true) => body.schema_bytes(),
             _ => 0,
         };
-        let body = LlmBody::new(body, schema_at, &format.schema);
         self.endpoint.post_llm(
             "/chat/completions",
             body,
