@@ -38,6 +38,24 @@ impl<K, V> Recent<K, V> {
     }
 }
 
+impl<K: ?Sized, V: Clone> Recent<std::sync::Arc<K>, V> {
+    /// The value kept for `key`'s allocation, else `make`'s. Found by the allocation, not by
+    /// comparing values: nothing can change a value while it is shared, and the entry holds the
+    /// allocation, so its address cannot pass to another value. Kept only when someone else
+    /// holds `key` too: a value the caller alone holds cannot be passed again, and would only
+    /// push out those that can.
+    pub fn of_shared(&mut self, key: &std::sync::Arc<K>, make: impl FnOnce() -> V) -> V {
+        if let Some(kept) = self.find(|seen| std::sync::Arc::ptr_eq(seen, key)) {
+            return kept.clone();
+        }
+        let made = make();
+        if std::sync::Arc::strong_count(key) > 1 {
+            self.insert(std::sync::Arc::clone(key), made.clone());
+        }
+        made
+    }
+}
+
 /// Whether two JSON values are equal, as `==` says (an object's keys in any order), but
 /// without hashing every key: a cache's key is usually the same document, its keys in the
 /// same order, and comparing them side by side costs a fraction of a lookup per key (JSON
@@ -96,6 +114,28 @@ mod tests {
             assert_eq!(same_json(&a, &b), a == b, "{a} and {b}");
             assert_eq!(same_json(&b, &a), a == b, "{b} and {a}");
         }
+    }
+
+    #[test]
+    fn a_shared_value_is_found_by_its_allocation_and_one_held_alone_is_not_kept() {
+        let mut recent = Recent::new(2);
+        let shared = std::sync::Arc::new(json!({"a": 1}));
+        let holder = std::sync::Arc::clone(&shared);
+        assert_eq!(recent.of_shared(&shared, || 1), 1);
+        assert_eq!(recent.of_shared(&shared, || 2), 1, "found again");
+        let equal = std::sync::Arc::new(json!({"a": 1}));
+        assert_eq!(
+            recent.of_shared(&equal, || 3),
+            3,
+            "an equal value elsewhere"
+        );
+        assert_eq!(recent.of_shared(&equal, || 4), 4, "held alone: not kept");
+        drop(holder);
+        let mut shared = shared;
+        assert!(
+            std::sync::Arc::get_mut(&mut shared).is_none(),
+            "kept: unchangeable"
+        );
     }
 
     #[test]

@@ -218,25 +218,19 @@ thread_local! {
         const { RefCell::new(Recent::new(KEPT_SCHEMA_TEXTS)) };
 }
 
-/// `schema` as compact JSON. A schema someone else holds too (an envelope the instance keeps)
-/// is written once and found again by its allocation, which nobody can change while it is
-/// shared, and which this keeps from being reused; one the caller alone holds is written every
-/// time. Every request body carries its answer's schema, and writing it out was most of
-/// writing the body.
+/// `schema` as compact JSON: written once for a schema an envelope the instance keeps holds
+/// too ([`Recent::of_shared`]), every time for one the caller alone holds. Every request body
+/// carries its answer's schema, and writing it out was most of writing the body.
 pub fn schema_text(schema: &Arc<Value>) -> Arc<RawValue> {
-    let kept =
-        SCHEMA_TEXTS.with_borrow_mut(|kept| kept.find(|seen| Arc::ptr_eq(seen, schema)).cloned());
-    if let Some(text) = kept {
-        return text;
-    }
-    // Writing a value as JSON into memory fails only for a map whose keys are not strings.
-    let text: Arc<RawValue> = serde_json::value::to_raw_value(&**schema)
-        .map(Arc::from)
-        .unwrap_or_else(|_| Arc::from(RawValue::NULL.to_owned()));
-    if Arc::strong_count(schema) > 1 {
-        SCHEMA_TEXTS.with_borrow_mut(|kept| kept.insert(schema.clone(), text.clone()));
-    }
-    text
+    SCHEMA_TEXTS.with_borrow_mut(|kept| {
+        kept.of_shared(schema, || {
+            // Writing a value as JSON into memory fails only for a map whose keys are not
+            // strings.
+            serde_json::value::to_raw_value(&**schema)
+                .map(Arc::from)
+                .unwrap_or_else(|_| Arc::from(RawValue::NULL.to_owned()))
+        })
+    })
 }
 
 /// A request body's `fields` written with the `shared` JSON in place of what they hold at its

@@ -205,18 +205,13 @@ thread_local! {
 /// The warnings of a schema that passed [`check`] when it was stored: only they are wanted
 /// again.
 fn stored_warnings(schema: &Arc<Value>) -> Vec<String> {
-    let kept =
-        WARNINGS.with_borrow_mut(|kept| kept.find(|seen| Arc::ptr_eq(seen, schema)).cloned());
-    if let Some(warnings) = kept {
-        return warnings;
-    }
-    let warnings = keywords::check(schema, false).unwrap_or_default();
-    // Only a value someone else holds too (the registry's bundled schemas) can be passed again;
-    // one the caller alone holds (read from the store) would only push those out.
-    if Arc::strong_count(schema) > 1 {
-        WARNINGS.with_borrow_mut(|kept| kept.insert(schema.clone(), warnings.clone()));
-    }
-    warnings
+    // Kept for the registry's bundled schemas, which others hold too; not for one read from
+    // the store, which the caller alone holds.
+    WARNINGS.with_borrow_mut(|kept| {
+        kept.of_shared(schema, || {
+            keywords::check(schema, false).unwrap_or_default()
+        })
+    })
 }
 
 #[cfg(test)]
