@@ -9,6 +9,7 @@ use crate::secret::{Secret, redact};
 
 /// Why a `structure` call produced no outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// A request field is missing, malformed or out of range.
@@ -18,8 +19,8 @@ pub enum ErrorKind {
         name: String,
         suggestions: Vec<String>,
     },
-    /// The schema cannot be used: it does not compile, its root is not an object, or it has an
-    /// external `$ref`.
+    /// The schema cannot be used: it does not compile, no value satisfies its root, or it has an
+    /// external or dangling `$ref`.
     InvalidSchema,
     /// A setting or secret is missing or malformed.
     Configuration { key: String },
@@ -79,10 +80,17 @@ impl ErrorKind {
 
 /// An error with a one-sentence message and the tokens already spent when it happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 pub struct StructureError {
     #[serde(flatten)]
     pub kind: ErrorKind,
+    /// One sentence saying what went wrong and, where it applies, what to do.
     pub message: String,
+    /// Tokens already spent when the error happened.
     pub usage: Usage,
 }
 

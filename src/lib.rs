@@ -80,7 +80,7 @@
 //! | [`provider`] | the wire formats, provider profiles, delivery modes, retries, the servers' kinds and context windows, which models read images | answer, error, keys, lru, media_type, outcome, ports, schema, settings, store, time |
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, media_type, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, media_type, outcome, ports, provider, schema, scope, settings |
-//! | [`tool_definition`] | the tool definition | media_type, schema |
+//! | [`tool_definition`] | the tool definition: its arguments, and its result generated from the result's types | error, media_type, outcome, ports, schema, scope |
 //! | [`insights`] | per-schema call statistics kept in the store: 24 hours and 7 days | error, ports, scope, store |
 //! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, outcome, ports, provider, request, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, insights, keys, outcome, ports, request, schema, scope, settings, tool_definition |

@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
+use serde::{Serialize, Serializer};
+#[cfg(feature = "json-schema")]
+use serde_json::Map;
 use serde_json::Value;
 
 /// What the content stage arrived at. The data of a valid answer lives only in [`Answer::Ok`], so
@@ -29,6 +30,11 @@ impl Answer {
 }
 
 /// Tokens spent on every LLM call of one request.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
@@ -48,6 +54,7 @@ impl Usage {
 }
 
 /// The kind of constraint a violation breaks, for counting which ones models break most.
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
@@ -110,6 +117,11 @@ impl Category {
 }
 
 /// One violation fed back to the model: in which iteration, where, of what kind.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Reason {
     /// The iteration whose answer broke it (1 for the first answer).
@@ -120,6 +132,11 @@ pub struct Reason {
 }
 
 /// What was sent and repaired on the way.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Trace {
@@ -128,6 +145,7 @@ pub struct Trace {
     /// The provider profile the request was shaped for.
     pub provider_profile: String,
     /// How the answer was delivered: `native`, `tool` or `prompt`.
+    #[cfg_attr(feature = "json-schema", schemars(extend("enum" = ["native", "tool", "prompt"])))]
     pub delivery: String,
     /// What the schema holds that checks nothing: keywords JSON Schema does not define, formats
     /// no one checks (kept as annotations).
@@ -162,7 +180,7 @@ pub struct Trace {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub low_confidence: Vec<String>,
     /// A long text: what a second look at each field the threshold left out found, in the few
-    /// passages of the text about it (see [`crate::content::second_look`]).
+    /// passages of the text about it (`content::second_look`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub second_looks: Vec<String>,
     /// How sure the model was of its answer's form (the tokens that write no value), where the
@@ -181,6 +199,11 @@ pub struct Trace {
 }
 
 /// A page of a PDF document as it is shown (its crop box, turned by its `/Rotate`), in points.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PageSize {
     /// From 1.
@@ -191,6 +214,11 @@ pub struct PageSize {
 
 /// Where a line of a value stands on a page of a PDF, in points from the top-left corner of
 /// the page as it is shown (the convention pdfplumber and Docling give words in).
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PageBox {
     /// From 1.
@@ -202,6 +230,11 @@ pub struct PageBox {
 }
 
 /// One model's try at a call that escalates.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Attempt {
     /// `provider/model`.
@@ -214,11 +247,20 @@ pub struct Attempt {
 }
 
 /// A model's context window as the trace shows it.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ContextWindow {
     pub tokens: u32,
     /// `setting`, `table` (a hosted model's published window), `server` (it said), `learned`
     /// (a refusal said), `default`.
+    #[cfg_attr(
+        feature = "json-schema",
+        schemars(extend("enum" = ["setting", "table", "server", "learned", "default"]))
+    )]
     pub from: String,
 }
 
@@ -238,6 +280,11 @@ impl Trace {
 }
 
 /// What the schema builder did for a `text` mode call.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BuilderTrace {
@@ -248,10 +295,12 @@ pub struct BuilderTrace {
     /// What the builder's calls cost (also counted in the outcome's usage).
     pub usage: Usage,
     /// The schema built (or found), when there is one.
+    #[cfg_attr(feature = "json-schema", schemars(with = "Option<Map<String, Value>>"))]
     pub schema: Option<Value>,
 }
 
 /// How a value of `data` is supported by the text.
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Match {
@@ -267,6 +316,11 @@ pub enum Match {
 
 /// Where a span of the text is: Unicode code points, and UTF-16 code units for JavaScript
 /// (`text.slice(utf16Start, utf16End)`).
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Span {
@@ -281,6 +335,11 @@ pub struct Span {
 }
 
 /// Where one leaf of `data` (a string, number or array item) comes from.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
     /// JSON pointer to the value in `data`.
@@ -297,17 +356,22 @@ pub struct Source {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boxes: Vec<PageBox>,
     /// How sure the model was of the value (0–1): the probability of the tokens it wrote the
-    /// value with (see [`crate::content::confidence`]); none where the provider gives no token
-    /// log-probabilities.
+    /// value with; none where the provider gives no token log-probabilities.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
 }
 
 /// Records mode: a record the text holds without a value its schema requires. It is not
 /// invented; the record is listed with what it lacks.
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Incomplete {
     /// The values the text gives for it.
+    #[cfg_attr(feature = "json-schema", schemars(with = "Map<String, Value>"))]
     pub record: Value,
     /// What is missing: `the text gives no value for /date`.
     pub need: String,
@@ -369,26 +433,153 @@ pub fn usage_in_mut(result: &mut Value) -> Option<&mut Value> {
 
 impl Serialize for Outcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("status", self.answer.status())?;
-        match &self.answer {
-            Answer::Ok(data) => {
-                map.serialize_entry("data", data)?;
-                map.serialize_entry("sources", &self.sources)?;
-                if let Some(incomplete) = &self.incomplete {
-                    map.serialize_entry("incomplete", incomplete)?;
-                }
-            }
-            Answer::NeedMoreInput(need) => map.serialize_entry("need", need)?,
-            Answer::Stale(errors) => map.serialize_entry("errors", errors)?,
-        }
-        map.serialize_entry("schemaOrigin", &self.schema_origin)?;
-        map.serialize_entry("iterations", &self.iterations)?;
-        map.serialize_entry("usage", &self.usage)?;
-        map.serialize_entry("trace", &self.trace)?;
-        if let Some(text) = &self.text {
-            map.serialize_entry("text", text)?;
-        }
-        map.end()
+        Written::of(self).serialize(serializer)
     }
+}
+
+/// The outcome as the tool form writes it: the one shape that is serialised, and (with the
+/// `json-schema` feature) the one the published `returns` is generated from. A status's own
+/// fields are present only with it (the `oneOf` that [`present_iff`] adds says which).
+#[derive(Serialize)]
+#[cfg_attr(
+    feature = "json-schema",
+    derive(schemars::JsonSchema),
+    schemars(
+        rename = "Outcome",
+        description = "An outcome: ok (data, with where each value comes from), need-more-input \
+                       (what the text lacks) or stale (the last violations).",
+        deny_unknown_fields,
+        transform = present_iff
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Written<'a> {
+    status: Status,
+    /// Validated JSON, present iff status=ok: the object, in records mode (or for an array root)
+    /// the array of records, for a scalar root the value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Value>,
+    /// Where each value of data comes from, present iff status=ok: one entry per string, number
+    /// or array item, by JSON pointer into data (in records mode it starts with the record's
+    /// index: /3/name). 'exact': a span of the prompt equals the value; 'normalized': it does
+    /// after folding case and whitespace, reading a number as written (1,200), a date written
+    /// out, or an enum value named in other words; 'derived': no span supports it. start/end
+    /// count Unicode code points of the prompt, utf16Start/utf16End UTF-16 code units
+    /// (JavaScript's string indices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sources: Option<&'a [Source]>,
+    /// Records mode, present iff status=ok: the records the text holds without a value the
+    /// schema requires, not invented: each with the values the text gives, what it lacks, and
+    /// their sources (pointers into the record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    incomplete: Option<&'a [Incomplete]>,
+    /// Human-readable description of missing input, present iff status=need-more-input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    need: Option<&'a str>,
+    /// Validator messages from the last failed iteration, present iff status=stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errors: Option<&'a [String]>,
+    /// 'inline' | 'registry:bundled' | 'registry:tenant:<id>' | 'registry:project:<id>' |
+    /// 'inferred'. Useful for debugging.
+    schema_origin: &'a str,
+    /// Number of content-stage iterations consumed.
+    iterations: u32,
+    /// Tokens spent on every LLM call of this request.
+    usage: &'a Usage,
+    /// What was sent and repaired on the way: model, provider profile, delivery mode, schema
+    /// transforms, repairs, each reason fed back, and retries.
+    trace: &'a Trace,
+    /// The text that was read, when returnText was set: the prompt, then a document's extracted
+    /// text (pages apart by a form feed on a line of its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+}
+
+/// What the call came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+enum Status {
+    /// `data` validated against the full schema.
+    Ok,
+    /// The input lacks a required value; `need` says which.
+    NeedMoreInput,
+    /// No valid answer within `maxLoops`; `errors` holds the last iteration's violations.
+    Stale,
+}
+
+impl<'a> Written<'a> {
+    fn of(outcome: &'a Outcome) -> Self {
+        let mut written = Written {
+            status: Status::Ok,
+            data: None,
+            sources: None,
+            incomplete: None,
+            need: None,
+            errors: None,
+            schema_origin: &outcome.schema_origin,
+            iterations: outcome.iterations,
+            usage: &outcome.usage,
+            trace: &outcome.trace,
+            text: outcome.text.as_deref(),
+        };
+        match &outcome.answer {
+            Answer::Ok(data) => {
+                written.data = Some(data);
+                written.sources = Some(&outcome.sources);
+                written.incomplete = outcome.incomplete.as_deref();
+            }
+            Answer::NeedMoreInput(need) => {
+                written.status = Status::NeedMoreInput;
+                written.need = Some(need);
+            }
+            Answer::Stale(errors) => {
+                written.status = Status::Stale;
+                written.errors = Some(errors);
+            }
+        }
+        written
+    }
+}
+
+/// The fields each status comes with, as [`Written::of`] writes them: `data` and `sources`
+/// (and in records mode `incomplete`) only when ok, `need` only when the input lacks a value,
+/// a non-empty `errors` only when stale.
+#[cfg(feature = "json-schema")]
+fn present_iff(schema: &mut schemars::Schema) {
+    let only = |status: &str, required: &[&str], absent: &[&str], extra: Value| {
+        let absent: Vec<Value> = absent
+            .iter()
+            .map(|field| serde_json::json!({ "required": [field] }))
+            .collect();
+        let mut branch = serde_json::json!({
+            "properties": { "status": { "const": status } },
+            "required": required,
+            "not": { "anyOf": absent },
+        });
+        if let (Some(properties), Value::Object(extra)) =
+            (branch["properties"].as_object_mut(), extra)
+        {
+            properties.extend(extra);
+        }
+        branch
+    };
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([
+            only("ok", &["data", "sources"], &["need", "errors"], Value::Null),
+            only(
+                "need-more-input",
+                &["need"],
+                &["data", "sources", "errors", "incomplete"],
+                Value::Null
+            ),
+            only(
+                "stale",
+                &["errors"],
+                &["data", "sources", "need", "incomplete"],
+                serde_json::json!({ "errors": { "minItems": 1 } }),
+            ),
+        ]),
+    );
 }

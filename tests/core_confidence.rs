@@ -254,14 +254,21 @@ fn answer_with(email: f64, form: f64) -> Reply {
 }
 
 #[test]
-fn by_default_a_model_sure_of_its_answers_form_is_held_to_half_and_one_that_is_not_is_not() {
-    // Sure of the form: its probabilities mean something, an email at 0.3 is dropped.
-    let (outcome, _) = run(OPENAI, vec![answer_with(0.3, 0.98)]);
-    assert_eq!(
-        outcome.answer,
-        Answer::Ok(json!({ "name": "Ada Lovelace" }))
-    );
-    assert_eq!(outcome.trace.low_confidence, ["/email"]);
+fn by_default_a_model_sure_of_its_answers_form_is_held_to_0_7_and_one_that_is_not_is_not() {
+    // Sure of the form: its probabilities mean something, an email under 0.7 is dropped, one
+    // at 0.7 or more kept.
+    for email in [0.3, 0.69] {
+        let (outcome, _) = run(OPENAI, vec![answer_with(email, 0.98)]);
+        assert_eq!(
+            outcome.answer,
+            Answer::Ok(json!({ "name": "Ada Lovelace" })),
+            "{email}"
+        );
+        assert_eq!(outcome.trace.low_confidence, ["/email"]);
+    }
+    let (outcome, _) = run(OPENAI, vec![answer_with(0.71, 0.98)]);
+    assert!(outcome.trace.low_confidence.is_empty(), "{outcome:?}");
+    assert_eq!(structure::settings::choices::AUTO_MIN_CONFIDENCE, 0.7);
     // Unsure of the very form the schema fixes: a model that does not read; nothing held.
     let (outcome, _) = run(OPENAI, vec![answer_with(0.3, 0.4)]);
     assert_eq!(

@@ -128,7 +128,7 @@ fn the_tool_definition_is_the_spec_tool_with_json_schemas() {
     assert_eq!(definition["parameters"]["required"], json!(["schema"]));
     assert_eq!(
         definition["parameters"]["anyOf"],
-        json!([{ "required": ["prompt"] }, { "required": ["document"] }])
+        json!([{ "required": ["prompt"], "properties": { "prompt": { "pattern": "\\S" } } }, { "required": ["document"] }])
     );
     assert_eq!(
         definition["parameters"]["properties"]["schemaMode"]["enum"],
@@ -244,5 +244,190 @@ fn errors_serialise_with_their_kind_details_message_and_usage() {
             "message": "maxLoops must be an integer from 1 to 10, not 0",
             "usage": { "llmCalls": 0, "promptTokens": 0, "completionTokens": 0, "cachedPromptTokens": 0 }
         } })
+    );
+}
+
+/// A clock the test moves: a call's "now" is wherever it stands.
+#[derive(Default)]
+struct MovableClock(std::cell::Cell<u64>);
+
+impl structure::ports::Clock for MovableClock {
+    fn now_unix_millis(&self) -> u64 {
+        self.0.get()
+    }
+
+    fn sleep(&self, _: std::time::Duration) {}
+}
+
+/// The spec's defaults, each held by what a call does: `maxLoops` 3 (§2.1), a built schema
+/// cached 7 days and used only when its builder was at least 0.8 sure (§5).
+#[test]
+fn the_specs_defaults_hold() {
+    let key_value = structure::ports::MemoryKeyValue::default();
+    let clock = MovableClock::default();
+    let config = MapConfig::local();
+    let call = |arguments: Value, replies: Vec<Reply>| {
+        let transport = ScriptedTransport::new(replies);
+        let ports = structure::ports::Ports {
+            transport: &transport,
+            config: &config,
+            key_value: &key_value,
+            clock: &clock,
+        };
+        let result = structure::call_tool(&arguments, &structure::Scope::default(), &ports);
+        (result.unwrap(), transport.count())
+    };
+    // Three answers, three reasons, then stale: the fourth answer is never asked for.
+    let schema = json!({ "type": "object", "properties": { "n": { "type": "integer", "maximum": 5 } }, "required": ["n"] });
+    // (Each answer other than the one before: a model that repeats itself is stale sooner.)
+    let invalid = |n: u32| Reply::answer(json!({ "n": n }));
+    let (result, calls) = call(
+        json!({ "prompt": "n", "schema": schema }),
+        vec![
+            invalid(9),
+            invalid(8),
+            invalid(7),
+            Reply::answer(json!({ "n": 1 })),
+        ],
+    );
+    assert_eq!(
+        (
+            result["status"].as_str(),
+            result["iterations"].as_u64(),
+            calls
+        ),
+        (Some("stale"), Some(3), 3)
+    );
+    assert_eq!(structure::request::DEFAULT_MAX_LOOPS, 3);
+
+    let built = |confidence: f64| {
+        let schema = json!({ "type": "object", "properties": [{ "key": "n", "value": { "type": "integer" } }], "required": ["n"] });
+        Reply::text(
+            &json!({ "schema": schema, "confidence": confidence, "clarifyingQuestions": [] })
+                .to_string(),
+        )
+    };
+    let described =
+        |words: &str| json!({ "prompt": "four", "schema": words, "schemaMode": "text" });
+    // Under 0.8 sure: need-more-input before any content call; at 0.8 the schema is used.
+    let (result, calls) = call(described("a count n"), vec![built(0.79)]);
+    assert_eq!(
+        (result["status"].as_str(), calls),
+        (Some("need-more-input"), 1),
+        "{result}"
+    );
+    let (result, _) = call(
+        described("a number n"),
+        vec![built(0.8), Reply::answer(json!({ "n": 4 }))],
+    );
+    assert_eq!(result["status"], "ok", "{result}");
+    // Built at 0: the cache answers until 7 days have passed, and not after.
+    let seven_days = 7 * 24 * 60 * 60 * 1000;
+    clock.0.set(seven_days - 1);
+    let (result, calls) = call(
+        described("a number n"),
+        vec![Reply::answer(json!({ "n": 4 }))],
+    );
+    assert_eq!(
+        (
+            result["trace"]["schemaBuilder"]["cacheHit"].as_bool(),
+            calls
+        ),
+        (Some(true), 1)
+    );
+    clock.0.set(seven_days);
+    let (result, calls) = call(
+        described("a number n"),
+        vec![built(0.9), Reply::answer(json!({ "n": 4 }))],
+    );
+    assert_eq!(
+        (
+            result["trace"]["schemaBuilder"]["cacheHit"].as_bool(),
+            calls
+        ),
+        (Some(false), 2)
+    );
+}
+
+/// The arguments' schema (`definition.json`) says what the reader (`from_tool_arguments`, which
+/// gives each refusal its typed error) takes: the same verdict on each case, every property the
+/// schema names one the reader knows.
+#[test]
+fn the_parameters_schema_and_the_argument_reader_agree() {
+    let parameters = validator(&tool_definition()["parameters"]);
+    let document = json!({ "data": "SGVsbG8=", "mediaType": "text/plain" });
+    let cases = [
+        json!({ "prompt": "p", "schema": {} }),
+        json!({ "prompt": "", "schema": {} }),
+        json!({ "prompt": " \n", "schema": {} }),
+        json!({ "prompt": "", "schema": {}, "document": document }),
+        json!({ "schema": {}, "document": document }),
+        json!({ "schema": {} }),
+        json!({ "prompt": "p" }),
+        json!({ "prompt": 5, "schema": {} }),
+        json!({ "prompt": "p", "schema": {}, "maxloops": 3 }),
+        json!({ "prompt": "p", "schema": {}, "maxLoops": 10, "records": true, "returnText": false }),
+        json!({ "prompt": "p", "schema": {}, "maxLoops": 11 }),
+        json!({ "prompt": "p", "schema": {}, "maxLoops": 0 }),
+        json!({ "prompt": "p", "schema": {}, "records": "yes" }),
+        json!({ "prompt": "p", "schema": {}, "schemaMode": "yaml" }),
+        json!({ "prompt": "p", "schema": "contact", "schemaMode": "named" }),
+        json!({ "prompt": "p", "schema": [{ "a": 1 }], "schemaMode": "examples" }),
+        json!({ "prompt": "p", "schema": 42 }),
+        json!({ "prompt": "p", "schema": {}, "settings": "fast" }),
+        json!({ "schema": {}, "document": { "mediaType": "text/plain" } }),
+        json!({ "schema": {}, "document": { "data": "SGVsbG8=", "pages": 2 } }),
+        json!({ "schema": {}, "document": { "data": "SGVsbG8=", "name": "notes.txt" } }),
+    ];
+    for arguments in cases {
+        let read = StructureRequest::from_tool_arguments(&arguments);
+        assert_eq!(
+            parameters.is_valid(&arguments),
+            read.is_ok(),
+            "{arguments}: {:?}",
+            read.err()
+        );
+    }
+    let named = tool_definition()["parameters"]["properties"]
+        .as_object()
+        .unwrap()
+        .clone();
+    for name in named.keys() {
+        let mut arguments = json!({ "prompt": "p", "schema": {} });
+        arguments[name] = json!(-1);
+        let error = StructureRequest::from_tool_arguments(&arguments).err();
+        let message = error.map(|error| error.message).unwrap_or_default();
+        assert!(
+            !message.starts_with("unknown argument"),
+            "{name}: {message}"
+        );
+    }
+}
+
+/// The registry names the description of `schema` lists stay within their bound, the rest
+/// counted: a tenant with thousands of schemas does not send them all with every `tools/list`.
+#[test]
+fn the_listed_registry_names_are_bounded() {
+    let names: Vec<String> = (0..1000)
+        .map(|index| format!("a-schema-named-{index:04}"))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let definition = structure::tool_definition::tool_definition_naming(&names);
+    let description = definition["parameters"]["properties"]["schema"]["oneOf"][1]["description"]
+        .as_str()
+        .unwrap();
+    let bound = structure::tool_definition::MAX_LISTED_NAMES_CHARS;
+    assert!(description.len() < bound + 300, "{}", description.len());
+    assert!(
+        description.contains("a-schema-named-0000,"),
+        "{description}"
+    );
+    let listed = description.matches("a-schema-named-").count();
+    assert!(
+        description.ends_with(&format!(
+            "and {} more (the registry lists every one).",
+            1000 - listed
+        )),
+        "{description}"
     );
 }

@@ -36,9 +36,10 @@ pub(crate) mod atomics {
 }
 
 pub use exports::structure::tool::structuring::{
-    Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome,
-    ProviderFailure, Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo,
-    SchemaInput, Scope, Skill, Source, SourceMatch, Span, Status, Trace, Usage,
+    Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, IncompleteRecord, NotFound,
+    Outcome, PageBox, PageSize, ProviderFailure, Reason, ReasonCategory, RegisteredSchema,
+    Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Source, SourceMatch, Span,
+    Status, Trace, Usage,
 };
 
 impl Document {

@@ -74,9 +74,10 @@ mod state;
 mod store;
 
 pub use bindings::{
-    Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, NotFound, Outcome,
-    ProviderFailure, Reason, ReasonCategory, RegisteredSchema, Registration, Request, SchemaInfo,
-    SchemaInput, Scope, Source, SourceMatch, Span, Status, Trace, Usage,
+    Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, IncompleteRecord, NotFound,
+    Outcome, PageBox, PageSize, ProviderFailure, Reason, ReasonCategory, RegisteredSchema,
+    Registration, Request, SchemaInfo, SchemaInput, Scope, Source, SourceMatch, Span, Status,
+    Trace, Usage,
 };
 pub mod batch;
 pub use client::{CallError, Structure, StructureBuilder};

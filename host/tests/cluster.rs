@@ -621,3 +621,107 @@ fn a_collector_that_is_down_or_refused_never_holds_up_a_request() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("http/protobuf"));
 }
+
+/// A collector on loopback that takes every export for as long as the test runs: the bodies it
+/// received, in order.
+fn collector() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = bodies.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let (_, body) = support::read_http_request(&mut stream);
+            kept.lock().unwrap().push(body);
+            use std::io::Write;
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    (endpoint, bodies)
+}
+
+/// What a prompt, a document and an answer hold never reaches the access log, stderr, the
+/// metrics, the insights or the spans an operator collects — not the value a retry's feedback
+/// quotes, nor a made-up schema name an error quotes (GHSA-3gh4-cghq-f8v4 was such a leak).
+#[test]
+fn no_prompt_document_or_answer_reaches_the_logs_metrics_or_traces() {
+    use base64::Engine as _;
+    let (endpoint, exported) = collector();
+    let mock = MockLlm::start();
+    let mut env = env(&mock, "memory");
+    env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint));
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf".to_owned()));
+    let served = serve(&env, &[]);
+    // An invalid answer (its value quoted back to the model), then a valid one; the same from a
+    // PDF over MCP; a schema name no registry has.
+    let answers = || {
+        mock.push(Reply::answer(
+            json!({ "name": "Canary-Answer-Name", "email": "canary-answer-invalid" }),
+        ));
+        mock.push(Reply::answer(
+            json!({ "name": "Canary-Answer-Name", "email": "canary-answer@example.org" }),
+        ));
+    };
+    answers();
+    let contact = json!({ "prompt": "Canary-Prompt-Words, canary-answer@example.org",
+                          "schema": "contact", "schemaMode": "named" });
+    assert_eq!(post(&served, "user-acme", "/v1/structure", &contact).0, 200);
+    answers();
+    let pdf = mock_llm::pdf::with_pages(&["Canary-Document-Words canary-answer@example.org"]);
+    let document = json!({ "data": base64::engine::general_purpose::STANDARD.encode(pdf), "mediaType": "application/pdf" });
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "structure",
+        "arguments": { "schema": "contact", "schemaMode": "named", "document": document } } });
+    let (status, answered) = post(&served, "user-acme", "/mcp", &call);
+    assert_eq!(
+        (status, &answered["result"]["structuredContent"]["status"]),
+        (200, &json!("ok")),
+        "{answered}"
+    );
+    let missing = json!({ "prompt": "x", "schema": "canary-schema-name", "schemaMode": "named" });
+    assert_eq!(post(&served, "user-acme", "/v1/structure", &missing).0, 404);
+
+    let (status, insights) = http(
+        &served.address,
+        "GET",
+        "/v1/insights",
+        &[("authorization", "Bearer user-acme")],
+        "",
+    );
+    assert!(
+        status == 200 && insights.contains("contact"),
+        "{status}: {insights}"
+    );
+    let metrics = admin_metrics(&served);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while exported.lock().unwrap().iter().map(Vec::len).sum::<usize>() == 0
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let spans: Vec<u8> = exported.lock().unwrap().concat();
+    assert!(!spans.is_empty(), "no spans reached the collector");
+    let stderr = served.stderr_lines(Duration::from_millis(200)).join("\n");
+    let seen = [
+        ("stderr", stderr.as_bytes()),
+        ("metrics", metrics.as_bytes()),
+        ("insights", insights.as_bytes()),
+        ("spans", &spans),
+    ];
+    for (place, bytes) in seen {
+        let text = String::from_utf8_lossy(bytes).to_lowercase();
+        for canary in [
+            "canary-prompt",
+            "canary-document",
+            "canary-answer",
+            "canary-schema",
+        ] {
+            assert!(!text.contains(canary), "{place} holds {canary:?}: {text}");
+        }
+    }
+    assert!(
+        stderr.contains("/v1/structure") && stderr.contains("/mcp"),
+        "{stderr}"
+    );
+}

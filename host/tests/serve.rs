@@ -396,6 +396,24 @@ async fn nor_through_mcp(served: &Served) {
     let used = mcp_as_user_a(served, rpc(3, "tools/call", json!({ "name": "structure", "arguments": { "prompt": "x", "schema": "payroll", "schemaMode": "named" } }))).await;
     assert_eq!(used["result"]["isError"], true, "{used}");
     assert!(used.to_string().contains("schema-not-found"), "{used}");
+    let tools = mcp_as_user_a(served, rpc(4, "tools/list", json!({}))).await;
+    assert!(
+        tools["result"]["tools"][0]["inputSchema"].is_object(),
+        "{tools}"
+    );
+    assert!(!tools.to_string().contains("payroll"), "{tools}");
+}
+
+/// The schema names MCP's tool description lists for tenant A's user: the bundled ones and
+/// the ones its tenant registered.
+async fn listed_names(served: &Served) -> String {
+    let tools = mcp_as_user_a(served, rpc(5, "tools/list", json!({}))).await;
+    let pointer = "/result/tools/0/inputSchema/properties/schema/oneOf/1/description";
+    tools
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// A's own `payroll` shadows nothing of B's, and goes again.
@@ -419,6 +437,11 @@ async fn a_schema_of_the_same_name_shadows_nothing(served: &Served) {
         theirs.json()["schema"]["properties"]["salary"].is_object(),
         "B's schema is unchanged"
     );
+    let names = listed_names(served).await;
+    assert!(
+        names.contains("payroll") && names.contains("contact"),
+        "{names}"
+    );
     assert_eq!(
         call(
             served,
@@ -437,6 +460,7 @@ async fn a_schema_of_the_same_name_shadows_nothing(served: &Served) {
             .status,
         200
     );
+    assert!(!listed_names(served).await.contains("payroll"));
 }
 
 /// An MCP request as tenant A's user, in the 2025-06-18 protocol: the JSON answered.
@@ -835,44 +859,75 @@ fn stateless_headers(
     headers
 }
 
-/// A Python with the official MCP SDK: `STRUCTURE_TEST_PYTHON`, else a virtual environment in
-/// `target/mcp-venv` made on first use from `tests/mcp/requirements.txt` (PyPI).
+/// The workspace's folder.
+fn workspace() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A Python with the official MCP SDK: `STRUCTURE_TEST_PYTHON`, else the virtual environment
+/// `scripts/install-test-deps` makes in `target/mcp-venv` from `tests/mcp/requirements.txt`.
 fn python_with_mcp_sdk() -> String {
     if let Ok(python) = std::env::var("STRUCTURE_TEST_PYTHON") {
         return python;
     }
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let venv = workspace.join("target/mcp-venv");
-    let python = venv.join("bin/python");
-    let has_sdk = |python: &std::path::Path| {
-        std::process::Command::new(python)
-            .args(["-c", "import mcp.client"])
-            .output()
-            .is_ok_and(|output| output.status.success())
-    };
-    if !has_sdk(&python) {
-        let made = std::process::Command::new("python3")
-            .arg("-m")
-            .arg("venv")
-            .arg(&venv)
-            .status();
-        assert!(
-            made.is_ok_and(|status| status.success()),
-            "python3 -m venv failed: install Python 3.10+ with venv"
-        );
-        let installed = std::process::Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "-r"])
-            .arg(workspace.join("tests/mcp/requirements.txt"))
-            .status();
-        assert!(
-            installed.is_ok_and(|status| status.success()),
-            "pip could not install the MCP SDK (tests/mcp/requirements.txt)"
-        );
-    }
+    let python = workspace().join("target/mcp-venv/bin/python");
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp.client"])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    assert!(
+        has_sdk,
+        "{} has no MCP SDK: run scripts/install-test-deps",
+        python.display()
+    );
     python.to_string_lossy().into_owned()
 }
 
-/// The official MCP Python SDK as a real client, in both of its connection modes.
+/// The tool calls each official client makes beyond its first, and the model's answers to them
+/// in turn: a PDF (pages, boxes, confidences, page sizes), a call whose values the model was
+/// unsure of (confidences, form confidence, values dropped for it), and an error result.
+fn sdk_calls(mock: &MockLlm) -> tempfile::NamedTempFile {
+    use base64::Engine as _;
+    let person = json!({ "type": "object", "properties": { "name": { "type": "string" }, "age": { "type": "integer" } } });
+    let pdf = mock_llm::pdf::with_pages(&["Name: Ada Lovelace", "Age: 36"]);
+    let data = base64::engine::general_purpose::STANDARD.encode(pdf);
+    let calls = json!([
+        { "name": "a PDF", "status": "ok", "arguments": {
+            "schema": person, "returnText": true,
+            "document": { "data": data, "mediaType": "application/pdf" } } },
+        { "name": "values the model was unsure of", "status": "ok", "arguments": {
+            "prompt": "Ada Lovelace, 36", "schema": person, "settings": { "minConfidence": 0.6 } } },
+        { "name": "an unknown schema", "status": "error:schema-not-found", "arguments": {
+            "prompt": "x", "schema": "contakt", "schemaMode": "named" } }
+    ]);
+    mock.push(
+        Reply::answer(json!({ "name": "Ada Lovelace", "age": 36 })).with_token_probability(0.9),
+    );
+    mock.push(
+        Reply::answer(json!({ "name": "Ada Lovelace", "age": 36 })).with_token_probability(0.5),
+    );
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), calls.to_string()).unwrap();
+    file
+}
+
+/// Runs `program` with `args`, asserting it succeeded: its report otherwise.
+async fn assert_runs(program: &str, args: &[&std::ffi::OsStr]) {
+    let output = tokio::process::Command::new(program)
+        .args(args)
+        .output()
+        .await
+        .unwrap_or_else(|error| panic!("{program}: {error}"));
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{program} {args:?}:\n{report}");
+}
+
+/// The official MCP Python SDK as a real client, in both of its connection modes: it checks
+/// every result against the tool's `outputSchema` (and refused a PDF's before it was true).
 #[tokio::test]
 async fn the_official_mcp_python_client_works() {
     let python = tokio::task::spawn_blocking(python_with_mcp_sdk)
@@ -880,27 +935,52 @@ async fn the_official_mcp_python_client_works() {
         .unwrap();
     let mock = MockLlm::start();
     let served = serve(&mock, &[]).await;
-    for _ in 0..2 {
+    let script = workspace().join("tests/mcp/client_check.py");
+    let url = format!("http://{}/mcp", served.address);
+    for mode in ["auto", "legacy"] {
         mock.push(Reply::answer(
             json!({ "name": "Ada Lovelace", "email": "ada@example.com" }),
         ));
+        let calls = sdk_calls(&mock);
+        let args = [
+            script.as_os_str(),
+            url.as_ref(),
+            "user-a".as_ref(),
+            "--mode".as_ref(),
+            mode.as_ref(),
+            "--calls".as_ref(),
+            calls.path().as_os_str(),
+        ];
+        assert_runs(&python, &args).await;
     }
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client_check.py");
+}
+
+/// The official MCP TypeScript SDKs as real clients (`tests/mcp/client_check.mjs`; the packages
+/// `scripts/install-test-deps` installs): the 1.x line, which also checks an error's result
+/// against the `outputSchema`, and the 2.x one, which asserts formats and negotiates the
+/// stateless era.
+#[tokio::test]
+async fn the_official_mcp_typescript_clients_work() {
+    let script = workspace().join("tests/mcp/client_check.mjs");
+    assert!(
+        workspace()
+            .join("tests/mcp/node_modules/@modelcontextprotocol/sdk")
+            .exists(),
+        "the MCP TypeScript SDKs are not installed: run scripts/install-test-deps"
+    );
+    let mock = MockLlm::start();
+    let served = serve(&mock, &[]).await;
     let url = format!("http://{}/mcp", served.address);
-    for mode in ["auto", "legacy"] {
-        let output = tokio::process::Command::new(&python)
-            .arg(&script)
-            .args([&url, "user-a", "--mode", mode])
-            .output()
-            .await
-            .unwrap();
-        let report = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(output.status.success(), "{mode}:\n{report}");
+    for line in ["v1", "v2"] {
+        let calls = sdk_calls(&mock);
+        let args = [
+            script.as_os_str(),
+            url.as_ref(),
+            "user-a".as_ref(),
+            line.as_ref(),
+            calls.path().as_os_str(),
+        ];
+        assert_runs("node", &args).await;
     }
 }
 

@@ -278,7 +278,14 @@ fn dispatch(
             era,
         )),
         ("ping", Era::Legacy) => Ok(Map::new()),
-        ("tools/list", _) => Ok(cacheable(object(json!({ "tools": [tool()] })), era)),
+        ("tools/list", _) => {
+            let definition = tool_definition::for_scope(ports.key_value, &caller.scope)
+                .map_err(|error| failure(200, -32603, error.message))?;
+            Ok(cacheable(
+                object(json!({ "tools": [tool(definition)] })),
+                era,
+            ))
+        }
         ("tools/call", _) => call_tool(params, caller, ports),
         ("resources/list", _) => {
             let schemas = Registry::new(ports.key_value, &caller.scope)
@@ -319,8 +326,7 @@ fn dispatch(
 }
 
 /// The tool as MCP lists it: the tool definition's description and schemas.
-fn tool() -> Value {
-    let definition = tool_definition::tool_definition();
+fn tool(definition: Value) -> Value {
     json!({
         "name": definition["name"],
         "title": "Structure text into validated JSON",

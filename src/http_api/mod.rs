@@ -234,7 +234,7 @@ fn rest(
 ) -> Result<(u16, Value), StructureError> {
     let scope = &caller.scope;
     match (segments, method) {
-        (["v1", "tool"], _) => Ok((200, tool_definition::tool_definition())),
+        (["v1", "tool"], _) => Ok((200, tool_definition::for_scope(ports.key_value, scope)?)),
         (["v1", "schemas"], _) => {
             let list = Registry::new(ports.key_value, scope).list()?;
             Ok((200, json!({ "schemas": list })))

@@ -218,8 +218,8 @@ impl<'a> Registry<'a> {
         ))
     }
 
-    /// Every name this scope can use, sorted.
-    fn names(&self) -> Result<Vec<String>, StructureError> {
+    /// Every name this scope can use (its project's, its tenant's, the bundled ones), sorted.
+    pub fn names(&self) -> Result<Vec<String>, StructureError> {
         let mut names: Vec<String> = BUNDLED.iter().map(|entry| entry.name.to_owned()).collect();
         for (prefix, _) in self.levels() {
             names.extend(self.index(&prefix)?);

@@ -1,7 +1,7 @@
 //! What a schema's root asks for, and the object the content stage works on.
 //!
 //! The content stage asks for, validates and grounds objects. Any other root is planned into one
-//! here, and the result mapped back by [`Root::finish`]:
+//! here, and the result mapped back by [`Plan::finish`]:
 //!
 //! - a root that **can be an object** (`"type": "object"`, no `type`, a `type` list holding
 //!   `object`, combinators whose branches allow one) is worked on as it is; where it also allows

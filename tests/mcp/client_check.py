@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """End-to-end check of an MCP Streamable HTTP server with the OFFICIAL MCP Python SDK client.
 
-usage: python tests/mcp/client_check.py <url> <token> [--mode auto|legacy|2026-07-28] [--skip-bad-token] [-v]
+usage: python tests/mcp/client_check.py <url> <token> [--mode auto|legacy|2026-07-28] [--skip-bad-token]
+                                       [--calls FILE] [-v]
 
   url    e.g. http://127.0.0.1:8080/mcp
   token  bearer token the server accepts
   --mode how the SDK negotiates (default "auto" = what Client(url) does out of the box:
          probe server/discover at 2026-07-28, fall back to the initialize handshake).
          "legacy" forces initialize (2025-11-25); "2026-07-28" pins the stateless era.
+  --calls a JSON file of further tools/call checks: [{"name", "arguments", "status"}], status
+         "ok" (or another status) or "error:<kind>"; the SDK checks each result against the
+         tool's outputSchema, and raises when it does not validate
   -v     log every HTTP exchange (method, status, content-type) to stderr
 
 Requires the official SDK: pip install 'mcp>=2'. Prints one line per check; exit 1 on any failure.
@@ -70,7 +74,23 @@ def describe_exc(exc: BaseException) -> str:
     return " ".join(parts)
 
 
-async def good_token_checks(url: str, token: str, mode: str, verbose: bool) -> None:
+async def further_calls(client: Any, calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        name = f"tools/call {call['name']}: the SDK accepts the result"
+        try:
+            res = await client.call_tool("structure", call["arguments"])
+            sc: Any = res.structured_content or {}
+            status: str = call["status"]
+            if status.startswith("error:"):
+                ok = res.is_error and sc.get("error", {}).get("kind") == status[len("error:"):]
+            else:
+                ok = not res.is_error and sc.get("status") == status
+            check(name, ok, f"structuredContent={json.dumps(sc)[:300]}")
+        except Exception as exc:
+            check(name, False, describe_exc(exc))
+
+
+async def good_token_checks(url: str, token: str, mode: str, verbose: bool, calls: list[dict[str, Any]]) -> None:
     async with make_http_client(token, verbose) as http:
         transport = streamable_http_client(url, http_client=http)
         try:
@@ -138,6 +158,8 @@ async def good_token_checks(url: str, token: str, mode: str, verbose: bool) -> N
                         )
                 except Exception as exc:
                     check("resources/list+read", False, describe_exc(exc))
+
+                await further_calls(client, calls)
         except Exception as exc:
             check("connect/initialize", False, describe_exc(exc))
             if verbose:
@@ -161,10 +183,15 @@ async def main() -> int:
     ap.add_argument("token")
     ap.add_argument("--mode", default="auto")
     ap.add_argument("--skip-bad-token", action="store_true")
+    ap.add_argument("--calls")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
+    calls = []
+    if a.calls:
+        with open(a.calls, encoding="utf-8") as file:
+            calls = json.load(file)
     with anyio.fail_after(TIMEOUT_S):
-        await good_token_checks(a.url, a.token, a.mode, a.verbose)
+        await good_token_checks(a.url, a.token, a.mode, a.verbose, calls)
     if not a.skip_bad_token:
         with anyio.fail_after(TIMEOUT_S):
             await bad_token_check(a.url, a.mode, a.verbose)

@@ -158,7 +158,13 @@ pub fn run_request(
         key_value,
         clock: &clock,
     };
-    structure::structure(request, &structure::Scope::default(), &ports)
+    let result = structure::structure(request, &structure::Scope::default(), &ports);
+    super::assert_published(
+        &result
+            .as_ref()
+            .map_or_else(StructureError::to_json, Outcome::to_json),
+    );
+    result
 }
 
 /// `model`, but the model requests `twist` answers itself (kept among `model.sent` too), and

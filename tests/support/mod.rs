@@ -13,6 +13,7 @@ use structure::ports::{
 };
 
 pub mod contract_model;
+pub mod every_result;
 pub mod layering;
 mod strict;
 #[allow(unused_imports)]
@@ -276,5 +277,18 @@ pub fn run_inline(
         &ports(&transport, &config),
     )
     .unwrap();
+    assert_published(&outcome.to_json());
     (outcome, transport)
+}
+
+/// Holds a result (an outcome's JSON, or an error's) to the schema the tool definition
+/// publishes as its `returns`: the helpers the tests share call it on every result they make.
+pub fn assert_published(result: &Value) {
+    static RETURNS: std::sync::LazyLock<jsonschema::Validator> =
+        std::sync::LazyLock::new(|| validator(&structure::tool_definition()["returns"]));
+    let wrong = errors(&RETURNS, result);
+    assert!(
+        wrong.is_empty(),
+        "the published returns refuses {wrong:?}: {result:#}"
+    );
 }
