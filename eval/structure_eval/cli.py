@@ -38,6 +38,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--cases", type=pathlib.Path, default=DEFAULT_CASES, help="JSON Lines case file (default: %(default)s)")
     p.add_argument("--schemas", type=pathlib.Path, default=DEFAULT_SCHEMAS, help="directory of <name>.json schemas")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint (…/v1); default: start the local model server")
+    p.add_argument("--embedded", action="store_true",
+                   help="run the local model in `structure` itself (its embedded engine): no server; structure systems only")
     p.add_argument("--local-model", default=setup.DEFAULT_LOCAL_MODEL, choices=sorted(setup.LOCAL_MODELS),
                    help="the local model to start when no --base-url is given (default: %(default)s)")
     p.add_argument("--model", help="the model name the endpoint knows (default: the local model's)")
@@ -145,7 +147,7 @@ def main(argv: list[str]) -> int:
             print(f"\n{path.name} ({run.get('label') or 'no label'})\n")
             print(calibration.report(run, cases, schemas))
         return 0
-    local = args.base_url is None and not args.check_cases
+    local = args.base_url is None and not args.check_cases and not args.embedded
     if not setup.in_venv():
         # Everything below runs in the eval's venv (jsonschema, and the model server's packages).
         setup.ensure_venv(local_model=local)
@@ -155,6 +157,9 @@ def main(argv: list[str]) -> int:
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
         sys.exit(f"eval/run: unknown systems {sorted(unknown)}; use {', '.join(SYSTEMS)}")
+    if args.embedded:
+        # The one-call baseline needs a server: with --embedded only structure's systems run.
+        systems = [s for s in systems if s.startswith("structure")]
 
     cases = load_cases(args.cases)
     if args.only:
@@ -204,13 +209,14 @@ def main(argv: list[str]) -> int:
             base_url, process = running
         store = tempfile.TemporaryDirectory(prefix="structure-eval-store-")
         settings = list(args.settings)
-        if local and not any(s.startswith("structure_context_tokens=") for s in settings):
+        if (local or args.embedded) and not any(s.startswith("structure_context_tokens=") for s in settings):
             # llama-cpp-python states no window over HTTP: its user tells structure (README).
             settings.append(f"structure_context_tokens={args.n_ctx}")
         endpoint = Endpoint(base_url=base_url, model=model, profile=args.profile, api_key=api_key,
                             max_tokens=args.max_tokens, timeout=args.timeout, structure_settings=settings,
                             n_ctx=args.n_ctx, local_server=local,
-                            store=str(pathlib.Path(store.name) / "store.db"))
+                            store=str(pathlib.Path(store.name) / "store.db"),
+                            model_file=str(setup.model_file(local_model)) if args.embedded else None)
         for index, case in enumerate(cases, 1):
             if process is not None and process.poll() is not None:
                 # Every later case would score as an error: stop and say why.
@@ -230,7 +236,8 @@ def main(argv: list[str]) -> int:
         "started": started.isoformat(),
         "config": {
             "cases": str(args.cases), "model": model, "profile": args.profile,
-            "base_url": args.base_url or f"local {local_model.title} (llama-cpp-python)",
+            "base_url": args.base_url or (f"embedded {local_model.title} (structure's engine)" if args.embedded
+                                          else f"local {local_model.title} (llama-cpp-python)"),
             "settings": endpoint.structure_settings, "max_tokens": args.max_tokens, "reference_time": args.reference_time,
             "n_ctx": args.n_ctx, "limit": args.limit, "only": args.only, "commit": _git_commit(),
         },

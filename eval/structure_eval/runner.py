@@ -58,6 +58,8 @@ class Endpoint:
     # `structure`'s key-value store for the run: what it learns of the server (its kind, its
     # window, its tokens' size) is kept from one case to the next, as a user's store keeps it.
     store: str = "memory"
+    # A GGUF file `structure` runs in process (`eval/run --embedded`): no server, no base URL.
+    model_file: str | None = None
 
     def structure_model(self) -> str:
         # `structure` picks its profile from the provider prefix; openai-compatible servers go
@@ -181,8 +183,13 @@ def run_baseline(prompt: str, schema: Any, endpoint: Endpoint, validate: Callabl
 
 def structure_command(binary: str, schema_arg: str, endpoint: Endpoint, settings: list[str] = (),
                       records: bool = False, file: os.PathLike | None = None) -> list[str]:
-    command = [binary, "--store", endpoint.store, "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
-    if endpoint.profile != "auto":
+    if endpoint.model_file is not None:
+        # The embedded engine: the model named by its file, its window given as the server's is.
+        command = [binary, "--store", endpoint.store, "--model-file", endpoint.model_file,
+                   "--set", f"structure_model=local/{endpoint.model}"]
+    else:
+        command = [binary, "--store", endpoint.store, "--model", endpoint.structure_model(), "--base-url", endpoint.base_url]
+    if endpoint.profile != "auto" and endpoint.model_file is None:
         command += ["--set", f"structure_provider_profile={endpoint.profile}"]
     if endpoint.max_tokens is not None:
         command += ["--set", f"structure_max_output_tokens={endpoint.max_tokens}"]

@@ -7,6 +7,16 @@ from structure_eval.runner import Endpoint, baseline_system, document_max_tokens
 
 
 class StructureCommand(unittest.TestCase):
+    def test_the_embedded_engine_runs_the_model_file_with_no_server(self):
+        endpoint = Endpoint("", "qwen2.5-coder-0.5b-instruct", model_file="/models/q.gguf",
+                            structure_settings=["structure_context_tokens=8192"])
+        command = structure_command("structure", "person.json", endpoint)
+        self.assertEqual(command[:7], ["structure", "--store", "memory", "--model-file", "/models/q.gguf",
+                                       "--set", "structure_model=local/qwen2.5-coder-0.5b-instruct"])
+        self.assertNotIn("--base-url", command)
+        self.assertNotIn("structure_provider_profile=llamacpp", command)
+        self.assertIn("structure_context_tokens=8192", command)
+
     def test_the_endpoint_the_profile_and_the_settings_reach_the_command(self):
         endpoint = Endpoint("http://127.0.0.1:9/v1", "smol", profile="llamacpp", max_tokens=256, timeout=30,
                             structure_settings=["structure_max_loops=2"])

@@ -2,7 +2,7 @@
 //! a digest in hex, a file written whole. Imports nothing of the host, so the runtime and
 //! pre-initialising both take from it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The component this host was built with.
 pub(crate) const COMPONENT: &[u8] = include_bytes!(env!("STRUCTURE_COMPONENT_WASM"));
@@ -21,4 +21,22 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
     let temporary = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&temporary, bytes)?;
     std::fs::rename(&temporary, path)
+}
+
+/// Where compiled components (and, under `models/`, the embedded engine's models) are cached:
+/// `$STRUCTURE_CACHE_DIR`, else `$XDG_CACHE_HOME/structure`, else `~/.cache/structure`.
+///
+/// ```
+/// if let Some(dir) = structure_host::default_cache_dir() {
+///     println!("compiled components are cached in {}", dir.display());
+/// }
+/// ```
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("STRUCTURE_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("structure"))
 }

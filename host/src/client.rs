@@ -11,7 +11,11 @@ use std::path::Path;
 use crate::bindings::{
     Error, Outcome, RegisteredSchema, Registration, Request, SchemaInfo, Scope, Skill,
 };
+#[cfg(feature = "embedded")]
+use crate::bindings::{ErrorKind, Usage};
 use crate::config::Settings;
+#[cfg(feature = "embedded")]
+use crate::local::LocalEngine;
 use crate::relay::Relay;
 use crate::runtime::Runtime;
 use crate::state::HostState;
@@ -129,13 +133,17 @@ impl StructureBuilder {
             Some(runtime) => runtime,
             None => Runtime::shared()?,
         };
+        #[cfg_attr(not(feature = "embedded"), expect(unused_variables))]
+        let (settings, local) = crate::local::engine_for(self.settings)?;
         Ok(Structure {
-            settings: Arc::new(runtime.settings_for(self.settings)),
+            settings: Arc::new(runtime.settings_for(settings)),
             runtime,
             key_value: self
                 .key_value
                 .unwrap_or_else(|| Arc::new(MemoryStore::default())),
             kept: self.reuse_instance.then(|| tokio::sync::Mutex::new(None)),
+            #[cfg(feature = "embedded")]
+            local,
         })
     }
 }
@@ -148,6 +156,9 @@ pub struct Structure {
     settings: Arc<Settings>,
     key_value: Arc<dyn KeyValueStore>,
     kept: Option<tokio::sync::Mutex<Option<Instance>>>,
+    /// The embedded engine, when the settings ask for the local model.
+    #[cfg(feature = "embedded")]
+    local: Option<Arc<LocalEngine>>,
 }
 
 type Instance = (Store<HostState>, crate::bindings::Structure);
@@ -179,6 +190,7 @@ impl Structure {
     /// # }
     /// ```
     pub async fn structure(&self, scope: &Scope, request: &Request) -> Result<Outcome, CallError> {
+        self.local_model_ready().await?;
         self.call(async |store, api| {
             api.call_structure(store, scope, request)
                 .await?
@@ -200,8 +212,52 @@ impl Structure {
     /// # }
     /// ```
     pub async fn call_tool(&self, scope: &Scope, arguments: &Value) -> Result<Value, CallError> {
+        self.local_model_ready().await?;
         self.call(async |store, api| call_tool(store, api, scope, arguments).await)
             .await
+    }
+
+    /// The embedded model this client runs, when its settings ask for one.
+    pub fn local_model(&self) -> Option<&crate::local::LocalModel> {
+        #[cfg(feature = "embedded")]
+        return self.local.as_ref().map(|engine| engine.model());
+        #[cfg(not(feature = "embedded"))]
+        None
+    }
+
+    /// Gets the embedded model ready, when the settings ask for one: fetched once into the
+    /// machine's cache (a progress bar on a terminal), and loaded. The first call does it
+    /// anyway; a command or a service does it first, to fail fast and not keep its first
+    /// caller waiting. The error (a model that cannot be fetched or loaded) is a
+    /// `configuration` error naming `structure_model_file`, and says how to get the model.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = structure_host::Structure::builder().build()?; // nothing configured: the local model
+    /// client.local_model_ready().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn local_model_ready(&self) -> Result<(), CallError> {
+        #[cfg(feature = "embedded")]
+        if let Some(engine) = self.local.clone() {
+            let ready = tokio::task::spawn_blocking(move || engine.ready())
+                .await
+                .map_err(|error| CallError::Host(error.into()))?;
+            return ready.map_err(|error| {
+                CallError::Structure(Error {
+                    kind: ErrorKind::Configuration(crate::local::MODEL_FILE.to_owned()),
+                    message: error.to_string(),
+                    usage: Usage {
+                        llm_calls: 0,
+                        prompt_tokens: 0,
+                        completion_tokens: 0,
+                        cached_prompt_tokens: 0,
+                    },
+                })
+            });
+        }
+        Ok(())
     }
 
     /// [`Self::call_tool`] in a fresh instance whose LLM requests `relay` answers (a provider
@@ -421,6 +477,7 @@ impl Structure {
             connections: self.runtime.connections.clone(),
             settings: self.settings.clone(),
             key_value: self.key_value.clone(),
+            relay: self.local_relay(),
         };
         server.run(listener, options).await
     }
@@ -452,7 +509,16 @@ impl Structure {
         result
     }
 
+    /// The embedded engine as the relay of an instance's LLM requests, if there is one.
+    fn local_relay(&self) -> Option<Arc<dyn Relay>> {
+        #[cfg(feature = "embedded")]
+        return self.local.clone().map(|engine| engine as Arc<dyn Relay>);
+        #[cfg(not(feature = "embedded"))]
+        None
+    }
+
     async fn instantiate(&self, relay: Option<Arc<dyn Relay>>) -> Result<Instance, CallError> {
+        let relay = relay.or_else(|| self.local_relay());
         let mut state = HostState::new(
             self.settings.clone(),
             self.key_value.clone(),

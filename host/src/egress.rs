@@ -140,14 +140,11 @@ impl WasiHttpHooks for Egress {
             if !allowed {
                 return Err(Error::HttpRequestDenied);
             }
-            if let Some(relay) = relay {
-                return Ok((
-                    relayed(relay.as_ref(), request).await?,
-                    Box::new(async { Ok(()) }) as IoFuture,
-                ));
-            }
             let started = std::time::SystemTime::now();
-            let sent = pool.send(request, options).await;
+            let sent = match relay {
+                Some(relay) => relayed(relay.as_ref(), request).await,
+                None => pool.send(request, options).await,
+            };
             if let Some(calls) = calls {
                 let call = OutgoingCall {
                     started,

@@ -44,14 +44,15 @@
 //! | `bindings` | the WIT bindings (generated) | store |
 //! | `config` | the settings, and `wasi:config` over them | bindings |
 //! | `relay` | LLM requests answered by someone other than the network | — |
+//! | [`local`] | the embedded default model: which one, fetched once, run in process as a relay | artifact, config, relay |
 //! | `egress` | outgoing HTTP: allowed endpoints, pooled connections, relays | config, relay |
 //! | `key_value` | `wasi:keyvalue` over a backend | bindings, store |
 //! | `state` | the data of one instance: what its imports act on | config, egress, key_value, relay, store |
 //! | `json` | results as JSON, through the core's serialisers | bindings |
 //! | `preinit` | pre-initialising the component | artifact, state |
 //! | `runtime` | the engine, the compiled and linked component | artifact, bindings, config, egress, key_value, preinit, state |
-//! | `serve` | the HTTP service: API, metrics, access log, traces | config, egress, state, store |
-//! | `client` | the embedder's API: [`Structure`] | bindings, config, egress, relay, runtime, serve, state, store |
+//! | `serve` | the HTTP service: API, metrics, access log, traces | config, egress, relay, state, store |
+//! | `client` | the embedder's API: [`Structure`] | bindings, config, egress, local, relay, runtime, serve, state, store |
 //! | [`batch`] | many texts from one process, through the providers' batch APIs if asked | artifact, bindings, client, egress, relay |
 //! | `cli` | the `structure` command's parts (the binary's own) | — |
 
@@ -66,6 +67,7 @@ mod config;
 mod egress;
 mod json;
 mod key_value;
+pub mod local;
 mod preinit;
 mod relay;
 mod runtime;
@@ -80,10 +82,11 @@ pub use bindings::{
     Trace, Usage,
 };
 pub mod batch;
+pub use artifact::default_cache_dir;
 pub use client::{CallError, Structure, StructureBuilder};
 pub use config::Settings;
+pub use runtime::Runtime;
 pub use runtime::write_ready_component;
-pub use runtime::{Runtime, default_cache_dir};
 pub use serve::ServeOptions;
 pub use store::{
     KeyValueStore, MemoryStore, RedisStore, SqliteStore, check_no_old_store, default_store_path,

@@ -22,6 +22,10 @@ fn main() -> ExitCode {
     if let Command::Component { output } = &cli.command {
         return write_component(output);
     }
+    #[cfg(feature = "embedded")]
+    if let Command::Model { action } = cli.command {
+        return cli::model::model(action, cli.offline);
+    }
     // A batch's calls run on every core; one call needs one thread.
     let mut builder = match cli.command {
         Command::Batch { .. } => tokio::runtime::Builder::new_multi_thread(),
@@ -35,6 +39,8 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> ExitCode {
+    #[cfg_attr(not(feature = "embedded"), expect(unused_variables))]
+    let offline = cli.offline;
     let client = match client(&cli) {
         Ok(client) => client,
         Err((code, message)) => return fail(code, &message),
@@ -106,6 +112,8 @@ async fn run(cli: Cli) -> ExitCode {
             drain_timeout,
         } => serve(&client, listen, metrics_listen, drain_timeout).await,
         Command::Component { output } => write_component(&output),
+        #[cfg(feature = "embedded")]
+        Command::Model { action } => cli::model::model(action, offline),
     }
 }
 

@@ -2,10 +2,14 @@
 //! batch ([`crate::batch`]) relays each item's requests into the providers' batch APIs and
 //! answers them when the batch is done; the component cannot tell the difference.
 //!
+//! The embedded engine ([`crate::local`]) answers the requests to its reserved origin in
+//! process, as a llama.cpp server would.
+//!
 //! A relay sees each request read whole, and answers it with a status and a body, or never
-//! (the call waiting for it is then dropped by whoever holds it). A relayed instance's wall
-//! clock stands still at the relay's [`Relay::clock`]: the date the component writes into its
-//! prompts is then the same in every run, and so is every request, body for body.
+//! (the call waiting for it is then dropped by whoever holds it). A relay may stop a relayed
+//! instance's wall clock at its [`Relay::clock`]: a provider batch's does, so that the date the
+//! component writes into its prompts is the same in every run, and so is every request, body
+//! for body.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -45,8 +49,9 @@ pub trait Relay: Send + Sync {
     /// The answer to `request`.
     fn relay(&self, request: Relayed) -> Answering;
 
-    /// The instant the instance's wall clock stands at.
-    fn clock(&self) -> SystemTime;
+    /// The instant the instance's wall clock stands at, if the relay stops it (`None`: the
+    /// clock runs).
+    fn clock(&self) -> Option<SystemTime>;
 }
 
 /// A wall clock standing at one instant.

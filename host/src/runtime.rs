@@ -5,7 +5,7 @@
 //! loaded in about a millisecond afterwards.
 
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -15,7 +15,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
-use crate::artifact::{COMPONENT, hex, write_atomically};
+use crate::artifact::{COMPONENT, default_cache_dir, hex, write_atomically};
 use crate::bindings::{StructurePre, wasi};
 use crate::config::{Settings, WasiConfig};
 use crate::egress::ConnectionPool;
@@ -229,24 +229,6 @@ fn engine_config(pooling: bool) -> Config {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     config
-}
-
-/// Where compiled components are cached: `$STRUCTURE_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/structure`, else `~/.cache/structure`.
-///
-/// ```
-/// if let Some(dir) = structure_host::default_cache_dir() {
-///     println!("compiled components are cached in {}", dir.display());
-/// }
-/// ```
-pub fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("STRUCTURE_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("structure"))
 }
 
 /// The compiled form of `wasm` (pre-initialised first, see [`ready`]), from the cache when it

@@ -71,9 +71,11 @@ impl HostState {
     }
 
     /// The same state with the LLM requests `relay` takes answered by it, and the wall clock
-    /// standing at its instant.
+    /// standing at its instant, if it stops it.
     pub(crate) fn relaying(mut self, relay: Arc<dyn Relay>) -> Self {
-        self.wasi = WasiCtx::builder().wall_clock(Frozen(relay.clock())).build();
+        if let Some(instant) = relay.clock() {
+            self.wasi = WasiCtx::builder().wall_clock(Frozen(instant)).build();
+        }
         self.egress = self.egress.relaying(relay);
         self
     }

@@ -58,7 +58,8 @@ pub struct Batch {
     pub output: PathBuf,
     /// What a line that leaves them out gets.
     pub defaults: Defaults,
-    /// Calls in flight at once (at least 1).
+    /// Calls in flight at once (at least 1; 1 with the embedded engine, which answers one
+    /// request at a time).
     pub jobs: usize,
     /// Through the providers' batch APIs, polled so, when set.
     pub provider_batch: Option<ProviderBatch>,
@@ -103,10 +104,17 @@ impl Batch {
             progress(&done, &tally);
             Ok::<(), String>(())
         };
+        // The embedded engine answers one request at a time: more in flight would only queue,
+        // their time running against the calls' limits.
+        let jobs = if client.local_model().is_some() {
+            1
+        } else {
+            self.jobs.max(1)
+        };
         let Some(options) = &self.provider_batch else {
             let mut items = items;
             loop {
-                while running.len() < self.jobs.max(1) && !stop.load(Ordering::SeqCst) {
+                while running.len() < jobs && !stop.load(Ordering::SeqCst) {
                     let Some(item) = items.next() else { break };
                     let (client, scope) = (client.clone(), scope.clone());
                     running.spawn(run_item(item, async move |arguments| {

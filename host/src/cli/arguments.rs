@@ -38,6 +38,14 @@ pub(crate) struct Cli {
     /// the environment and flags override it.
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,
+    /// A GGUF model file to run in process (the embedded engine) instead of a catalog model
+    /// (sets STRUCTURE_MODEL_FILE).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) model_file: Option<PathBuf>,
+    /// Never download the local model: a model not on this machine is an error saying how to
+    /// get it (sets STRUCTURE_OFFLINE).
+    #[arg(long, global = true)]
+    pub(crate) offline: bool,
     /// The tenant whose registry, settings and cache apply.
     #[arg(long, global = true, default_value = "default")]
     pub(crate) tenant: String,
@@ -141,6 +149,12 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 30)]
         drain_timeout: u64,
     },
+    /// The local models the embedded engine runs: pull (fetch one once into the cache), list, rm.
+    #[cfg(feature = "embedded")]
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
+    },
     /// Write the component this command runs (pre-initialised) to FILE: what `spin build` and
     /// the npm package ship.
     Component {
@@ -176,6 +190,17 @@ pub(crate) enum SchemasAction {
     RegisterSkill { folder: PathBuf },
     /// Remove NAME from the tenant (or the project, with --project).
     Deregister { name: String },
+}
+
+#[cfg(feature = "embedded")]
+#[derive(Subcommand)]
+pub(crate) enum ModelAction {
+    /// Fetch a catalog model into the cache (the default one without NAME), once.
+    Pull { name: Option<String> },
+    /// The catalog's models and the cache's files, downloaded or partly downloaded.
+    List,
+    /// Remove a model's files from the cache.
+    Rm { name: String },
 }
 
 #[derive(Subcommand)]
@@ -231,6 +256,12 @@ pub(crate) fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
     }
     if let Some(base_url) = &cli.base_url {
         settings = settings.set("openai_base_url", base_url);
+    }
+    if let Some(file) = &cli.model_file {
+        settings = settings.set(structure_host::local::MODEL_FILE, file.to_string_lossy());
+    }
+    if cli.offline {
+        settings = settings.set(structure_host::local::OFFLINE, "1");
     }
     for pair in &cli.settings {
         let Some((key, value)) = pair.split_once('=') else {

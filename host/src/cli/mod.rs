@@ -3,6 +3,8 @@
 
 pub mod arguments;
 pub mod batch;
+#[cfg(feature = "embedded")]
+pub mod model;
 pub mod output;
 pub mod run;
 pub mod schemas;

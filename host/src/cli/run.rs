@@ -11,8 +11,12 @@ use structure_host::{Document, Request, SchemaInput, Scope, Status, Structure};
 use crate::cli::arguments::{SchemaMode, pairs_to_object, read_text};
 use crate::cli::output::{EXIT_NEED_MORE_INPUT, EXIT_OK, EXIT_STALE, print_json, report};
 
-/// `run`: prints the outcome; the exit status is its status.
+/// `run`: prints the outcome; the exit status is its status. The embedded model, when it is the
+/// one, is fetched and loaded first (with its progress bar).
 pub(crate) async fn structure(client: &Structure, scope: &Scope, request: &Request) -> ExitCode {
+    if let Err(error) = client.local_model_ready().await {
+        return report(error);
+    }
     match client.structure(scope, request).await {
         Ok(outcome) => {
             print_json(&outcome.to_json());

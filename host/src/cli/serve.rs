@@ -6,13 +6,18 @@ use structure_host::{ServeOptions, Structure};
 
 use crate::cli::output::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail};
 
-/// `serve`: the HTTP API on `listen` until SIGTERM or SIGINT, then a drain.
+/// `serve`: the HTTP API on `listen` until SIGTERM or SIGINT, then a drain. The embedded model,
+/// when it is the one, is fetched and loaded before the service listens: its first caller does
+/// not wait for it.
 pub(crate) async fn serve(
     client: &Structure,
     listen: String,
     metrics_listen: Option<String>,
     drain_timeout: u64,
 ) -> ExitCode {
+    if let Err(error) = client.local_model_ready().await {
+        return crate::cli::output::report(error);
+    }
     let bind = |address: String| async move {
         tokio::net::TcpListener::bind(&address)
             .await

@@ -33,6 +33,7 @@ use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::config::Settings;
 use crate::egress::ConnectionPool;
+use crate::relay::Relay;
 use crate::state::HostState;
 use crate::store::KeyValueStore;
 pub use metrics::Metrics;
@@ -152,6 +153,9 @@ pub(crate) struct Server {
     pub(crate) connections: Arc<ConnectionPool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) key_value: Arc<dyn KeyValueStore>,
+    /// Who answers the instances' LLM requests instead of the network, if anyone (the
+    /// embedded engine).
+    pub(crate) relay: Option<Arc<dyn Relay>>,
 }
 
 /// What the request handler shares across requests.
@@ -329,12 +333,15 @@ impl Server {
         request: hyper::Request<Full<Bytes>>,
         calls: crate::egress::Calls,
     ) -> anyhow::Result<Response> {
-        let state = HostState::new(
+        let mut state = HostState::new(
             self.settings.clone(),
             self.key_value.clone(),
             self.connections.clone(),
         )
         .recording_calls(calls);
+        if let Some(relay) = &self.relay {
+            state = state.relaying(relay.clone());
+        }
         let mut store = state.into_store(self.proxy.engine());
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let request = request.map(|body| body.map_err(|never| -> hyper::Error { match never {} }));

@@ -375,3 +375,14 @@ pub fn read_http_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
     let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
     (head, raw[head_end..head_end + length].to_vec())
 }
+
+/// A command's stdout as JSON, or a panic showing both its streams.
+pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "stdout is not JSON ({error}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}

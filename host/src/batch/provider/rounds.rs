@@ -508,7 +508,7 @@ impl Relay for ItemRelay {
         }
     }
 
-    fn clock(&self) -> SystemTime {
-        UNIX_EPOCH + Duration::from_millis(self.clock)
+    fn clock(&self) -> Option<SystemTime> {
+        Some(UNIX_EPOCH + Duration::from_millis(self.clock))
     }
 }
