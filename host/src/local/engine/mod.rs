@@ -54,6 +54,8 @@ pub enum EngineError {
         /// What llama.cpp said.
         message: String,
     },
+    /// The engine's thread stopped (it panicked, or the process is ending).
+    Stopped,
 }
 
 impl std::fmt::Display for EngineError {
@@ -66,6 +68,7 @@ impl std::fmt::Display for EngineError {
                  --model-file / STRUCTURE_MODEL_FILE",
                 path.display()
             ),
+            EngineError::Stopped => f.write_str("the local model's thread has stopped"),
         }
     }
 }
@@ -131,6 +134,31 @@ impl LocalEngine {
     /// thread; nothing to do once it runs. Blocks for as long as that takes.
     pub fn ready(&self) -> Result<(), EngineError> {
         self.jobs().map(drop)
+    }
+
+    /// Answers one request as the engine's server would — `method` and `path`
+    /// (`/v1/chat/completions`, `/props`, ...) with a JSON `body` — with its status and JSON
+    /// body, loading the model first if need be; blocks until then. What the component's
+    /// requests go through, for a caller that wants the model without the component (the
+    /// benchmarks' plain calls).
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> Result<(u16, Vec<u8>), EngineError> {
+        let jobs = self.jobs()?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let request = Relayed {
+            method: method.to_owned(),
+            url: format!("{LOCAL_ORIGIN}{path}"),
+            headers: Vec::new(),
+            body: body.to_vec().into(),
+        };
+        jobs.send(Job { request, reply })
+            .map_err(|_| EngineError::Stopped)?;
+        let answer = answer.blocking_recv().map_err(|_| EngineError::Stopped)?;
+        Ok((answer.status, answer.body.to_vec()))
     }
 
     /// The engine thread's queue, started first if need be.
