@@ -44,6 +44,9 @@ struct Args {
     limit: Option<usize>,
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Measure the speeds only (with and without log-probabilities), not the cases.
+    #[arg(long)]
+    speeds_only: bool,
 }
 
 /// The eval's baseline prompt (eval/structure_eval/runner.py `BASELINE_SYSTEM`).
@@ -81,11 +84,25 @@ impl Target<'_> {
 }
 
 fn chat_body(system: &str, user: &str, schema: Option<&Value>, max_tokens: u32) -> Value {
+    with_logprobs(true, system, user, schema, max_tokens)
+}
+
+fn with_logprobs(
+    logprobs: bool,
+    system: &str,
+    user: &str,
+    schema: Option<&Value>,
+    max_tokens: u32,
+) -> Value {
     let mut body = json!({
         "model": "local",
         "messages": [{ "role": "system", "content": system }, { "role": "user", "content": user }],
-        "temperature": 0, "max_tokens": max_tokens, "logprobs": true, "top_logprobs": 1,
+        "temperature": 0, "max_tokens": max_tokens,
     });
+    if logprobs {
+        body["logprobs"] = json!(true);
+        body["top_logprobs"] = json!(1);
+    }
     if let Some(schema) = schema {
         body["response_format"] = json!({ "type": "json_object", "schema": schema });
     }
@@ -94,7 +111,7 @@ fn chat_body(system: &str, user: &str, schema: Option<&Value>, max_tokens: u32) 
 
 /// Prompt tokens a second (a long prompt, one token answered) and generated tokens a second
 /// (a short prompt, 128 tokens), the best of three each.
-fn speeds(target: &Target<'_>) -> anyhow::Result<(f64, f64)> {
+fn speeds(target: &Target<'_>, logprobs: bool) -> anyhow::Result<(f64, f64)> {
     let passage = "The supplier shall deliver the goods described in Schedule A to the premises of the buyer within thirty days of the order. ".repeat(60);
     let (mut prompt, mut generated) = (0f64, 0f64);
     for run in 0..3 {
@@ -102,7 +119,7 @@ fn speeds(target: &Target<'_>) -> anyhow::Result<(f64, f64)> {
             "Run {run} of {}. Summarise the user's text.",
             std::process::id()
         );
-        let (seconds, usage) = target.chat(&chat_body(&system, &passage, None, 1))?;
+        let (seconds, usage) = target.chat(&with_logprobs(logprobs, &system, &passage, None, 1))?;
         prompt = prompt.max(usage["prompt_tokens"].as_f64().unwrap_or(0.0) / seconds);
         let counting = "Count from 1 to 300, the numbers separated by commas.";
         let (seconds, usage) =
@@ -123,10 +140,16 @@ fn cases(args: &Args) -> anyhow::Result<Vec<(String, String, Value)>> {
         if case.get("document").is_some() || case.get("records").is_some() {
             continue;
         }
-        let schema = case["schema"].as_str().unwrap_or_default();
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(
-            args.schemas.join(format!("{schema}.json")),
-        )?)?;
+        // The case set's own schema, else a bundled one (`user-action-record`).
+        let name = format!("{}.json", case["schema"].as_str().unwrap_or_default());
+        let path = [
+            args.schemas.join(&name),
+            PathBuf::from("schemas").join(&name),
+        ]
+        .into_iter()
+        .find(|path| path.is_file())
+        .ok_or_else(|| anyhow::anyhow!("no schema {name} in {}", args.schemas.display()))?;
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
         cases.push((
             case["id"].as_str().unwrap_or_default().to_owned(),
             case["prompt"].as_str().unwrap_or_default().to_owned(),
@@ -171,11 +194,24 @@ async fn main() -> anyhow::Result<()> {
     tokio::task::block_in_place(|| engine.ready())?;
     let cases = cases(&args)?;
     let mut report = json!({ "model": args.model, "context": args.context, "cases": cases.len() });
-    let engine_speeds = tokio::task::block_in_place(|| speeds(&Target::Engine(&engine)))?;
-    report["engine"] = json!({ "prompt_tokens_per_second": engine_speeds.0, "generated_tokens_per_second": engine_speeds.1 });
-    if let Some(server) = &args.server {
-        let server_speeds = speeds(&Target::Server(server))?;
-        report["server"] = json!({ "prompt_tokens_per_second": server_speeds.0, "generated_tokens_per_second": server_speeds.1 });
+    for logprobs in [true, false] {
+        let key = if logprobs {
+            "with_logprobs"
+        } else {
+            "without_logprobs"
+        };
+        let (prompt, generated) =
+            tokio::task::block_in_place(|| speeds(&Target::Engine(&engine), logprobs))?;
+        report["engine"][key] =
+            json!({ "prompt_tokens_per_second": prompt, "generated_tokens_per_second": generated });
+        if let Some(server) = &args.server {
+            let (prompt, generated) = speeds(&Target::Server(server), logprobs)?;
+            report["server"][key] = json!({ "prompt_tokens_per_second": prompt, "generated_tokens_per_second": generated });
+        }
+    }
+    if args.speeds_only {
+        println!("{report:#}");
+        return Ok(());
     }
     let (mut plain, mut served, mut structured) = (Vec::new(), Vec::new(), Vec::new());
     for (id, prompt, schema) in &cases {
