@@ -143,6 +143,9 @@ export interface Trace {
   attempts?: { model: string; outcome: string; usage: Usage }[];
   /** `minConfidence`: the optional values dropped for a confidence below it, by JSON pointer. */
   lowConfidence?: string[];
+  /** Values the answer needs that the model was unsure of and a second reading of the text gave again: kept, not
+   * asked for (check them). */
+  inDoubt?: string[];
   /** A long text: what a second look at each field left out for its confidence found, in the few passages of the
    * text about it. */
   secondLooks?: string[];

@@ -179,8 +179,14 @@ pub struct Trace {
     /// JSON pointer into the answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub low_confidence: Vec<String>,
-    /// A long text: what a second look at each field the threshold left out found, in the few
-    /// passages of the text about it (`content::second_look`).
+    /// Values the answer needs that the model was unsure of (under `structure_min_confidence`)
+    /// and that a second reading of the text gave again: kept, not asked for, by JSON pointer
+    /// into the answer. Check them (`trace.secondLooks` says what each reading found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub in_doubt: Vec<String>,
+    /// What a second look found: at a value the answer needs that the model was unsure of (the
+    /// text read again for it alone), and, in a long text, at each field the threshold left
+    /// out, in the few passages of the text about it (`content::second_look`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub second_looks: Vec<String>,
     /// How sure the model was of its answer's form (the tokens that write no value), where the

@@ -299,8 +299,30 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
         json!(["/email"])
     );
 
+    // A value the answer needs under the threshold, that a span of the text writes, is not
+    // asked for before the model is asked whether the text states it: stated, it is kept,
+    // named in trace.inDoubt; not, the call asks for it.
     let config = [OPENAI, &[("structure_min_confidence", "0.95")]].concat();
-    let (outcome, _) = run(&config, vec![Reply::raw(200, &chat_body())]);
+    let stated = |said: &str| Reply::answer(json!({ "value_1": said }));
+    let replies = |said: &str| vec![Reply::raw(200, &chat_body()), stated(said)];
+    let (outcome, transport) = run(&config, replies("stated"));
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "name": "Ada Lovelace" })),
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.trace.in_doubt, ["/name"]);
+    assert_eq!(
+        outcome.trace.second_looks,
+        ["/name (0.9): the text states it; kept in doubt"]
+    );
+    assert_eq!((outcome.usage.llm_calls, transport.count()), (2, 2));
+    let asked = transport.body(1).to_string();
+    assert!(
+        asked.contains("Whether the text states the name") && asked.contains("Ada Lovelace"),
+        "{asked}"
+    );
+    let (outcome, _) = run(&config, replies("not stated"));
     let Answer::NeedMoreInput(need) = &outcome.answer else {
         panic!("{outcome:?}");
     };
@@ -308,7 +330,25 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
         need.contains("/name (0.9)") && need.contains("structure_min_confidence"),
         "{need}"
     );
-    assert!(outcome.sources.is_empty());
+    assert!(outcome.sources.is_empty() && outcome.trace.in_doubt.is_empty());
+
+    // One no span writes (the text names her otherwise) is asked for at once.
+    let unwritten = "Lord Byron's daughter, ada@example.org";
+    let (outcome, transport) = run_inline(
+        unwritten,
+        schema(),
+        &config,
+        vec![Reply::raw(200, &chat_body())],
+    );
+    assert!(
+        matches!(&outcome.answer, Answer::NeedMoreInput(need) if need.contains("/name (0.9)")),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        outcome.trace.second_looks,
+        ["/name (0.9): no span of the text writes it"]
+    );
+    assert_eq!(transport.count(), 1);
 
     let mut settings = serde_json::Map::new();
     settings.insert("minConfidence".into(), json!(1.5));
@@ -451,8 +491,15 @@ fn a_model_unsure_of_its_form_loses_the_optional_values_it_read_from_a_needed_va
 
     // A model sure of its form is held to the threshold instead; with the threshold off, or
     // no log-probabilities to judge the form by, nothing is left out.
-    let (outcome, _) = run_inline(text, schema.clone(), OPENAI, vec![reply(0.99)]);
+    // (Its unsure name and email, which the answer needs, are said not to be stated: the call
+    // asks for them.)
+    let neither = Reply::answer(json!({ "value_1": "not stated", "value_2": "not stated" }));
+    let (outcome, _) = run_inline(text, schema.clone(), OPENAI, vec![reply(0.99), neither]);
     assert!(outcome.trace.left_out.is_empty());
+    assert!(
+        matches!(outcome.answer, Answer::NeedMoreInput(_)),
+        "{outcome:?}"
+    );
     let off = [OPENAI, &[("structure_min_confidence", "off")]].concat();
     let (outcome, _) = run_inline(text, schema.clone(), &off, vec![reply(0.4)]);
     let Answer::Ok(data) = &outcome.answer else {

@@ -109,6 +109,56 @@ fn a_long_pdf_read_in_parts_gives_each_value_its_page_and_its_boxes() {
 }
 
 #[test]
+fn a_list_from_several_parts_keeps_what_the_document_states_as_that_field() {
+    // A part's reader takes the counsel a clause names for a party; the question which items
+    // the document states as parties, with the passage of each, leaves the counsel out.
+    let terms = Terms {
+        counsel: vec![("Baker Lane LLP".to_owned(), 0.3)],
+        ..Terms::default()
+    };
+    let text = planted_document(40_000, &terms);
+    let model = ContractModel::new(Server::default());
+    let config = config(&[("structure_context_tokens", "2048")]);
+    let outcome = run(&text, &model, &config, &MemoryKeyValue::default()).unwrap();
+    assert_eq!(
+        data(&outcome)["parties"],
+        json!(["Acme Widgets Inc.", "Zoë Kim", "Łukasz Nowak LLC"])
+    );
+    assert_eq!(
+        outcome.trace.left_out,
+        [
+            "left out /parties item \"Baker Lane LLP\": read by a part, but the document does not \
+          state it as one of parties (asked of the items the parts gave)"
+        ]
+    );
+    assert_sources_are_slices(&outcome, &text);
+    assert_eq!(
+        outcome.trace.chunk_of["/parties/2"],
+        outcome.trace.chunks - 1
+    );
+
+    // A question with no valid answer keeps the list whole, and says so.
+    let twist = |body: &Value| {
+        mock_llm::document::is_membership(body).then(|| Reply::answer(json!({ "parties 1": 7 })))
+    };
+    let twisted = Twisted::new(&model, &twist);
+    let outcome = run_against(
+        terms_schema(),
+        &text,
+        &twisted,
+        &config,
+        &MemoryKeyValue::default(),
+    )
+    .unwrap();
+    assert_eq!(data(&outcome)["parties"].as_array().unwrap().len(), 4);
+    assert!(
+        outcome.trace.left_out[0].starts_with("kept every item of /parties: the question"),
+        "{:?}",
+        outcome.trace.left_out
+    );
+}
+
+#[test]
 fn values_read_in_parts_keep_the_confidence_their_part_gave_them() {
     let text = planted_document(40_000, &Terms::default());
     let mut model = ContractModel::new(Server::default());
@@ -125,13 +175,27 @@ fn values_read_in_parts_keep_the_confidence_their_part_gave_them() {
     assert_eq!(confidence("/governing_law"), Some(0.9));
     assert_eq!(confidence("/parties/2"), Some(0.9));
 
-    // Held to 0.95, the required date is asked for; to 0.85, nothing is dropped.
+    // Held to 0.95, the required date, which the text writes, is kept, named in doubt, once the
+    // model says the text states it; to 0.85, nothing is dropped.
     let held = config_with(&config, &[("structure_min_confidence", "0.95")]);
+    let mut model = ContractModel::new(Server::default());
+    model.token_probability = Some(0.9);
     let outcome = run(&text, &model, &held, &MemoryKeyValue::default()).unwrap();
-    let Answer::NeedMoreInput(need) = &outcome.answer else {
-        panic!("{:?}", outcome.answer);
-    };
-    assert!(need.contains("/effective_date (0.9)"), "{need}");
+    assert_eq!(data(&outcome)["effective_date"], "2021-03-04");
+    // The question read the passage around the date, not the 40,000 characters.
+    let question = (model.sent.borrow().iter())
+        .find(|body| body.to_string().contains("not stated"))
+        .map(|body| asked_text(body).to_owned())
+        .unwrap();
+    assert!(
+        question.contains("effective as of 2021-03-04") && question.len() < 2_000,
+        "{question}"
+    );
+    assert_eq!(outcome.trace.in_doubt, ["/effective_date"]);
+    assert_eq!(
+        outcome.trace.second_looks[0],
+        "/effective_date (0.9): the text states it; kept in doubt"
+    );
     let held = config_with(&config, &[("structure_min_confidence", "0.85")]);
     let outcome = run(&text, &model, &held, &MemoryKeyValue::default()).unwrap();
     assert!(outcome.trace.low_confidence.is_empty());

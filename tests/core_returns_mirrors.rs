@@ -269,6 +269,7 @@ fn full_trace() -> host::Trace {
         chunk_of: vec![("/name".into(), 1)],
         attempts: vec![attempt],
         low_confidence: some("/age"),
+        in_doubt: some("/name"),
         second_looks: some("/age: ..."),
         form_confidence: Some(0.95),
         left_out: some("/phone"),

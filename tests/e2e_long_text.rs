@@ -58,10 +58,12 @@ async fn a_hundred_thousand_characters_make_one_object_with_sources_in_the_whole
     let chunks = outcome.trace.chunks;
     assert!(chunks >= 5, "{chunks}");
     assert_eq!(
-        outcome.usage.llm_calls, chunks,
-        "no part disagreed: a call per chunk"
+        outcome.usage.llm_calls,
+        chunks + 1,
+        "no part disagreed: a call per chunk, and one asking which of the parties the parts \
+         gave the document states as parties"
     );
-    assert_eq!(mock.requests().len(), chunks as usize);
+    assert_eq!(mock.requests().len(), chunks as usize + 1);
     assert!(
         mock.max_in_flight() > 1,
         "the parts' calls were in flight together"

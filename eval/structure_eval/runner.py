@@ -234,6 +234,8 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
             detail["lowConfidence"] = trace["lowConfidence"]
         if trace.get("secondLooks"):
             detail["secondLooks"] = trace["secondLooks"]
+        if trace.get("inDoubt"):
+            detail["inDoubt"] = trace["inDoubt"]
         if trace.get("formConfidence") is not None:
             detail["formConfidence"] = trace["formConfidence"]
         if trace.get("leftOut"):

@@ -43,6 +43,7 @@ impl Outcome {
     ///         chunk_of: Vec::new(),
     ///         attempts: Vec::new(),
     ///         low_confidence: Vec::new(),
+    ///         in_doubt: Vec::new(),
     ///         second_looks: Vec::new(),
     ///         form_confidence: None,
     ///         left_out: Vec::new(),
@@ -168,6 +169,7 @@ fn core_trace(trace: &Trace) -> structure::Trace {
             })
             .collect(),
         low_confidence: trace.low_confidence.clone(),
+        in_doubt: trace.in_doubt.clone(),
         second_looks: trace.second_looks.clone(),
         form_confidence: trace.form_confidence,
         left_out: trace.left_out.clone(),

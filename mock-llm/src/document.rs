@@ -27,6 +27,9 @@ pub struct Terms {
     /// A second, superseded effective date, later in the text: the parts disagree.
     pub superseded_date: Option<(String, f64)>,
     pub parties: Vec<(String, f64)>,
+    /// Counsel a clause names: a name a part's reader takes for a party's, as a small model
+    /// does, that the document does not state as one.
+    pub counsel: Vec<(String, f64)>,
     pub governing_law: Option<(String, f64)>,
     pub term_months: Option<(u32, f64)>,
 }
@@ -41,6 +44,7 @@ impl Default for Terms {
                 ("Zoë Kim".to_owned(), 0.5),
                 ("Łukasz Nowak LLC".to_owned(), 0.97),
             ],
+            counsel: Vec::new(),
             governing_law: Some(("Delaware".to_owned(), 0.9)),
             term_months: Some((24, 0.6)),
         }
@@ -84,6 +88,9 @@ pub fn planted_document(chars: usize, terms: &Terms) -> String {
     }
     for (party, at) in &terms.parties {
         planted.push((*at, format!("Party: {party}. ")));
+    }
+    for (counsel, at) in &terms.counsel {
+        planted.push((*at, format!("Counsel: {counsel}. ")));
     }
     if let Some((law, at)) = &terms.governing_law {
         planted.push((
@@ -138,7 +145,9 @@ pub fn read_terms(text: &str) -> Value {
         };
         if let Some(rest) = sentence.split("effective as of ").nth(1) {
             terms.entry("effective_date").or_insert(json!(rest));
-        } else if let Some(party) = sentence.strip_prefix("Party: ") {
+        } else if let Some(party) =
+            (sentence.strip_prefix("Party: ")).or_else(|| sentence.strip_prefix("Counsel: "))
+        {
             parties.push(json!(party));
         } else if let Some(law) =
             sentence.strip_prefix("This Agreement is governed by the laws of ")
@@ -181,11 +190,73 @@ pub fn choose(question: &str) -> Value {
     Value::Object(chosen)
 }
 
+/// The fields a request asks whether the text states (structure's question of the values it
+/// is unsure of: `value_1`, `value_2`, … each `stated` or `not stated`), if it is one.
+pub fn stated_question(body: &Value) -> Option<Vec<String>> {
+    let mut asked = Vec::new();
+    find_stated(&body["response_format"], &mut asked);
+    (!asked.is_empty()).then_some(asked)
+}
+
+/// The names of the properties under `node` (at any depth) whose `enum` holds `not stated`.
+fn find_stated(node: &Value, asked: &mut Vec<String>) {
+    match node {
+        Value::Object(fields) => {
+            if let Some(Value::Object(properties)) = fields.get("properties") {
+                for (name, property) in properties {
+                    let values = property.get("enum").and_then(Value::as_array);
+                    if values.is_some_and(|values| values.contains(&json!("not stated")))
+                        && !asked.contains(name)
+                    {
+                        asked.push(name.clone());
+                    }
+                }
+            }
+            fields.values().for_each(|value| find_stated(value, asked));
+        }
+        Value::Array(items) => items.iter().for_each(|item| find_stated(item, asked)),
+        _ => {}
+    }
+}
+
 /// Whether a chat request body asks to choose among candidates (structure's choosing call).
 pub fn is_choice(body: &Value) -> bool {
     body["messages"][0]["content"]
         .as_str()
-        .is_some_and(|system| system.starts_with("Parts of one long document"))
+        .is_some_and(|system| system.starts_with("Parts of one long document gave different"))
+}
+
+/// Whether a chat request body asks which items of lists the document states as theirs.
+pub fn is_membership(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|system| system.starts_with("Parts of one long document each gave items"))
+}
+
+/// The answer a reader gives a membership question: `yes` for an item whose passage states it
+/// as a party (`Party: <item>`), `no` for any other.
+pub fn members(question: &str) -> Value {
+    let mut answer = Map::new();
+    for line in question.lines() {
+        let Some(item) = line.strip_prefix("- ") else {
+            continue;
+        };
+        let mut values = serde_json::Deserializer::from_str(item).into_iter::<Value>();
+        let Some(Ok(Value::String(key))) = values.next() else {
+            continue;
+        };
+        let rest = &item[values.byte_offset()..];
+        let Some((label, passage)) = rest
+            .trim_start()
+            .strip_prefix('(')
+            .and_then(|rest| rest.split_once("): "))
+        else {
+            continue;
+        };
+        let stated = passage.contains(&format!("Party: {label}"));
+        answer.insert(key, json!(if stated { "yes" } else { "no" }));
+    }
+    Value::Object(answer)
 }
 
 /// How a mock model that reads contracts answers: after `latency`, a token per four bytes.
@@ -209,6 +280,13 @@ impl Reader {
         let text = user_text(&body).unwrap_or_default();
         let answer = if is_choice(&body) {
             choose(text)
+        } else if is_membership(&body) {
+            members(text)
+        } else if let Some(asked) = stated_question(&body) {
+            // A reader is sure the text states what it read from it.
+            (asked.into_iter())
+                .map(|name| (name, json!("stated")))
+                .collect()
         } else {
             read_terms(text)
         };
@@ -236,6 +314,15 @@ mod tests {
         assert_eq!(read["effective_date"], "2021-03-04");
         assert_eq!(read["parties"].as_array().unwrap().len(), 3);
         assert_eq!(read["term_months"], 24);
+    }
+
+    #[test]
+    fn a_membership_answer_says_yes_to_a_stated_party_only() {
+        let question = "Lists:\n\nparties:\n- \"parties 1\" (Acme Inc.): \"…Party: Acme Inc. …\"\n- \"parties 2\" (Lane LLP): \"…Counsel: Lane LLP. …\"\n";
+        assert_eq!(
+            members(question),
+            json!({ "parties 1": "yes", "parties 2": "no" })
+        );
     }
 
     #[test]

@@ -174,8 +174,9 @@ pub fn of_sources(sources: &[Source]) -> BTreeMap<String, f64> {
 }
 
 /// Holds an `ok` outcome to `min` ([`hold_to`]): its data without the optional values below
-/// it (their sources gone, `trace.lowConfidence` naming them), or `need-more-input` when one it
-/// needs is below it.
+/// it (their sources gone, `trace.lowConfidence` naming them). A value it needs below it is
+/// kept and named in `trace.inDoubt`: uncertain is not absent, and the second look
+/// (`second_look::settle`) reads it again before the call asks for it.
 pub fn hold(
     outcome: &mut Outcome,
     confidences: &BTreeMap<String, f64>,
@@ -190,11 +191,30 @@ pub fn hold(
             data: kept,
             dropped,
         } => leave_out(outcome, kept, &dropped),
-        Held::Unsure(need) => {
-            outcome.sources.clear();
-            outcome.answer = Answer::NeedMoreInput(need);
+        Held::Unsure {
+            data: kept,
+            dropped,
+            doubted,
+            ..
+        } => {
+            leave_out(outcome, kept, &dropped);
+            outcome.trace.in_doubt.extend(doubted);
         }
     }
+}
+
+/// What the call says when the values the answer needs at `doubted` (with their confidences)
+/// stay in doubt under `min`.
+pub fn unsure_need(doubted: &[(String, f64)], min: f64) -> String {
+    let listed: Vec<String> = (doubted.iter())
+        .map(|(pointer, confidence)| format!("{pointer} ({confidence})"))
+        .collect();
+    format!(
+        "the model is not sure of {} (confidence below {min}, {}): check that the text states \
+         them",
+        listed.join(", "),
+        keys::MIN_CONFIDENCE
+    )
 }
 
 /// Holds `outcome`, whose answer's form the model wrote with confidence `form`, as `setting`
@@ -282,8 +302,14 @@ pub enum Held {
     /// The answer without its optional values below the threshold, and where its values are
     /// now that those are gone.
     Kept { data: Value, dropped: Dropped },
-    /// A value the answer needs is below the threshold: what to tell the caller.
-    Unsure(String),
+    /// A value the answer needs is below the threshold: what to tell the caller, and the answer
+    /// as [`Held::Kept`] would be, with the pointers of the values it needs in doubt.
+    Unsure {
+        need: String,
+        data: Value,
+        dropped: Dropped,
+        doubted: Vec<String>,
+    },
 }
 
 /// Holds `data` to `min`: each value whose confidence is below it is dropped when the answer
@@ -327,19 +353,19 @@ pub fn hold_to(
                     data = without;
                 }
             }
-            None => unsure.push(format!("{pointer} ({confidence})")),
+            None => unsure.push((pointer.clone(), confidence)),
         }
     }
     if unsure.is_empty() {
         return Held::Kept { data, dropped };
     }
     unsure.reverse();
-    Held::Unsure(format!(
-        "the model is not sure of {} (confidence below {min}, {}): check that the text states \
-         them",
-        unsure.join(", "),
-        keys::MIN_CONFIDENCE
-    ))
+    Held::Unsure {
+        need: unsure_need(&unsure, min),
+        data,
+        dropped,
+        doubted: unsure.into_iter().map(|(pointer, _)| pointer).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -508,14 +534,15 @@ mod tests {
         );
 
         let held = hold_to(data, &confidences, 0.95, &schema());
+        let Held::Unsure { need, doubted, .. } = held else {
+            panic!("{held:?}");
+        };
         assert_eq!(
-            held,
-            Held::Unsure(
-                "the model is not sure of /name (0.9) (confidence below 0.95, \
-                 structure_min_confidence): check that the text states them"
-                    .to_owned()
-            )
+            need,
+            "the model is not sure of /name (0.9) (confidence below 0.95, \
+             structure_min_confidence): check that the text states them"
         );
+        assert_eq!(doubted, ["/name"]);
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod prompt;
 pub mod reason;
 pub mod records;
 mod second_look;
+mod stated;
 
 use crate::error::{ErrorKind, StructureError};
 use crate::media_type::Attachment;

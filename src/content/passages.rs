@@ -65,6 +65,19 @@ impl Passages {
         }
     }
 
+    /// The byte range of the sentences around `at` (a byte range of the text): those it runs
+    /// over, and one either side; none past the sentences read.
+    pub fn around(&self, at: Range<usize>) -> Option<Range<usize>> {
+        let first = (self.sentences.iter()).position(|sentence| sentence.end > at.start)?;
+        let last = (self.sentences.iter())
+            .rposition(|sentence| sentence.start < at.end)
+            .unwrap_or(first)
+            .max(first);
+        let from = self.sentences[first.saturating_sub(1)].start;
+        let to = self.sentences[(last + 1).min(self.sentences.len() - 1)].end;
+        Some(from..to)
+    }
+
     /// The byte ranges of the (at most) `count` sentences that share the most of `query`'s
     /// words, weighed by rarity, in the order the text has them; none when no sentence shares
     /// a word with it.
@@ -210,6 +223,16 @@ mod tests {
             .iter()
             .map(|range| &text[range.clone()])
             .collect()
+    }
+
+    #[test]
+    fn the_passage_around_a_span_is_its_sentence_and_one_either_side() {
+        let text = "One. Two is here. Three. Four.";
+        let passages = Passages::of(text);
+        let at = text.find("here").unwrap();
+        let around = passages.around(at..at + 4).unwrap();
+        assert_eq!(&text[around], "One. Two is here. Three.");
+        assert_eq!(passages.around(text.len() + 5..text.len() + 6), None);
     }
 
     #[test]

@@ -63,16 +63,7 @@ fn earlier_violations(violations: &[String]) -> String {
 /// The system prompt of the call that chooses among the values the parts of a long text
 /// disagree on.
 pub fn choice_prompt(delivery: Delivery) -> SystemPrompt {
-    let answer = match delivery {
-        Delivery::Tool => {
-            format!(
-                "Deliver your answer by calling the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": <the object>}}"
-            )
-        }
-        Delivery::Native | Delivery::Prompt => {
-            format!("Answer with {{\"{ANSWER_KEY}\": <the object>}}")
-        }
-    };
+    let answer = answer_instruction(delivery);
     SystemPrompt {
         stable: format!(
             "Parts of one long document gave different values for the same fields. For each \
@@ -82,6 +73,34 @@ pub fn choice_prompt(delivery: Delivery) -> SystemPrompt {
         ),
         volatile: String::new(),
         cacheable: false,
+    }
+}
+
+/// The system prompt of the call asking which items of a list merged from a long document's
+/// parts the document states as that field.
+pub fn membership_prompt(delivery: Delivery) -> SystemPrompt {
+    let answer = answer_instruction(delivery);
+    SystemPrompt {
+        stable: format!(
+            "Parts of one long document each gave items for the same lists. A part may give a \
+             name of the right kind that the document mentions in another role. For each item, \
+             read the passage it was read from and say whether the document states it as one of \
+             that list. {answer}: one field for each item listed, yes or no."
+        ),
+        volatile: String::new(),
+        cacheable: false,
+    }
+}
+
+/// How an answer of the calls after a long text's merge is delivered.
+fn answer_instruction(delivery: Delivery) -> String {
+    match delivery {
+        Delivery::Tool => format!(
+            "Deliver your answer by calling the tool {ANSWER_TOOL} with {{\"{ANSWER_KEY}\": <the object>}}"
+        ),
+        Delivery::Native | Delivery::Prompt => {
+            format!("Answer with {{\"{ANSWER_KEY}\": <the object>}}")
+        }
     }
 }
 

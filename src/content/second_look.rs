@@ -31,6 +31,7 @@ use crate::content::grounding::provenance;
 use crate::content::leave_out::{Dropped, droppable, within};
 use crate::content::one::{self, Read};
 use crate::content::passages::{self, Passages};
+use crate::content::stated;
 use crate::error::StructureError;
 use crate::outcome::{Answer, Outcome, Source, Usage};
 use crate::schema::{TargetSchema, walk};
@@ -67,6 +68,7 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
     let Some(min) = (call.limits.min_confidence).threshold(outcome.trace.form_confidence) else {
         return outcome;
     };
+    outcome = settle(call, text, min, outcome);
     let fields = doubted(call, text, min, &outcome);
     if fields.is_empty() {
         return outcome;
@@ -89,6 +91,97 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
         outcome.trace.second_looks.extend(note);
     }
     outcome
+}
+
+/// `outcome` with each value it needs that the model was unsure of (`trace.inDoubt`, under the
+/// threshold `min`) settled by what the text shows of it. One no span of the text writes (a
+/// judgement nothing in it points to, or a guess) is asked for (`need-more-input`), as before.
+/// Of one a span writes, the model is asked whether the text states it at all
+/// ([`stated::ask`]: a small model that hesitated over a value it copied says yes; one that
+/// took a span of the right kind for a value the text lacks says no): stated, it is kept and
+/// stays named in `trace.inDoubt` (uncertain is not absent); not, or with no answer, the call
+/// asks for it.
+fn settle(call: Call<'_>, text: &str, min: f64, mut outcome: Outcome) -> Outcome {
+    let Answer::Ok(data) = &outcome.answer else {
+        return outcome;
+    };
+    let data = data.clone();
+    if outcome.trace.in_doubt.is_empty() {
+        return outcome;
+    }
+    let (doubted, unwritten): (Vec<String>, Vec<String>) =
+        (std::mem::take(&mut outcome.trace.in_doubt).into_iter())
+            .partition(|pointer| written(&outcome.sources, pointer));
+    let first = |pointer: &str| least_confidence(&outcome.sources, pointer).unwrap_or(0.0);
+    let mut unconfirmed = Vec::new();
+    for pointer in unwritten {
+        let first = first(&pointer);
+        let note = format!("{pointer} ({first}): no span of the text writes it");
+        outcome.trace.second_looks.push(note);
+        unconfirmed.push((pointer, first));
+    }
+    let firsts: Vec<(String, f64)> = doubted
+        .iter()
+        .map(|pointer| (pointer.clone(), first(pointer)))
+        .collect();
+    let verdicts = if !unconfirmed.is_empty() || doubted.is_empty() {
+        // The call asks for a value already: nothing the question says would answer it.
+        Vec::new()
+    } else {
+        let excerpt = around(text, &outcome.sources, &doubted);
+        stated_verdicts(call, &excerpt, &data, &doubted, &mut outcome)
+    };
+    for ((pointer, stated), (_, first)) in verdicts.into_iter().zip(&firsts) {
+        let (note, kept) = match stated {
+            Some(true) => ("the text states it; kept in doubt", true),
+            Some(false) => ("the text does not state it", false),
+            None => ("no answer to whether the text states it", false),
+        };
+        outcome
+            .trace
+            .second_looks
+            .push(format!("{pointer} ({first}): {note}"));
+        if kept {
+            outcome.trace.in_doubt.push(pointer);
+        } else {
+            unconfirmed.push((pointer, *first));
+        }
+    }
+    if !unconfirmed.is_empty() {
+        outcome.sources.clear();
+        outcome.trace.in_doubt.clear();
+        outcome.answer = Answer::NeedMoreInput(confidence::unsure_need(&unconfirmed, min));
+    }
+    outcome
+}
+
+/// What the question whether `text` states each value at `doubted` of `data` answered; `None`
+/// for each when it failed (`outcome`'s trace says why).
+fn stated_verdicts(
+    call: Call<'_>,
+    text: &str,
+    data: &Value,
+    doubted: &[String],
+    outcome: &mut Outcome,
+) -> Vec<(String, Option<bool>)> {
+    match stated::ask(call, text, data, doubted, outcome.usage) {
+        Ok(verdicts) => {
+            outcome.usage.add(verdicts.usage);
+            verdicts.verdicts
+        }
+        Err(error) => {
+            outcome.usage.add(error.usage);
+            let note = format!(
+                "the question whether the text states them failed ({})",
+                error.message
+            );
+            outcome.trace.second_looks.push(note);
+            doubted
+                .iter()
+                .map(|pointer| (pointer.clone(), None))
+                .collect()
+        }
+    }
 }
 
 /// The fields of `outcome`'s answer (from `text`) a look may tell more of, at most
@@ -377,6 +470,48 @@ fn pointer_of(field: &str) -> String {
 }
 
 /// The least confidence of the `sources` at or within `prefix`, where they have one.
+/// What the question whether `text` states the values at `doubted` reads: a short text whole;
+/// of a longer one, the passages around the spans that write them.
+fn around(text: &str, sources: &[Source], doubted: &[String]) -> String {
+    if text.len() <= MIN_TEXT_BYTES {
+        return text.to_owned();
+    }
+    let passages = Passages::of(text);
+    let byte = |chars: usize| {
+        text.char_indices()
+            .nth(chars)
+            .map_or(text.len(), |(at, _)| at)
+    };
+    let mut ranges: Vec<std::ops::Range<usize>> = (sources.iter())
+        .filter(|source| {
+            doubted
+                .iter()
+                .any(|pointer| within(&source.pointer, pointer))
+        })
+        .filter_map(|source| source.span.as_ref())
+        .filter_map(|span| passages.around(byte(span.start)..byte(span.end)))
+        .collect();
+    ranges.sort_by_key(|range| range.start);
+    let mut joined: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match joined.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => joined.push(range),
+        }
+    }
+    let excerpt: Vec<&str> = joined.into_iter().map(|range| &text[range]).collect();
+    excerpt.join(GAP)
+}
+
+/// Whether a span of the text writes the value at `pointer`: it has sources, and each is an
+/// exact or normalised match.
+fn written(sources: &[Source], pointer: &str) -> bool {
+    let mut under = (sources.iter())
+        .filter(|source| within(&source.pointer, pointer))
+        .peekable();
+    under.peek().is_some() && under.all(|source| source.span.is_some())
+}
+
 fn least_confidence(sources: &[Source], prefix: &str) -> Option<f64> {
     (sources.iter())
         .filter(|source| within(&source.pointer, prefix))

@@ -253,6 +253,7 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
                 })
                 .collect(),
             low_confidence: outcome.trace.low_confidence,
+            in_doubt: outcome.trace.in_doubt,
             second_looks: outcome.trace.second_looks,
             form_confidence: outcome.trace.form_confidence,
             left_out: outcome.trace.left_out,

@@ -236,6 +236,13 @@ fn confidences() -> Vec<(&'static str, Value)> {
     ]);
     let names = json!({ "type": "object", "required": ["name"], "additionalProperties": false,
         "properties": { "name": { "type": "string" }, "surname": { "type": "string" } } });
+    let hesitant = |sure: f64| {
+        chat_reply(&[
+            ("{\"answer\": {\"name\": ", 0.99),
+            ("\"Ada Lovelace\"", sure),
+            ("}}", 0.99),
+        ])
+    };
     vec![
         (
             "a second look, and a value dropped for its confidence",
@@ -243,6 +250,14 @@ fn confidences() -> Vec<(&'static str, Value)> {
                 json!({ "prompt": contract(), "schema": contract_schema }),
                 OPENAI,
                 vec![unsure, look],
+            ),
+        ),
+        (
+            "a value the answer needs kept in doubt, the text stating it",
+            tool(
+                json!({ "prompt": "Ada Lovelace, mathematician.", "schema": names }),
+                OPENAI,
+                vec![hesitant(0.4), Reply::answer(json!({ "value_1": "stated" }))],
             ),
         ),
         (

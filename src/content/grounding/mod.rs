@@ -42,11 +42,13 @@ use serde_json::{Map, Value, json};
 use crate::schema::validator::CompiledSchema;
 use crate::schema::walk::{self, Next, escape, too_deep};
 
+mod computed;
 mod dates;
 mod pattern;
 pub mod provenance;
 mod words;
 
+use computed::is_computed;
 pub use dates::{mentions_a_date, needs_the_current_date};
 pub use words::MAX_SPAN_WORDS;
 use words::{copied_tokens, numbers, spans};
@@ -189,6 +191,11 @@ impl Walk<'_> {
         is_required: bool,
         required_path: bool,
     ) -> Option<Value> {
+        if is_computed(field, at) {
+            // A count, a total, a sum: worked out from the text, never copied from it, so never
+            // narrowed to the numbers it writes nor missing for want of one.
+            return Some(field.clone());
+        }
         if self.extractive
             && let Some(named) = named_values(field, self.text)
         {
@@ -487,11 +494,42 @@ mod tests {
     }
 
     #[test]
+    fn a_value_worked_out_from_the_text_is_neither_narrowed_nor_missing() {
+        let schema = json!({"type": "object", "properties": {
+            "attendeeCount": {"type": "integer"},
+            "facts": {"type": "integer", "description": "The number of facts the text states"},
+            "total_due": {"type": "number"},
+            "year": {"type": "integer"},
+            "count": {"type": "integer"},
+        }, "required": ["attendeeCount", "facts", "total_due", "year"]});
+        let text = "Ada, Bob and Carol came; tea was 4 and cake 6.";
+        let sent = narrowed(&schema, text, true);
+        for computed in ["attendeeCount", "facts", "total_due"] {
+            assert_eq!(
+                sent["properties"][computed], schema["properties"][computed],
+                "{computed}"
+            );
+        }
+        assert_eq!(
+            sent["properties"]["year"]["enum"],
+            json!([4, 6]),
+            "a year is copied"
+        );
+        // A `count` beside a unit is as often copied: only a description says it is counted.
+        assert_eq!(sent["properties"]["count"]["enum"], json!([4, 6]));
+        // No number in the text: a count is still the model's to work out, a year is missing.
+        assert_eq!(
+            ground(&schema, "Ada and Bob came for tea.", true),
+            Grounded::Missing(vec![("/year".to_owned(), None)])
+        );
+    }
+
+    #[test]
     fn absence_is_decided_without_the_model_only_where_it_is_certain() {
         let schema = json!({"type": "object", "properties": {
-            "count": {"type": "integer", "minimum": 1},
+            "units": {"type": "integer", "minimum": 1},
             "price": {"type": "string", "pattern": "^[$][0-9]+[.][0-9]{2}$"},
-        }, "required": ["count", "price"]});
+        }, "required": ["units", "price"]});
         // A count in words and a price the pattern wants written with its sign: the model's
         // to give, not missing.
         let sent = narrowed(
@@ -499,14 +537,25 @@ mod tests {
             "Ada sold it twice, at 5 dollars and 10 cents.",
             true,
         );
-        assert_eq!(sent["properties"]["count"]["enum"], json!([5, 10]));
+        assert_eq!(sent["properties"]["units"]["enum"], json!([5, 10]));
         assert_eq!(sent["properties"]["price"], schema["properties"]["price"]);
         let sent = narrowed(&schema, "Ada sold it twice for ten dollars.", true);
-        assert_eq!(sent["properties"]["count"], schema["properties"]["count"]);
-        // No digit and no number word: the count is certainly not there.
+        assert_eq!(sent["properties"]["units"], schema["properties"]["units"]);
+        // Numbers in words the model reads: a teen, an ordinal, a compound.
+        for text in [
+            "The new barista is only nineteen.",
+            "He celebrated his ninety-second birthday.",
+            "It was their seventieth sale and the sixth at that price.",
+        ] {
+            assert!(
+                matches!(ground(&schema, text, true), Grounded::Narrowed { .. }),
+                "{text}"
+            );
+        }
+        // No digit and no number word: the number is certainly not there.
         assert_eq!(
             ground(&schema, "Ada sold it for money.", true),
-            Grounded::Missing(vec![("/count".to_owned(), None)])
+            Grounded::Missing(vec![("/units".to_owned(), None)])
         );
     }
 

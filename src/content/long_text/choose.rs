@@ -230,7 +230,7 @@ pub(super) fn repair(
 /// Runs the conversation `asking` makes (given how many bytes of passage to show around each
 /// value: fewer until its request fits the window), its answers of `shape` judged against
 /// `schema`.
-fn ask(
+pub(super) fn ask(
     call: Call<'_>,
     schema: &TargetSchema,
     shape: Shape,
@@ -287,7 +287,7 @@ fn ask(
 /// is, an object or array as its values one after another: `2 years`), with no quote or
 /// backslash (a grammar-constrained server turns the names into its grammar, and some break on
 /// them), a name taken already numbered apart.
-fn labels_of<'c>(candidates: impl Iterator<Item = &'c Candidate>) -> Vec<String> {
+pub(super) fn labels_of<'c>(candidates: impl Iterator<Item = &'c Candidate>) -> Vec<String> {
     let mut labels: Vec<String> = Vec::new();
     for candidate in candidates {
         let mut words = Vec::new();
@@ -319,7 +319,7 @@ fn plain(value: &Value, words: &mut Vec<String>) {
 }
 
 /// The description the target gives property `name`, if any.
-fn description(schema: &Value, name: &str) -> Option<String> {
+pub(super) fn description(schema: &Value, name: &str) -> Option<String> {
     crate::content::chunked::required::record_root(schema)
         .pointer(&format!(
             "/properties/{}/description",
@@ -331,7 +331,7 @@ fn description(schema: &Value, name: &str) -> Option<String> {
 
 /// The passage `candidate` was read from: its line with the line before and after, at most
 /// `max_bytes` around the value, spacing folded; what says so when no span supports it.
-fn passage(text: &str, candidate: &Candidate, max_bytes: usize) -> String {
+pub(super) fn passage(text: &str, candidate: &Candidate, max_bytes: usize) -> String {
     let Some(span) = candidate.first_span() else {
         return "(no passage of the text writes it)".to_owned();
     };

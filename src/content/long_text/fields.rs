@@ -64,6 +64,16 @@ pub(super) struct Conflict {
     pub candidates: Vec<Candidate>,
 }
 
+/// A list field whose items came from more than one part: which of them the document states
+/// as that field is asked before they are placed (`members.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct List {
+    /// The property's name.
+    pub name: String,
+    /// The items, in the text's order.
+    pub items: Vec<Candidate>,
+}
+
 /// The object the parts make, its sources, where each value came from, and what is left to
 /// settle.
 #[derive(Debug, Default, PartialEq)]
@@ -72,6 +82,8 @@ pub(super) struct Merged {
     pub sources: Vec<Source>,
     pub chunk_of: BTreeMap<String, u32>,
     pub conflicts: Vec<Conflict>,
+    /// Lists gathered from several parts, their items not yet placed (their fields hold `[]`).
+    pub lists: Vec<List>,
 }
 
 impl Merged {
@@ -85,6 +97,23 @@ impl Merged {
                 source
             }));
         self.data.insert(name.to_owned(), candidate.value);
+    }
+
+    /// Sets list field `name` to `items`, each with its sources and chunk.
+    pub fn place(&mut self, name: &str, items: Vec<Candidate>) {
+        let at = format!("/{}", escape(name));
+        let mut values = Vec::with_capacity(items.len());
+        for (index, item) in items.into_iter().enumerate() {
+            let pointer = format!("{at}/{index}");
+            self.chunk_of.insert(pointer.clone(), item.chunk as u32);
+            self.sources
+                .extend(item.sources.into_iter().map(|mut source| {
+                    source.pointer = format!("{pointer}{}", source.pointer);
+                    source
+                }));
+            values.push(item.value);
+        }
+        self.data.insert(name.to_owned(), Value::Array(values));
     }
 }
 
@@ -173,7 +202,8 @@ fn under(sources: &[Source], at: &str) -> Vec<Source> {
 }
 
 /// The union of the arrays `candidates` hold, into field `name`, without the items that are a
-/// short name `definitions` give another item.
+/// short name `definitions` give another item; held in `merged.lists` when more than one part
+/// gave its items.
 fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>, definitions: &[Definition]) {
     let mut items: Vec<Candidate> = Vec::new();
     for candidate in candidates {
@@ -215,20 +245,20 @@ fn union(merged: &mut Merged, name: &str, candidates: Vec<Candidate>, definition
         placed.push((position, index, item));
     }
     placed.sort_by_key(|(position, index, _)| (*position, *index));
-    let at = format!("/{}", escape(name));
-    let mut values = Vec::with_capacity(placed.len());
-    for (index, (_, _, item)) in placed.into_iter().enumerate() {
-        let pointer = format!("{at}/{index}");
-        merged.chunk_of.insert(pointer.clone(), item.chunk as u32);
+    let items: Vec<Candidate> = placed.into_iter().map(|(_, _, item)| item).collect();
+    let first = items.first().map(|item| item.chunk);
+    if items.iter().any(|item| Some(item.chunk) != first) {
+        // Its place in the object kept; its items placed once confirmed.
         merged
-            .sources
-            .extend(item.sources.into_iter().map(|mut source| {
-                source.pointer = format!("{pointer}{}", source.pointer);
-                source
-            }));
-        values.push(item.value);
+            .data
+            .insert(name.to_owned(), Value::Array(Vec::new()));
+        merged.lists.push(List {
+            name: name.to_owned(),
+            items,
+        });
+    } else {
+        merged.place(name, items);
     }
-    merged.data.insert(name.to_owned(), Value::Array(values));
 }
 
 /// `items` without those that are a short name the text defines for another of them: the item
@@ -477,7 +507,7 @@ mod tests {
                 ],
             ),
         ];
-        let merged = merge(parts, &schema(), "");
+        let merged = placed(merge(parts, &schema(), ""));
         assert_eq!(
             merged.data["party"],
             json!(["Acme Inc.", "Beta LLC", "Gamma Corp"])
@@ -516,7 +546,7 @@ mod tests {
                 ],
             ),
         ];
-        let merged = merge(parts, &schema(), text);
+        let merged = placed(merge(parts, &schema(), text));
         assert_eq!(
             merged.data["party"],
             json!(["Visser Precision Cast, LLC", "ACME INC."]),
@@ -538,8 +568,55 @@ mod tests {
                 vec![derived("/party/0"), source("/party/1", 900, "Beta LLC")],
             ),
         ];
-        let merged = merge(parts, &schema(), "");
+        let merged = placed(merge(parts, &schema(), ""));
         assert_eq!(merged.data["party"], json!(["Acme Inc.", "Beta LLC"]));
+    }
+
+    /// `merged` with its held lists placed whole.
+    fn placed(mut merged: Merged) -> Merged {
+        for list in std::mem::take(&mut merged.lists) {
+            merged.place(&list.name, list.items);
+        }
+        merged
+    }
+
+    #[test]
+    fn a_list_from_several_parts_is_held_for_confirmation_and_one_from_one_part_placed() {
+        let one = vec![part(
+            0,
+            json!({ "party": ["Acme Inc.", "Beta LLC"] }),
+            vec![
+                source("/party/0", 5, "Acme Inc."),
+                source("/party/1", 50, "Beta LLC"),
+            ],
+        )];
+        let merged = merge(one, &schema(), "");
+        assert!(merged.lists.is_empty());
+        assert_eq!(merged.data["party"], json!(["Acme Inc.", "Beta LLC"]));
+        let two = vec![
+            part(
+                0,
+                json!({ "party": ["Acme Inc."] }),
+                vec![source("/party/0", 5, "Acme Inc.")],
+            ),
+            part(
+                1,
+                json!({ "party": ["Beta LLC"] }),
+                vec![source("/party/0", 900, "Beta LLC")],
+            ),
+        ];
+        let merged = merge(two, &schema(), "");
+        assert_eq!(merged.data["party"], json!([]), "its place kept");
+        assert_eq!(merged.lists.len(), 1);
+        let chunks: Vec<usize> = merged.lists[0]
+            .items
+            .iter()
+            .map(|item| item.chunk)
+            .collect();
+        assert_eq!(
+            (merged.lists[0].name.as_str(), chunks),
+            ("party", vec![0, 1])
+        );
     }
 
     #[test]

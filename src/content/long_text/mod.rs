@@ -2,7 +2,9 @@
 //! ([`crate::content::chunked`]: sentence-aligned, overlapping, their calls in flight together),
 //! each asked for the values it states (nothing is required of a part), and the parts' answers
 //! merged field by field (`fields.rs`). Values the parts disagree on are settled by one short
-//! call that sees only the candidates and the passages around them (`choose.rs`); a required
+//! call that sees only the candidates and the passages around them (`choose.rs`); a list
+//! gathered from several parts keeps the items another short call says the document states as
+//! that field, not every name of that kind a part read (`members.rs`); a required
 //! value no part gives makes the call `need-more-input`, never an invented one; the merged
 //! object is validated against the full schema, and fixed in the usual loop when it breaks it.
 //!
@@ -12,6 +14,7 @@
 mod aliases;
 mod choose;
 mod fields;
+mod members;
 
 use std::collections::BTreeMap;
 
@@ -198,6 +201,9 @@ fn assemble(
             );
             return Ok((Answer::NeedMoreInput(need), Vec::new(), BTreeMap::new()));
         }
+    }
+    if !merged.lists.is_empty() {
+        *iterations += members::confirm(call, text, &mut merged, usage, trace)?;
     }
     let Merged {
         data,

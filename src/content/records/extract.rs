@@ -165,7 +165,7 @@ fn held(
                     at: found.at,
                 });
             }
-            Held::Unsure(need) => incomplete.push(Incomplete {
+            Held::Unsure { need, .. } => incomplete.push(Incomplete {
                 record: found.record,
                 need,
                 sources: found.sources,
