@@ -299,9 +299,9 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
         json!(["/email"])
     );
 
-    // A value the answer needs under the threshold, that a span of the text writes, is not
-    // asked for before the model is asked whether the text states it: stated, it is kept,
-    // named in trace.inDoubt; not, the call asks for it.
+    // A value the answer needs under the threshold is not asked for before the model is asked
+    // whether the text states it: stated, it is kept, named in trace.inDoubt; not, the call
+    // asks for it.
     let config = [OPENAI, &[("structure_min_confidence", "0.95")]].concat();
     let stated = |said: &str| Reply::answer(json!({ "value_1": said }));
     let replies = |said: &str| vec![Reply::raw(200, &chat_body()), stated(said)];
@@ -332,23 +332,20 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
     );
     assert!(outcome.sources.is_empty() && outcome.trace.in_doubt.is_empty());
 
-    // One no span writes (the text names her otherwise) is asked for at once.
+    // One no span writes (the text names her otherwise) is asked about the same way.
     let unwritten = "Lord Byron's daughter, ada@example.org";
-    let (outcome, transport) = run_inline(
-        unwritten,
-        schema(),
-        &config,
-        vec![Reply::raw(200, &chat_body())],
-    );
+    let (outcome, transport) = run_inline(unwritten, schema(), &config, replies("stated"));
+    assert_eq!(outcome.trace.in_doubt, ["/name"], "{outcome:?}");
+    assert_eq!(transport.count(), 2);
+    let (outcome, _) = run_inline(unwritten, schema(), &config, replies("not stated"));
     assert!(
         matches!(&outcome.answer, Answer::NeedMoreInput(need) if need.contains("/name (0.9)")),
         "{outcome:?}"
     );
     assert_eq!(
         outcome.trace.second_looks,
-        ["/name (0.9): no span of the text writes it"]
+        ["/name (0.9): the text does not state it"]
     );
-    assert_eq!(transport.count(), 1);
 
     let mut settings = serde_json::Map::new();
     settings.insert("minConfidence".into(), json!(1.5));

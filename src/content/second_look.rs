@@ -94,13 +94,12 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
 }
 
 /// `outcome` with each value it needs that the model was unsure of (`trace.inDoubt`, under the
-/// threshold `min`) settled by what the text shows of it. One no span of the text writes (a
-/// judgement nothing in it points to, or a guess) is asked for (`need-more-input`), as before.
-/// Of one a span writes, the model is asked whether the text states it at all
-/// ([`stated::ask`]: a small model that hesitated over a value it copied says yes; one that
-/// took a span of the right kind for a value the text lacks says no): stated, it is kept and
-/// stays named in `trace.inDoubt` (uncertain is not absent); not, or with no answer, the call
-/// asks for it.
+/// threshold `min`) settled by asking the model whether the text states it at all
+/// ([`stated::ask`], one call for all of them, of a long text the passages around each value's
+/// span, or about its field when no span writes it): a small model that hesitated over a value
+/// it read says yes, one that took a span of the right kind for a value the text lacks says
+/// no. Stated, the value is kept and stays named in `trace.inDoubt` (uncertain is not absent);
+/// not, or with no answer, the call asks for it (`need-more-input`), as before.
 fn settle(call: Call<'_>, text: &str, min: f64, mut outcome: Outcome) -> Outcome {
     let Answer::Ok(data) = &outcome.answer else {
         return outcome;
@@ -109,28 +108,15 @@ fn settle(call: Call<'_>, text: &str, min: f64, mut outcome: Outcome) -> Outcome
     if outcome.trace.in_doubt.is_empty() {
         return outcome;
     }
-    let (doubted, unwritten): (Vec<String>, Vec<String>) =
-        (std::mem::take(&mut outcome.trace.in_doubt).into_iter())
-            .partition(|pointer| written(&outcome.sources, pointer));
+    let doubted = std::mem::take(&mut outcome.trace.in_doubt);
     let first = |pointer: &str| least_confidence(&outcome.sources, pointer).unwrap_or(0.0);
-    let mut unconfirmed = Vec::new();
-    for pointer in unwritten {
-        let first = first(&pointer);
-        let note = format!("{pointer} ({first}): no span of the text writes it");
-        outcome.trace.second_looks.push(note);
-        unconfirmed.push((pointer, first));
-    }
     let firsts: Vec<(String, f64)> = doubted
         .iter()
         .map(|pointer| (pointer.clone(), first(pointer)))
         .collect();
-    let verdicts = if !unconfirmed.is_empty() || doubted.is_empty() {
-        // The call asks for a value already: nothing the question says would answer it.
-        Vec::new()
-    } else {
-        let excerpt = around(text, &outcome.sources, &doubted);
-        stated_verdicts(call, &excerpt, &data, &doubted, &mut outcome)
-    };
+    let excerpt = around(call, text, &outcome.sources, &doubted);
+    let verdicts = stated_verdicts(call, &excerpt, &data, &doubted, &mut outcome);
+    let mut unconfirmed = Vec::new();
     for ((pointer, stated), (_, first)) in verdicts.into_iter().zip(&firsts) {
         let (note, kept) = match stated {
             Some(true) => ("the text states it; kept in doubt", true),
@@ -471,8 +457,9 @@ fn pointer_of(field: &str) -> String {
 
 /// The least confidence of the `sources` at or within `prefix`, where they have one.
 /// What the question whether `text` states the values at `doubted` reads: a short text whole;
-/// of a longer one, the passages around the spans that write them.
-fn around(text: &str, sources: &[Source], doubted: &[String]) -> String {
+/// of a longer one, the passages around the spans that write them, and for a value no span
+/// writes, the passages about its field.
+fn around(call: Call<'_>, text: &str, sources: &[Source], doubted: &[String]) -> String {
     if text.len() <= MIN_TEXT_BYTES {
         return text.to_owned();
     }
@@ -482,15 +469,26 @@ fn around(text: &str, sources: &[Source], doubted: &[String]) -> String {
             .nth(chars)
             .map_or(text.len(), |(at, _)| at)
     };
-    let mut ranges: Vec<std::ops::Range<usize>> = (sources.iter())
-        .filter(|source| {
-            doubted
-                .iter()
-                .any(|pointer| within(&source.pointer, pointer))
-        })
-        .filter_map(|source| source.span.as_ref())
-        .filter_map(|span| passages.around(byte(span.start)..byte(span.end)))
-        .collect();
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    for pointer in doubted {
+        let spans: Vec<std::ops::Range<usize>> = (sources.iter())
+            .filter(|source| within(&source.pointer, pointer))
+            .filter_map(|source| source.span.as_ref())
+            .filter_map(|span| passages.around(byte(span.start)..byte(span.end)))
+            .collect();
+        if spans.is_empty() {
+            let field = walk::unescape(
+                pointer
+                    .trim_start_matches('/')
+                    .split('/')
+                    .next()
+                    .unwrap_or(""),
+            );
+            let property = &call.target.schema["properties"][&field];
+            ranges.extend(passages.about(&query(&field, property), PASSAGES));
+        }
+        ranges.extend(spans);
+    }
     ranges.sort_by_key(|range| range.start);
     let mut joined: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
     for range in ranges {
@@ -501,15 +499,6 @@ fn around(text: &str, sources: &[Source], doubted: &[String]) -> String {
     }
     let excerpt: Vec<&str> = joined.into_iter().map(|range| &text[range]).collect();
     excerpt.join(GAP)
-}
-
-/// Whether a span of the text writes the value at `pointer`: it has sources, and each is an
-/// exact or normalised match.
-fn written(sources: &[Source], pointer: &str) -> bool {
-    let mut under = (sources.iter())
-        .filter(|source| within(&source.pointer, pointer))
-        .peekable();
-    under.peek().is_some() && under.all(|source| source.span.is_some())
 }
 
 fn least_confidence(sources: &[Source], prefix: &str) -> Option<f64> {
