@@ -170,6 +170,14 @@ fn push_cut(text: &str, range: Range<usize>, into: &mut Vec<Range<usize>>) {
     }
 }
 
+/// The byte offset of code point `chars` of `text` (its length past the end): where a span,
+/// counted in code points, starts in the text's bytes.
+pub fn byte_at(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(at, _)| at)
+}
+
 /// The largest character boundary of `text` at or before `at`.
 fn floor_boundary(text: &str, at: usize) -> usize {
     (0..=at.min(text.len()))

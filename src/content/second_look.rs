@@ -104,10 +104,10 @@ fn settle(call: Call<'_>, text: &str, min: f64, mut outcome: Outcome) -> Outcome
     let Answer::Ok(data) = &outcome.answer else {
         return outcome;
     };
-    let data = data.clone();
     if outcome.trace.in_doubt.is_empty() {
         return outcome;
     }
+    let data = data.clone();
     let doubted = std::mem::take(&mut outcome.trace.in_doubt);
     let first = |pointer: &str| least_confidence(&outcome.sources, pointer).unwrap_or(0.0);
     let firsts: Vec<(String, f64)> = doubted
@@ -455,7 +455,6 @@ fn pointer_of(field: &str) -> String {
     format!("/{}", walk::escape(field))
 }
 
-/// The least confidence of the `sources` at or within `prefix`, where they have one.
 /// What the question whether `text` states the values at `doubted` reads: a short text whole;
 /// of a longer one, the passages around the spans that write them, and for a value no span
 /// writes, the passages about its field.
@@ -464,11 +463,7 @@ fn around(call: Call<'_>, text: &str, sources: &[Source], doubted: &[String]) ->
         return text.to_owned();
     }
     let passages = Passages::of(text);
-    let byte = |chars: usize| {
-        text.char_indices()
-            .nth(chars)
-            .map_or(text.len(), |(at, _)| at)
-    };
+    let byte = |chars: usize| passages::byte_at(text, chars);
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
     for pointer in doubted {
         let spans: Vec<std::ops::Range<usize>> = (sources.iter())
@@ -501,6 +496,7 @@ fn around(call: Call<'_>, text: &str, sources: &[Source], doubted: &[String]) ->
     excerpt.join(GAP)
 }
 
+/// The least confidence of the `sources` at or within `prefix`, where they have one.
 fn least_confidence(sources: &[Source], prefix: &str) -> Option<f64> {
     (sources.iter())
         .filter(|source| within(&source.pointer, prefix))

@@ -11,7 +11,7 @@ use crate::content::call::Call;
 use crate::content::chunked::required::missing;
 use crate::content::dialogue::{Dialogue, Settled};
 use crate::content::judge::Whole;
-use crate::content::prompt;
+use crate::content::{passages, prompt};
 use crate::error::StructureError;
 use crate::outcome::{Answer, Source, Trace, Usage};
 use crate::ports::HttpRequest;
@@ -338,8 +338,8 @@ pub(super) fn passage(text: &str, candidate: &Candidate, max_bytes: usize) -> St
     if max_bytes == 0 {
         return format!("(characters {}–{})", span.start, span.end);
     }
-    let start = byte_at(text, span.start);
-    let end = byte_at(text, span.end).max(start);
+    let start = passages::byte_at(text, span.start);
+    let end = passages::byte_at(text, span.end).max(start);
     let line_before = text[..start].rfind('\n').unwrap_or(0);
     let from = text[..line_before].rfind('\n').map_or(0, |at| at + 1);
     let line_after = text[end..].find('\n').map_or(text.len(), |at| end + at + 1);
@@ -351,13 +351,6 @@ pub(super) fn passage(text: &str, candidate: &Candidate, max_bytes: usize) -> St
     let to = to.min(ceil(text, end + half)).max(end);
     let shown: Vec<&str> = text[from..to].split_whitespace().collect();
     format!("\"…{}…\"", shown.join(" "))
-}
-
-/// The byte offset of code point `chars` of `text`.
-fn byte_at(text: &str, chars: usize) -> usize {
-    text.char_indices()
-        .nth(chars)
-        .map_or(text.len(), |(at, _)| at)
 }
 
 fn floor(text: &str, mut at: usize) -> usize {
