@@ -382,12 +382,13 @@ function renderResult(result, pdf) {
   $('play-message').textContent = error
     ? error.message
     : outcome.status === 'need-more-input'
-      ? `The text lacks: ${outcome.need}`
+      ? `The text lacks: ${outcome.need}${outcome.partial === undefined ? '' : '. What it does give is below (not valid against the schema without it).'}`
       : outcome.status === 'stale'
         ? `Still invalid after the last iteration: ${stillInvalid()}`
         : '';
+  const shown = outcome.data ?? outcome.partial;
   $('play-data').replaceChildren(
-    outcome.data === undefined ? el('p', { className: 'hint', textContent: 'No data.' }) : tree(outcome.data, ''),
+    shown === undefined ? el('p', { className: 'hint', textContent: 'No data.' }) : tree(shown, ''),
   );
   const sources = outcome.sources ?? [];
   renderText(outcome.text ?? $('play-text').value, sources);

@@ -144,7 +144,7 @@ export interface Trace {
   /** `minConfidence`: the optional values dropped for a confidence below it, by JSON pointer. */
   lowConfidence?: string[];
   /** Values the answer needs that the model was unsure of and a second reading of the text gave again: kept, not
-   * asked for (check them). */
+   * asked for (check them); pointers into `data` (or `partial`). */
   inDoubt?: string[];
   /** A long text: what a second look at each field left out for its confidence found, in the few passages of the
    * text about it. */
@@ -243,7 +243,14 @@ export type RecordsOutcome =
  */
 export type Outcome<Data = Record<string, unknown>> =
   | (OutcomeCommon & { status: 'ok'; data: Data; sources: Source[] })
-  | (OutcomeCommon & { status: 'need-more-input'; need: string })
+  | (OutcomeCommon & {
+      status: 'need-more-input';
+      need: string;
+      /** What the text did give: the answer without the values `need` names (not valid against the schema). */
+      partial?: Data extends Record<string, unknown> ? Partial<Data> : Data;
+      /** Where each value of `partial` comes from. */
+      sources?: Source[];
+    })
   | (OutcomeCommon & { status: 'stale'; errors: string[] });
 
 export type ErrorKind =

@@ -181,7 +181,7 @@ pub struct Trace {
     pub low_confidence: Vec<String>,
     /// Values the answer needs that the model was unsure of (under `structure_min_confidence`)
     /// and that a second reading of the text gave again: kept, not asked for, by JSON pointer
-    /// into the answer. Check them (`trace.secondLooks` says what each reading found).
+    /// into the answer (`data`, or `partial`). Check them (`trace.secondLooks` says what each reading found).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub in_doubt: Vec<String>,
     /// What a second look found: at a value the answer needs that the model was unsure of (the
@@ -389,9 +389,13 @@ pub struct Incomplete {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub answer: Answer,
-    /// Where each value of an `ok` answer's data comes from (empty otherwise). In records mode
-    /// the pointers start with the record's index: `/3/name`.
+    /// Where each value of an `ok` answer's data (or of a `need-more-input`'s [`Outcome::partial`])
+    /// comes from; empty otherwise. In records mode the pointers start with the record's index:
+    /// `/3/name`.
     pub sources: Vec<Source>,
+    /// `need-more-input` only: what the text did give, the answer without the values `need`
+    /// names. It does not validate against the schema (it lacks them), so it is never `data`.
+    pub partial: Option<Value>,
     /// Records mode (`Some` only then): the records that lack a required value.
     pub incomplete: Option<Vec<Incomplete>>,
     /// `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`.
@@ -465,8 +469,8 @@ pub(crate) struct Written<'a> {
     /// the array of records, for a scalar root the value.
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<&'a Value>,
-    /// Where each value of data comes from, present iff status=ok: one entry per string, number
-    /// or array item, by JSON pointer into data (in records mode it starts with the record's
+    /// Where each value of data comes from, present with status=ok (and with partial): one entry
+    /// per string, number or array item, by JSON pointer into data (in records mode it starts with the record's
     /// index: /3/name). 'exact': a span of the prompt equals the value; 'normalized': it does
     /// after folding case and whitespace, reading a number as written (1,200), a date written
     /// out, or an enum value named in other words; 'derived': no span supports it. start/end
@@ -474,6 +478,11 @@ pub(crate) struct Written<'a> {
     /// (JavaScript's string indices).
     #[serde(skip_serializing_if = "Option::is_none")]
     sources: Option<&'a [Source]>,
+    /// Present only with status=need-more-input, when the text gave the rest: the answer without
+    /// the values need names. Not valid against the schema (it lacks them); sources point into
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial: Option<&'a Value>,
     /// Records mode, present iff status=ok: the records the text holds without a value the
     /// schema requires, not invented: each with the values the text gives, what it lacks, and
     /// their sources (pointers into the record).
@@ -520,6 +529,7 @@ impl<'a> Written<'a> {
             status: Status::Ok,
             data: None,
             sources: None,
+            partial: None,
             incomplete: None,
             need: None,
             errors: None,
@@ -538,6 +548,10 @@ impl<'a> Written<'a> {
             Answer::NeedMoreInput(need) => {
                 written.status = Status::NeedMoreInput;
                 written.need = Some(need);
+                if let Some(partial) = &outcome.partial {
+                    written.partial = Some(partial);
+                    written.sources = Some(&outcome.sources);
+                }
             }
             Answer::Stale(errors) => {
                 written.status = Status::Stale;
@@ -549,8 +563,8 @@ impl<'a> Written<'a> {
 }
 
 /// The fields each status comes with, as [`Written::of`] writes them: `data` and `sources`
-/// (and in records mode `incomplete`) only when ok, `need` only when the input lacks a value,
-/// a non-empty `errors` only when stale.
+/// (and in records mode `incomplete`) only when ok, `need` (and `partial` with its `sources`)
+/// only when the input lacks a value, a non-empty `errors` only when stale.
 #[cfg(feature = "json-schema")]
 fn present_iff(schema: &mut schemars::Schema) {
     let only = |status: &str, required: &[&str], absent: &[&str], extra: Value| {
@@ -570,20 +584,27 @@ fn present_iff(schema: &mut schemars::Schema) {
         }
         branch
     };
+    let mut need = only(
+        "need-more-input",
+        &["need"],
+        &["data", "errors", "incomplete"],
+        Value::Null,
+    );
+    need["dependentRequired"] = serde_json::json!({ "sources": ["partial"] });
     schema.insert(
         "oneOf".into(),
         serde_json::json!([
-            only("ok", &["data", "sources"], &["need", "errors"], Value::Null),
             only(
-                "need-more-input",
-                &["need"],
-                &["data", "sources", "errors", "incomplete"],
+                "ok",
+                &["data", "sources"],
+                &["need", "errors", "partial"],
                 Value::Null
             ),
+            need,
             only(
                 "stale",
                 &["errors"],
-                &["data", "sources", "need", "incomplete"],
+                &["data", "sources", "need", "incomplete", "partial"],
                 serde_json::json!({ "errors": { "minItems": 1 } }),
             ),
         ]),

@@ -331,6 +331,9 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
         "{need}"
     );
     assert!(outcome.sources.is_empty() && outcome.trace.in_doubt.is_empty());
+    // What the text did give comes with it: here nothing else (the email was dropped).
+    assert_eq!(outcome.partial, Some(json!({})));
+    assert_eq!(outcome.to_json()["partial"], json!({}));
 
     // One no span writes (the text names her otherwise) is asked about the same way.
     let unwritten = "Lord Byron's daughter, ada@example.org";
@@ -537,4 +540,55 @@ fn two_needed_values_a_model_unsure_of_its_form_read_from_one_span_both_stay() {
         Answer::Ok(json!({ "subject": "Marie Curie", "object": "Marie Curie" }))
     );
     assert!(outcome.trace.left_out.is_empty());
+}
+
+#[test]
+fn a_needed_value_the_text_does_not_state_is_asked_for_with_the_rest_of_the_answer() {
+    // Never answered with nothing: the values the text did give come back as `partial`, with
+    // their sources; the value still in doubt that the text states stays named in the trace.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "parties": { "type": "array", "items": { "type": "string" }, "minItems": 2 },
+            "law": { "type": "string" },
+            "signed": { "type": "string" },
+            "city": { "type": "string" }
+        },
+        "required": ["parties", "law", "signed"],
+        "additionalProperties": false
+    });
+    let reply = chat_reply(&[
+        ("{\"answer\": {\"parties\": [", 0.99),
+        ("\"Acme Corp.\"", 0.99),
+        (", ", 0.99),
+        ("\"Widget LLC\"", 0.4),
+        ("], \"law\": ", 0.99),
+        ("\"Ohio\"", 0.4),
+        (", \"signed\": ", 0.99),
+        ("\"Monday\"", 0.99),
+        (", \"city\": ", 0.99),
+        ("\"Dayton\"", 0.99),
+        ("}}", 0.99),
+    ]);
+    let text = "Acme Corp. and Widget LLC signed on Monday in Dayton.";
+    // The second party is stated; the law is not.
+    let said = Reply::answer(json!({ "value_1": "not stated", "value_2": "stated" }));
+    let (outcome, _) = run_inline(text, schema, OPENAI, vec![reply, said]);
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{outcome:?}");
+    };
+    assert!(need.contains("/law (0.4)"), "{need}");
+    let partial =
+        json!({ "parties": ["Acme Corp.", "Widget LLC"], "signed": "Monday", "city": "Dayton" });
+    assert_eq!(outcome.partial, Some(partial.clone()));
+    let pointers: Vec<&str> = (outcome.sources.iter())
+        .map(|source| source.pointer.as_str())
+        .collect();
+    assert_eq!(pointers, ["/parties/0", "/parties/1", "/signed", "/city"]);
+    assert_eq!(outcome.trace.in_doubt, ["/parties/1"]);
+    let written = outcome.to_json();
+    assert_eq!(written["status"], "need-more-input");
+    assert_eq!(written["partial"], partial);
+    assert_eq!(written["sources"].as_array().map(Vec::len), Some(4));
+    assert!(written.get("data").is_none(), "{written}");
 }

@@ -285,6 +285,15 @@ fn a_required_value_only_the_last_part_gives_is_found_and_one_no_part_gives_is_a
         panic!("{:?}", outcome.answer)
     };
     assert!(need.contains("/effective_date"), "{need}");
+    // What the parts did give comes with the question, each value where the text writes it.
+    let partial = outcome.partial.as_ref().expect("the parts' answer");
+    assert_eq!(partial["parties"][0], "Acme Widgets Inc.");
+    assert!(partial.get("effective_date").is_none(), "{partial}");
+    assert!(
+        (outcome.sources.iter()).any(|source| source.pointer == "/parties/0"),
+        "{:?}",
+        outcome.sources
+    );
 }
 
 #[test]

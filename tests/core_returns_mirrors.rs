@@ -294,6 +294,7 @@ fn the_hosts_typed_outcome_writes_every_published_field() {
         status: host::Status::Ok,
         data: Some(r#"[{"name": "Ada"}]"#.into()),
         sources: vec![full_source()],
+        partial: None,
         incomplete: Some(vec![incomplete]),
         text: Some("Ada".into()),
         need: None,
@@ -314,9 +315,26 @@ fn the_hosts_typed_outcome_writes_every_published_field() {
     paths_written(&json, &returns, "", &mut written);
     let mut named = BTreeSet::new();
     paths_named(&returns["anyOf"][0], "", &mut named);
-    // `need` and `errors` belong to the other statuses.
+    // `need` (with `partial`) and `errors` belong to the other statuses.
     let never: Vec<&String> = (named.difference(&written))
-        .filter(|path| !["/need", "/errors"].contains(&path.as_str()))
+        .filter(|path| !["/need", "/partial", "/errors"].contains(&path.as_str()))
         .collect();
     assert!(never.is_empty(), "fields the host never writes: {never:?}");
+
+    let asking = host::Outcome {
+        status: host::Status::NeedMoreInput,
+        data: None,
+        partial: Some(r#"{"name": "Ada"}"#.into()),
+        incomplete: None,
+        need: Some("the text does not state /date".into()),
+        ..outcome
+    };
+    let json = asking.to_json();
+    assert_eq!(
+        errors(&validator(&returns), &json),
+        Vec::<String>::new(),
+        "{json:#}"
+    );
+    assert_eq!(json["partial"], serde_json::json!({ "name": "Ada" }));
+    assert_eq!(json["sources"][0]["pointer"], full_source().pointer);
 }

@@ -350,6 +350,12 @@ fn an_array_root_is_checked_whole() {
             "the text holds 2 records; the schema asks for at least 3".to_owned()
         )
     );
+    // The records the text holds come with the question, and where each comes from.
+    assert_eq!(
+        ok(&outcome).partial,
+        Some(json!([{ "order": "ORD-1" }, { "order": "ORD-2" }]))
+    );
+    assert!(!ok(&outcome).sources.is_empty());
     let (outcome, _) = run(ORDERS, array(json!({ "maxItems": 1 })), false, vec![two()]);
     assert!(
         matches!(&ok(&outcome).answer, Answer::Stale(errors) if errors[0].contains("at most 1")),

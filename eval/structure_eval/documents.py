@@ -139,8 +139,10 @@ class DocumentScore:
 
 
 def score_document(case: dict, outcome: Outcome) -> DocumentScore:
-    """Scores one outcome on a document case; only an `ok` answer gives pairs."""
-    found = pairs(outcome.data) if outcome.status == "ok" else []
+    """Scores one outcome on a document case: the pairs of an `ok` answer's data, or of what a
+    `need-more-input` gave beside its question (`partial`): both reach the caller."""
+    returned = {"ok": outcome.data, "need-more-input": outcome.partial}.get(outcome.status)
+    found = pairs(returned) if returned is not None else []
     decoys = [key for key in KEYS if not case["expected"].get(key)]
     given = {_key(p) for p in found}
     chunks = outcome.detail.get("chunks") if isinstance(outcome.detail, dict) else None

@@ -256,4 +256,6 @@ def run_structure(prompt: str, schema_arg: str, binary: str, endpoint: Endpoint,
             outcome.valid = all(validate(r) for r in outcome.data) if validate else None
         else:
             outcome.valid = validate(outcome.data) if validate else None
+    elif status == "need-more-input":
+        outcome.partial = result.get("partial")
     return outcome

@@ -249,7 +249,8 @@ class Outcome:
 
     status: "ok" (an object was returned), "need-more-input", "stale", or "error".
     data: the returned object (only with "ok"). valid: whether it validates against the full
-    schema (None when no validator was available)."""
+    schema (None when no validator was available). partial: with "need-more-input", what the
+    text did give (the answer without the values asked for), when the system returned it."""
 
     status: str
     data: Any = None
@@ -259,6 +260,7 @@ class Outcome:
     completion_tokens: int = 0
     wall_seconds: float = 0.0
     detail: Any = None
+    partial: Any = None
 
 
 @dataclass

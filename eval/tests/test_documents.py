@@ -60,6 +60,13 @@ class Scores(unittest.TestCase):
         self.assertEqual(lenient("party=NIKE,_Inc."), lenient("party=Nike_Inc."))
         self.assertEqual(lenient("party=__A._&_B.__(C)"), "party=A_B_C")
 
+    def test_what_a_question_comes_with_counts_and_a_stale_answer_gives_nothing(self):
+        case = doc({"party": ["Acme_Corp"], "jurisdiction": ["Ohio"]})
+        asking = Outcome("need-more-input", partial={"party": ["Acme Corp"]})
+        self.assertEqual(score_document(case, asking).found, ["party=Acme_Corp"])
+        self.assertEqual(score_document(case, Outcome("need-more-input")).found, [])
+        self.assertEqual(score_document(case, Outcome("stale", {"party": ["Acme Corp"]})).found, [])
+
     def test_f1_uc_ignores_case_only_and_counts_a_multiset(self):
         case = doc({"party": ["Acme_Corp", "Jane_Roe"], "jurisdiction": ["New_York"]})
         outcome = Outcome("ok", {"party": ["ACME Corp", "acme corp", "John Doe"], "jurisdiction": "New York"}, True)

@@ -20,6 +20,7 @@ impl Outcome {
     ///     status: Status::NeedMoreInput,
     ///     data: None,
     ///     sources: Vec::new(),
+    ///     partial: None,
     ///     incomplete: None,
     ///     text: None,
     ///     need: Some("the customer's email".into()),
@@ -194,6 +195,7 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
     structure::Outcome {
         answer,
         sources: outcome.sources.iter().map(core_source).collect(),
+        partial: outcome.partial.as_deref().map(parsed),
         incomplete: outcome.incomplete.as_ref().map(|records| {
             records
                 .iter()

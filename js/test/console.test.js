@@ -285,6 +285,20 @@ test('the playground marks each value at exactly its source span, and shows what
   await page.waitForSelector('body[data-runs="2"]');
   assert.equal(await page.textContent('#play-status'), 'ok');
 
+  // Asked for more, the result still shows what the text gave, each value marked where it stands.
+  await mock.reply(answer({ records: [{ order: 'ORD-1' }, { order: 'ORD-2' }] }));
+  await page.selectOption('#play-schema', '');
+  const order = { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] };
+  await page.fill('#play-inline', JSON.stringify({ type: 'array', items: order, minItems: 3 }));
+  await page.fill('#play-text', 'Orders ORD-1 and ORD-2 shipped.');
+  await page.click('#play-run');
+  await page.waitForSelector('body[data-runs="3"]');
+  assert.equal(await page.textContent('#play-status'), 'need-more-input');
+  assert.match(await page.textContent('#play-message'), /at least 3[\s\S]*What it does give is below/);
+  await page.hover('#play-data .leaf[data-pointer="/1/order"]');
+  assert.equal(await page.locator('#play-text-view mark.active').textContent(), 'ORD-2');
+  await shot('playground-partial');
+
   // A PDF with an inline schema: the values are marked in the text read from its pages.
   const pdf = await mock.pdf(['Purchase order', 'Buyer: Katherine Johnson, Hampton']);
   await mock.reply(answer({ buyer: 'Katherine Johnson' }));
@@ -300,7 +314,7 @@ test('the playground marks each value at exactly its source span, and shows what
     buffer: Buffer.from(pdf),
   });
   await page.click('#play-run');
-  await page.waitForSelector('body[data-runs="3"]');
+  await page.waitForSelector('body[data-runs="4"]');
   assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
   assert.equal(await page.textContent('#play-text-view mark'), 'Katherine Johnson');
   assert.match(await page.textContent('#play-text-view'), /Purchase order[\s\S]*Buyer: Katherine Johnson/);
@@ -317,7 +331,7 @@ test('the playground marks each value at exactly its source span, and shows what
     await mock.reply(answer({ buyer }));
     await page.setInputFiles('#play-document', { name, mimeType: '', buffer });
     await page.click('#play-run');
-    await page.waitForSelector(`body[data-runs="${4 + index}"]`);
+    await page.waitForSelector(`body[data-runs="${5 + index}"]`);
     assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
     assert.equal(await page.textContent('#play-text-view mark'), buyer, name);
     assert.doesNotMatch(await page.textContent('#play-text-view'), /x\(\)/);
@@ -328,7 +342,7 @@ test('the playground marks each value at exactly its source span, and shows what
   await mock.reply(answer({ buyer: 'Mary Jackson' }));
   await page.setInputFiles('#play-document', { name: 'receipt.png', mimeType: 'image/png', buffer: png });
   await page.click('#play-run');
-  await page.waitForSelector('body[data-runs="6"]');
+  await page.waitForSelector('body[data-runs="7"]');
   assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
   assert.match(await page.textContent('#play-derived'), /derived: \/buyer/);
   const sent = JSON.parse((await mock.requests()).at(-1).body);

@@ -412,6 +412,7 @@ fn ended(answer: Answer, trace: BuilderTrace, outer: Trace) -> Outcome {
     Outcome {
         answer,
         sources: Vec::new(),
+        partial: None,
         incomplete: None,
         schema_origin: "inferred".to_owned(),
         iterations: 0,

@@ -74,6 +74,7 @@ pub(super) fn finish(
     Outcome {
         answer,
         sources: Vec::new(),
+        partial: None,
         incomplete: None,
         schema_origin: target.origin.clone(),
         iterations,

@@ -28,7 +28,7 @@ use crate::content::call::{Call, Limits};
 use crate::content::confidence;
 use crate::content::evidence::JUDGED;
 use crate::content::grounding::provenance;
-use crate::content::leave_out::{Dropped, droppable, within};
+use crate::content::leave_out::{Dropped, by_segments, droppable, remove, within};
 use crate::content::one::{self, Read};
 use crate::content::passages::{self, Passages};
 use crate::content::stated;
@@ -99,7 +99,8 @@ pub(super) fn run(call: Call<'_>, text: &str, mut outcome: Outcome) -> Outcome {
 /// span, or about its field when no span writes it): a small model that hesitated over a value
 /// it read says yes, one that took a span of the right kind for a value the text lacks says
 /// no. Stated, the value is kept and stays named in `trace.inDoubt` (uncertain is not absent);
-/// not, or with no answer, the call asks for it (`need-more-input`), as before.
+/// not, or with no answer, the call asks for it (`need-more-input`), with the rest of the
+/// answer as its `partial`.
 fn settle(call: Call<'_>, text: &str, min: f64, mut outcome: Outcome) -> Outcome {
     let Answer::Ok(data) = &outcome.answer else {
         return outcome;
@@ -134,8 +135,20 @@ fn settle(call: Call<'_>, text: &str, min: f64, mut outcome: Outcome) -> Outcome
         }
     }
     if !unconfirmed.is_empty() {
-        outcome.sources.clear();
-        outcome.trace.in_doubt.clear();
+        // Asked for, with the rest of what the text gave: never answered with nothing.
+        let mut partial = data;
+        let mut dropped = Dropped::default();
+        let mut gone: Vec<&String> = unconfirmed.iter().map(|(pointer, _)| pointer).collect();
+        // Last first: dropping an array's later item leaves its earlier ones where they are.
+        gone.sort_by(|a, b| by_segments(b, a));
+        for pointer in gone {
+            dropped.push(&partial, pointer.clone());
+            remove(&mut partial, pointer);
+        }
+        outcome.sources = dropped.sources(std::mem::take(&mut outcome.sources));
+        let in_doubt = std::mem::take(&mut outcome.trace.in_doubt);
+        outcome.trace.in_doubt = (in_doubt.iter()).filter_map(|p| dropped.moved(p)).collect();
+        outcome.partial = Some(partial);
         outcome.answer = Answer::NeedMoreInput(confidence::unsure_need(&unconfirmed, min));
     }
     outcome

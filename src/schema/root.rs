@@ -465,7 +465,10 @@ fn unwrapped(mut outcome: Outcome, records: bool) -> Outcome {
             Answer::Ok(Value::Array(list.into_iter().map(inner_value).collect()))
         }
         Answer::Ok(data) if !records => Answer::Ok(inner_value(data)),
-        Answer::NeedMoreInput(need) if !records => Answer::NeedMoreInput(root_named(&need)),
+        Answer::NeedMoreInput(need) if !records => {
+            outcome.partial = outcome.partial.map(inner_value);
+            Answer::NeedMoreInput(root_named(&need))
+        }
         Answer::Stale(errors) if !records => Answer::Stale(
             errors
                 .into_iter()
@@ -534,14 +537,16 @@ fn checked_whole(mut outcome: Outcome, whole: &CompiledSchema, min_items: u64) -
         return outcome;
     }
     let found = list.as_array().map_or(0, Vec::len);
-    outcome.answer = if (found as u64) < min_items {
-        Answer::NeedMoreInput(format!(
+    if (found as u64) < min_items {
+        // The records the text holds are what it gave, short of what the schema asks.
+        outcome.partial = Some(list.clone());
+        outcome.answer = Answer::NeedMoreInput(format!(
             "the text holds {found} record{}; the schema asks for at least {min_items}",
             if found == 1 { "" } else { "s" },
-        ))
+        ));
     } else {
-        Answer::Stale(violations.iter().map(ToString::to_string).collect())
-    };
-    outcome.sources.clear();
+        outcome.answer = Answer::Stale(violations.iter().map(ToString::to_string).collect());
+        outcome.sources.clear();
+    }
     outcome
 }

@@ -186,6 +186,7 @@ fn to_wit_usage(usage: Usage) -> api::Usage {
 }
 
 fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
+    let partial = outcome.partial.map(|partial| partial.to_string());
     let (status, data, need, errors) = match outcome.answer {
         Answer::Ok(data) => (api::Status::Ok, Some(data.to_string()), None, Vec::new()),
         Answer::NeedMoreInput(need) => (api::Status::NeedMoreInput, None, Some(need), Vec::new()),
@@ -195,6 +196,7 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
         status,
         data,
         sources: outcome.sources.into_iter().map(to_wit_source).collect(),
+        partial,
         incomplete: outcome.incomplete.map(|records| {
             records
                 .into_iter()

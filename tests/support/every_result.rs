@@ -28,6 +28,7 @@ pub fn every_result() -> Vec<(&'static str, Value)> {
         statuses(),
         documents(),
         confidences(),
+        vec![asked_with_the_rest()],
         features(),
         request_errors(),
         model_errors(),
@@ -269,6 +270,29 @@ fn confidences() -> Vec<(&'static str, Value)> {
             ),
         ),
     ]
+}
+
+/// A value the answer needs that the text does not state: asked for, with what the text gave.
+fn asked_with_the_rest() -> (&'static str, Value) {
+    (
+        "a value the answer needs the text does not state, the rest given as partial",
+        tool(
+            json!({ "prompt": "Ada Lovelace, mathematician.", "schema": {
+                    "type": "object", "required": ["name"], "additionalProperties": false,
+                    "properties": { "name": { "type": "string" }, "job": { "type": "string" } } } }),
+            OPENAI,
+            vec![
+                chat_reply(&[
+                    ("{\"answer\": {\"name\": ", 0.99),
+                    ("\"Ada Byron\"", 0.3),
+                    (", \"job\": ", 0.99),
+                    ("\"mathematician\"", 0.99),
+                    ("}}", 0.99),
+                ]),
+                Reply::answer(json!({ "value_1": "not stated" })),
+            ],
+        ),
+    )
 }
 
 /// Escalation, a rule across fields, an optional value left out, a long text read in parts.

@@ -51,7 +51,26 @@ struct Progress {
 }
 
 /// An answer, the sources of its data and the chunk each value came from.
-type Assembled = (Answer, Vec<Source>, BTreeMap<String, u32>);
+/// What a long text's parts came to: the answer, where its values (or those of a
+/// `need-more-input`'s partial answer) come from, and the part each came from.
+struct Assembled {
+    answer: Answer,
+    sources: Vec<Source>,
+    chunk_of: BTreeMap<String, u32>,
+    partial: Option<Value>,
+}
+
+impl Assembled {
+    /// `answer`, with nothing to say where it comes from.
+    fn bare(answer: Answer) -> Self {
+        Assembled {
+            answer,
+            sources: Vec::new(),
+            chunk_of: BTreeMap::new(),
+            partial: None,
+        }
+    }
+}
 
 /// The object `text`, too long for the model's window, gives of `call`'s target.
 pub(super) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
@@ -61,15 +80,21 @@ pub(super) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         iterations: 0,
         forms: Vec::new(),
     };
-    let (answer, sources, chunk_of) = match read_parts(call, text, &mut progress)? {
+    let assembled = match read_parts(call, text, &mut progress)? {
         Ok(parts) => assemble(
             call,
             text,
             merge(parts, &call.target.schema, text),
             &mut progress,
         )?,
-        Err(stale) => (Answer::Stale(stale), Vec::new(), BTreeMap::new()),
+        Err(stale) => Assembled::bare(Answer::Stale(stale)),
     };
+    let Assembled {
+        answer,
+        sources,
+        chunk_of,
+        partial,
+    } = assembled;
     if !matches!(answer, Answer::Ok(_)) {
         progress.trace.left_out.clear();
     }
@@ -80,7 +105,12 @@ pub(super) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         forms,
     } = progress;
     let mut outcome = finish(answer, call.target, iterations, usage, trace);
-    if let Answer::Ok(data) = &outcome.answer {
+    if let Some(partial) = partial {
+        if call.limits.grounding != Grounding::Off {
+            outcome.sources = sources;
+        }
+        outcome.partial = Some(partial);
+    } else if let Answer::Ok(data) = &outcome.answer {
         outcome.trace.chunk_of = chunk_of
             .into_iter()
             .filter(|(pointer, _)| data.pointer(pointer).is_some())
@@ -199,7 +229,7 @@ fn assemble(
                 "the parts of the text give different values for {}: say which one holds",
                 fields.join("; ")
             );
-            return Ok((Answer::NeedMoreInput(need), Vec::new(), BTreeMap::new()));
+            return Ok(Assembled::bare(Answer::NeedMoreInput(need)));
         }
     }
     if !merged.lists.is_empty() {
@@ -216,11 +246,21 @@ fn assemble(
     if !missing(&data, schema).is_empty() {
         // No part gives it: asked for, never invented.
         let need = need_of(&data, schema);
-        return Ok((Answer::NeedMoreInput(need), Vec::new(), BTreeMap::new()));
+        return Ok(Assembled {
+            answer: Answer::NeedMoreInput(need),
+            sources,
+            chunk_of: BTreeMap::new(),
+            partial: Some(data),
+        });
     }
     let broken = violations(call.target, &data, text, call.limits.grounding, |_| false);
     if broken.is_empty() {
-        return Ok((Answer::Ok(data), sources, chunk_of));
+        return Ok(Assembled {
+            answer: Answer::Ok(data),
+            sources,
+            chunk_of,
+            partial: None,
+        });
     }
     // The merged object's violations, fed back as an answer's are.
     let reason = reason::reason_message(&broken, true);
@@ -235,10 +275,15 @@ fn assemble(
     Ok(match asked.settled {
         Settled::Accepted(Answer::Ok(fixed)) => {
             let sources = provenance::sources(&fixed, schema, text);
-            (Answer::Ok(fixed), sources, chunk_of)
+            Assembled {
+                answer: Answer::Ok(fixed),
+                sources,
+                chunk_of,
+                partial: None,
+            }
         }
-        Settled::Accepted(other) => (other, Vec::new(), BTreeMap::new()),
-        Settled::Stale(violations) => (stale(&violations), Vec::new(), BTreeMap::new()),
+        Settled::Accepted(other) => Assembled::bare(other),
+        Settled::Stale(violations) => Assembled::bare(stale(&violations)),
     })
 }
 

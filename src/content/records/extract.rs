@@ -66,6 +66,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
     Ok(Outcome {
         answer,
         sources,
+        partial: None,
         incomplete,
         schema_origin: target.origin.clone(),
         iterations,
