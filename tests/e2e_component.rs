@@ -116,6 +116,22 @@ async fn need_more_input_and_stale_through_the_tool_form() {
         .unwrap();
     assert_eq!(outcome["status"], "need-more-input");
     assert_eq!(outcome["need"], "when the build broke");
+    assert!(outcome.get("data").is_none() && outcome.get("partial").is_none());
+
+    // Short of what the schema asks, the records the text holds cross with the question.
+    mock.push(Reply::answer(json!({ "records": [{ "order": "ORD-1" }] })));
+    let schema = json!({ "type": "array", "minItems": 2, "items": { "type": "object",
+        "properties": { "order": { "type": "string" } }, "required": ["order"] } });
+    let outcome = client
+        .call_tool(
+            &Scope::default(),
+            &json!({ "prompt": "Order ORD-1 shipped.", "schema": schema }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome["status"], "need-more-input", "{outcome}");
+    assert_eq!(outcome["partial"], json!([{ "order": "ORD-1" }]));
+    assert_eq!(outcome["sources"][0]["pointer"], "/0/order");
     assert!(outcome.get("data").is_none());
 
     mock.push(Reply::answer(json!({ "userId": "mike" })));
@@ -131,7 +147,7 @@ async fn need_more_input_and_stale_through_the_tool_form() {
     );
     assert_eq!(outcome["iterations"], 2);
     assert!(outcome.get("data").is_none());
-    assert_eq!(mock.requests().len(), 3);
+    assert_eq!(mock.requests().len(), 4);
 }
 
 #[tokio::test]

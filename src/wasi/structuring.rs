@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Category, Match, Outcome, Source, Usage};
+use crate::outcome::{Answer, Category, Match, Outcome, Source, Trace, Usage};
 use crate::request::{Document, SchemaInput, StructureRequest};
 use crate::schema::registry::{Registration, SchemaInfo};
 use crate::schema::skill::SkillFiles;
@@ -213,60 +213,60 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
         schema_origin: outcome.schema_origin,
         iterations: outcome.iterations,
         usage: to_wit_usage(outcome.usage),
-        trace: api::Trace {
-            model: outcome.trace.model,
-            provider_profile: outcome.trace.provider_profile,
-            delivery: outcome.trace.delivery,
-            warnings: outcome.trace.warnings,
-            schema_transforms: outcome.trace.schema_transforms,
-            repairs: outcome.trace.repairs,
-            feedback: outcome.trace.feedback,
-            reasons: outcome
-                .trace
-                .reasons
-                .into_iter()
-                .map(|reason| api::Reason {
-                    iteration: reason.iteration,
-                    pointer: reason.pointer,
-                    category: to_wit_category(reason.category),
-                })
-                .collect(),
-            retries: outcome.trace.retries,
-            schema_builder: outcome
-                .trace
-                .schema_builder
-                .map(|builder| api::BuilderTrace {
-                    model: builder.model,
-                    cache_hit: builder.cache_hit,
-                    usage: to_wit_usage(builder.usage),
-                    schema: builder.schema.map(|schema| schema.to_string()),
-                }),
-            context_window: (outcome.trace.context_window).map(|window| api::ContextWindow {
-                tokens: window.tokens,
-                source: window.from,
-            }),
-            chunks: outcome.trace.chunks,
-            chunk_of: outcome.trace.chunk_of.into_iter().collect(),
-            attempts: (outcome.trace.attempts.into_iter())
-                .map(|attempt| api::Attempt {
-                    model: attempt.model,
-                    outcome: attempt.outcome,
-                    usage: to_wit_usage(attempt.usage),
-                })
-                .collect(),
-            low_confidence: outcome.trace.low_confidence,
-            in_doubt: outcome.trace.in_doubt,
-            second_looks: outcome.trace.second_looks,
-            form_confidence: outcome.trace.form_confidence,
-            left_out: outcome.trace.left_out,
-            page_sizes: (outcome.trace.page_sizes.into_iter())
-                .map(|size| api::PageSize {
-                    page: size.page,
-                    width: size.width,
-                    height: size.height,
-                })
-                .collect(),
-        },
+        trace: to_wit_trace(outcome.trace),
+    }
+}
+
+fn to_wit_trace(trace: Trace) -> api::Trace {
+    api::Trace {
+        model: trace.model,
+        provider_profile: trace.provider_profile,
+        delivery: trace.delivery,
+        warnings: trace.warnings,
+        schema_transforms: trace.schema_transforms,
+        repairs: trace.repairs,
+        feedback: trace.feedback,
+        reasons: trace
+            .reasons
+            .into_iter()
+            .map(|reason| api::Reason {
+                iteration: reason.iteration,
+                pointer: reason.pointer,
+                category: to_wit_category(reason.category),
+            })
+            .collect(),
+        retries: trace.retries,
+        schema_builder: trace.schema_builder.map(|builder| api::BuilderTrace {
+            model: builder.model,
+            cache_hit: builder.cache_hit,
+            usage: to_wit_usage(builder.usage),
+            schema: builder.schema.map(|schema| schema.to_string()),
+        }),
+        context_window: (trace.context_window).map(|window| api::ContextWindow {
+            tokens: window.tokens,
+            source: window.from,
+        }),
+        chunks: trace.chunks,
+        chunk_of: trace.chunk_of.into_iter().collect(),
+        attempts: (trace.attempts.into_iter())
+            .map(|attempt| api::Attempt {
+                model: attempt.model,
+                outcome: attempt.outcome,
+                usage: to_wit_usage(attempt.usage),
+            })
+            .collect(),
+        low_confidence: trace.low_confidence,
+        in_doubt: trace.in_doubt,
+        second_looks: trace.second_looks,
+        form_confidence: trace.form_confidence,
+        left_out: trace.left_out,
+        page_sizes: (trace.page_sizes.into_iter())
+            .map(|size| api::PageSize {
+                page: size.page,
+                width: size.width,
+                height: size.height,
+            })
+            .collect(),
     }
 }
 
