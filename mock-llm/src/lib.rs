@@ -34,6 +34,7 @@ pub mod orders;
 pub mod pdf;
 mod reply;
 pub mod servers;
+pub mod table;
 pub mod wire;
 
 use std::collections::VecDeque;

@@ -1,39 +1,25 @@
 //! Records mode's content stage: a conversation per chunk (their calls in flight together,
-//! [`crate::content::chunked::pump`]), each chunk's answer judged record by record, and the
-//! records of every chunk merged.
-
-use std::collections::BTreeMap;
+//! [`crate::content::chunked::pump`]), each chunk's answer judged record by record
+//! ([`super::judged`]), the rows of a table no record came from read again ([`super::reread`]),
+//! and the records of every chunk merged.
 
 use serde_json::Value;
 
-use super::anchor::anchored;
+use super::judged::{Answers, Placement, Records, located};
 use super::merge::{Found, merge};
-use crate::answer::format::{AnswerFormat, RECORDS_KEY, Shape};
-use crate::answer::{Decoded, decode};
+use super::reread::{self, Reread};
+use crate::answer::format::Shape;
 use crate::content::call::Call;
-use crate::content::check::{Whole, partial};
 use crate::content::chunked::offsets::Offsets;
 use crate::content::chunked::pump::{ChunkRun, OnStale, converse};
 use crate::content::chunked::required::{need_of, without_required};
 use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::confidence::{self, Held};
-use crate::content::dialogue::{Judge, Settled};
 use crate::content::evidence;
-use crate::content::grounding::provenance;
-use crate::content::reason;
 use crate::error::StructureError;
 use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
-use crate::schema::TargetSchema;
-use crate::schema::violation::{Category, Violation};
 use crate::settings::Grounding;
-
-/// What one record of a chunk's answer is.
-enum Judged {
-    Valid(Value),
-    /// A record without a value its schema requires.
-    Incomplete(Value),
-}
 
 /// Every record `text` holds, each valid against `call`'s target.
 pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
@@ -61,8 +47,15 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         &mut usage,
         &mut trace,
     )?;
-    let iterations = runs.iter().map(|run| run.dialogue.iterations).sum();
-    let (answer, sources, incomplete) = gather(runs, text, &parts, call, &mut trace);
+    let iterations: u32 = runs.iter().map(|run| run.dialogue.iterations).sum();
+    let (answer, sources, incomplete, reread) = gather(
+        runs,
+        text,
+        (&parts, &chunking),
+        call,
+        (&mut usage, &mut trace),
+    )?;
+    let iterations = iterations + reread;
     Ok(Outcome {
         answer,
         sources,
@@ -76,47 +69,41 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
     })
 }
 
-/// What the chunks' conversations came to, as one answer: every record merged, with the
-/// sources and the incomplete records; or stale with the errors of the chunks that were.
-fn gather(
-    runs: Vec<ChunkRun<'_, Records<'_>>>,
-    text: &str,
-    parts: &[Chunk<'_>],
+/// What the chunks' conversations came to, as one answer: every record merged (the rows of
+/// a table no record came from read again, [`reread`]), with the sources and the incomplete
+/// records; or stale with the errors of the chunks that were.
+fn gather<'t>(
+    runs: Vec<ChunkRun<'t, Records<'t>>>,
+    text: &'t str,
+    (parts, chunking): (&[Chunk<'t>], &Chunking),
     call: Call<'_>,
-    trace: &mut Trace,
-) -> (Answer, Vec<Source>, Option<Vec<Incomplete>>) {
+    (usage, trace): (&mut Usage, &mut Trace),
+) -> Result<Gathered, StructureError> {
     let schema = &call.target.schema;
-    let offsets = Offsets::of(text, parts);
-    let mut found = Vec::with_capacity(runs.len());
-    let mut stale = Vec::new();
-    // The chunks' least sure form speaks for the text (`confidence::of_form`).
-    let mut form: Option<f64> = None;
-    for ((run, chunk), offset) in runs.into_iter().zip(parts).zip(&offsets) {
-        trace.absorb(run.dialogue.trace);
-        match run.settled {
-            Some(Settled::Accepted(records)) => {
-                let confidences = (run.dialogue.answered.as_ref())
-                    .map(|(answer, tokens)| confidence::of_values(answer, tokens))
-                    .unwrap_or_default();
-                if let Some(own) = confidence::of_answered(run.dialogue.answered.as_ref()) {
-                    form = Some(form.map_or(own, |least| least.min(own)));
-                }
-                found.push((records, chunk.text, *offset, confidences));
-            }
-            Some(Settled::Stale(violations)) => stale.push((*offset, violations)),
-            // A chunk never asked: another one's answer already made the result stale.
-            None => {}
-        }
+    let placements = Offsets::of(text, parts).into_iter().map(Placement::Chunk);
+    let answers = Answers::of(runs, placements, trace);
+    if !answers.stale.is_empty() {
+        let errors = stale_errors(answers.stale.iter().filter_map(|(at, violations)| {
+            let Placement::Chunk(offsets) = at else {
+                return None;
+            };
+            Some((*offsets, violations.as_slice()))
+        }));
+        return Ok((Answer::Stale(errors), Vec::new(), None, 0));
     }
-    if !stale.is_empty() {
-        let errors = stale_errors(
-            stale
-                .iter()
-                .map(|(offset, violations)| (*offset, violations.as_slice())),
-        );
-        return (Answer::Stale(errors), Vec::new(), None);
-    }
-    let (valid, incomplete) = located(found, schema, call.limits.grounding);
+    let form = answers.form;
+    let (mut valid, mut incomplete) = located(answers.found, schema, call.limits.grounding);
+    let reread = match call.limits.grounding {
+        Grounding::Off => Reread::default(),
+        _ => reread::complete(
+            call,
+            text,
+            chunking,
+            (&mut valid, &mut incomplete),
+            usage,
+            trace,
+        )?,
+    };
     let mut incomplete: Vec<Incomplete> = merge(incomplete)
         .into_iter()
         .map(|found| Incomplete {
@@ -130,9 +117,19 @@ fn gather(
         Some(min) => held(merge(valid), min, call, text, &mut incomplete, trace),
         None => merge(valid),
     };
+    incomplete.extend(reread.missing);
     let (data, sources) = numbered(valid);
-    (Answer::Ok(Value::Array(data)), sources, Some(incomplete))
+    Ok((
+        Answer::Ok(Value::Array(data)),
+        sources,
+        Some(incomplete),
+        reread.iterations,
+    ))
 }
+
+/// The answer, its sources, the incomplete records, and the iterations the rows read again
+/// took.
+type Gathered = (Answer, Vec<Source>, Option<Vec<Incomplete>>, u32);
 
 /// The records held to `min` (`structure_min_confidence`), their confidences weighed with what
 /// `text` says ([`evidence`]): a value below it dropped when its record stays valid without it
@@ -174,110 +171,6 @@ fn held(
         }
     }
     kept
-}
-
-/// Judges a chunk's answer record by record.
-struct Records<'a> {
-    target: &'a TargetSchema,
-    /// The chunk's text.
-    text: &'a str,
-    grounding: Grounding,
-}
-
-impl Judge for Records<'_> {
-    type Accepted = Vec<Judged>;
-
-    fn judge(
-        &self,
-        text: &str,
-        format: &AnswerFormat,
-        repairs: &mut Vec<String>,
-    ) -> Result<Vec<Judged>, Vec<Violation>> {
-        let list = match decode(text, format, self.target, repairs) {
-            Decoded::Unreadable(reason) => return Err(vec![reason::unreadable(&reason)]),
-            // The records envelope has no need branch: a model that names a need anyway found
-            // nothing whole.
-            Decoded::Need(need) => {
-                repairs.push(format!("read \"{need}\" as no record"));
-                return Ok(Vec::new());
-            }
-            Decoded::Candidate(Value::Object(mut answer)) => answer.remove(RECORDS_KEY),
-            Decoded::Candidate(list @ Value::Array(_)) => {
-                repairs.push(format!(
-                    "read a list given without the \"{RECORDS_KEY}\" key"
-                ));
-                Some(list)
-            }
-            Decoded::Candidate(_) => None,
-        };
-        let Some(Value::Array(records)) = list else {
-            return Err(vec![Violation {
-                category: Category::Type,
-                pointer: format!("/{RECORDS_KEY}"),
-                constraint: "must be an array of records".to_owned(),
-                actual: None,
-            }]);
-        };
-        let mut judged = Vec::with_capacity(records.len());
-        let mut violations = Vec::new();
-        for (index, record) in records.into_iter().enumerate() {
-            match partial(self.target, &record, self.text, self.grounding) {
-                Ok(Whole::Yes) => judged.push(Judged::Valid(record)),
-                Ok(Whole::Lacking) => judged.push(Judged::Incomplete(record)),
-                Err(found) => violations.extend(found.into_iter().map(|mut violation| {
-                    violation.pointer = format!("/{RECORDS_KEY}/{index}{}", violation.pointer);
-                    violation
-                })),
-            }
-        }
-        if violations.is_empty() {
-            Ok(judged)
-        } else {
-            Err(violations)
-        }
-    }
-}
-
-/// A chunk's records, its text, where it starts, and the confidence of each value its answer
-/// wrote (by pointer into the answer: `/records/0/name`).
-type Chunked<'t> = (Vec<Judged>, &'t str, Offsets, BTreeMap<String, f64>);
-
-/// Each chunk's valid and incomplete records, with their sources placed in the whole text.
-fn located(
-    found: Vec<Chunked<'_>>,
-    schema: &Value,
-    grounding: Grounding,
-) -> (Vec<Vec<Found>>, Vec<Vec<Found>>) {
-    let mut valid = Vec::with_capacity(found.len());
-    let mut incomplete = Vec::with_capacity(found.len());
-    for (records, text, offsets, confidences) in found {
-        let (mut complete, mut partial) = (Vec::new(), Vec::new());
-        for (index, judged) in records.into_iter().enumerate() {
-            let (record, list) = match judged {
-                Judged::Valid(record) => (record, &mut complete),
-                Judged::Incomplete(record) => (record, &mut partial),
-            };
-            let sources = if grounding == Grounding::Off {
-                Vec::new()
-            } else {
-                let mut sources = anchored(provenance::sources(&record, schema, text), text);
-                confidence::annotate(
-                    &mut sources,
-                    &confidences,
-                    &format!("/{RECORDS_KEY}/{index}"),
-                );
-                offsets.place(sources)
-            };
-            list.push(Found {
-                record,
-                sources,
-                at: offsets.chars,
-            });
-        }
-        valid.push(complete);
-        incomplete.push(partial);
-    }
-    (valid, incomplete)
 }
 
 /// The records as `data`, and their sources with pointers into it (`/3/name`).

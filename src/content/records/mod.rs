@@ -21,7 +21,10 @@
 
 mod anchor;
 mod extract;
+mod judged;
 mod merge;
+mod reread;
+pub mod rows;
 
 pub use crate::content::chunked::split::{Chunk, chunks};
 pub(crate) use extract::extract;
