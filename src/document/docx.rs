@@ -1,6 +1,6 @@
 //! A Word document's text (`.docx`, Office Open XML): the body of `word/document.xml`, a line
-//! for each paragraph, each table cell's paragraphs on lines of their own, tabs and breaks as
-//! written. Not read: headers, footers, footnotes and comments (other parts of the package),
+//! for each paragraph and for each table row (its cells parted by tabs, a merged cell keeping
+//! the columns), tabs and breaks as written. Not read: headers, footers, footnotes and comments (other parts of the package),
 //! deleted text and field instructions (tracked changes show the document as it now reads), the
 //! fallback copy of content Word stores twice (`mc:Fallback`). The package is read by rawzip
 //! (no copy of the archive, no writer), its entry inflated by miniz_oxide (already the PDF
@@ -152,6 +152,8 @@ struct Body {
     runs: usize,
     /// Open elements whose content is not shown: deleted text, field instructions, fallbacks.
     hidden: usize,
+    /// The columns the open table cell spans beyond its own (`<w:gridSpan w:val="2"/>`).
+    spanned: usize,
 }
 
 impl Body {
@@ -161,6 +163,7 @@ impl Body {
             text: 0,
             runs: 0,
             hidden: 0,
+            spanned: 0,
         }
     }
 
@@ -176,6 +179,13 @@ impl Body {
             "tab" if self.shown_run() => self.lines.push("\t"),
             "br" | "cr" if self.shown_run() => self.lines.line_break(),
             "noBreakHyphen" if self.shown_run() => self.lines.push("-"),
+            "tc" if self.hidden == 0 => self.lines.open_cell(),
+            "gridSpan" => {
+                let span = (element.attributes().flatten())
+                    .find(|attribute| attribute.key.local_name().as_ref() == "val")
+                    .and_then(|attribute| attribute.value.trim().parse().ok());
+                self.spanned = span.unwrap_or(1usize).saturating_sub(1);
+            }
             _ => {}
         }
     }
@@ -185,7 +195,11 @@ impl Body {
             "t" => self.text = self.text.saturating_sub(1),
             "r" => self.runs = self.runs.saturating_sub(1),
             name if HIDDEN.contains(&name) => self.hidden = self.hidden.saturating_sub(1),
-            "p" | "tc" | "tr" if self.hidden == 0 => self.lines.end_line(),
+            "p" if self.hidden == 0 => self.lines.end_line(),
+            "tc" if self.hidden == 0 => {
+                self.lines.close_spanning(std::mem::take(&mut self.spanned))
+            }
+            "tr" if self.hidden == 0 => self.lines.end_row(),
             _ => {}
         }
     }
@@ -235,7 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn paragraphs_cells_tabs_and_breaks_are_read_as_written() {
+    fn paragraphs_rows_tabs_and_breaks_are_read_as_written() {
         let body = paragraph("Invoice INV-7 & co")
             + &table(&[&["Item", "Price"], &["Tea", "€4.50"]])
             + &paragraph("Total:\t9.00\nPaid")
@@ -245,7 +259,7 @@ mod tests {
                 <w:t>Ada</w:t></w:r></w:p>"#;
         assert_eq!(
             read(&with_body(&body)).unwrap(),
-            "Invoice INV-7 & co\nItem\nPrice\nTea\n€4.50\nTotal:\t9.00\nPaid\nSigned – Ada"
+            "Invoice INV-7 & co\nItem\tPrice\nTea\t€4.50\nTotal:\t9.00\nPaid\nSigned – Ada"
         );
         assert_eq!(read(&with_paragraphs(&["a", "", "b"])).unwrap(), "a\nb");
     }

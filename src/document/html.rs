@@ -125,6 +125,8 @@ struct Page {
     skipping: Option<(Vec<u8>, usize)>,
     /// How many preformatted elements are open.
     preformatted: usize,
+    /// The columns the open table cell spans beyond its own (`colspan`).
+    spanned: usize,
 }
 
 impl Page {
@@ -133,6 +135,7 @@ impl Page {
             lines: Lines::new(max_bytes),
             skipping: None,
             preformatted: 0,
+            spanned: 0,
         }
     }
 
@@ -141,6 +144,13 @@ impl Page {
             Token::StartTag(tag) => {
                 let name = tag.name.to_ascii_lowercase();
                 let hidden = tag.attributes.contains_key(b"hidden".as_slice());
+                if (name == b"td" || name == b"th") && self.skipping.is_none() {
+                    let span = (tag.attributes.get(b"colspan".as_slice()))
+                        .and_then(|span| std::str::from_utf8(span).ok()?.trim().parse().ok());
+                    self.lines.open_cell();
+                    self.spanned = span.unwrap_or(1usize).saturating_sub(1);
+                    return;
+                }
                 self.start(
                     &name,
                     hidden && !VOID.contains(&name.as_slice()),
@@ -177,6 +187,8 @@ impl Page {
         }
         if name == b"br" {
             self.lines.line_break();
+        } else if name == b"tr" || name == b"table" {
+            self.lines.end_row();
         } else if BLOCKS.contains(&name) {
             self.lines.end_line();
         }
@@ -195,8 +207,11 @@ impl Page {
             }
             return;
         }
-        if BLOCKS.contains(&name) {
-            self.lines.end_line();
+        match name {
+            b"td" | b"th" => self.lines.close_spanning(std::mem::take(&mut self.spanned)),
+            b"tr" | b"table" => self.lines.end_row(),
+            _ if BLOCKS.contains(&name) => self.lines.end_line(),
+            _ => {}
         }
         if PREFORMATTED.contains(&name) {
             self.preformatted = self.preformatted.saturating_sub(1);
@@ -213,7 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn blocks_cells_and_items_are_lines_and_scripts_are_not_text() {
+    fn blocks_items_and_rows_are_lines_and_scripts_are_not_text() {
         let html = "<!DOCTYPE html><html><head><style>p{color:red}</style></head><body>\
             <h2>Invoice   INV-7</h2><ul><li>Tea &amp; cake</li><li>Water</li></ul>\
             <table><tr><td>Total</td><td>&euro;12.50</td></tr></table>\
@@ -222,7 +237,18 @@ mod tests {
             <template><p>later</p></template><noscript>enable JS</noscript></body></html>";
         assert_eq!(
             read(html),
-            "Invoice INV-7\nTea & cake\nWater\nTotal\n€12.50\nLine one\nline two"
+            "Invoice INV-7\nTea & cake\nWater\nTotal\t€12.50\nLine one\nline two"
+        );
+    }
+
+    #[test]
+    fn a_tables_row_is_a_line_of_cells_parted_by_tabs_a_spanning_cell_keeping_the_columns() {
+        let html = "<p>Lines</p><table><thead><tr><th>Item<th>Qty<th>Price</thead>\
+            <tr><td><p>Green</p><p>tea</p></td><td>2</td><td>4.50</td></tr>\
+            <tr><td colspan=2>Total</td><td>9.00</td></tr></table><p>Thanks</p>";
+        assert_eq!(
+            read(html),
+            "Lines\nItem\tQty\tPrice\nGreen tea\t2\t4.50\nTotal\t\t9.00\nThanks"
         );
     }
 

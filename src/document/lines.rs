@@ -1,6 +1,10 @@
-//! The text a Word or HTML reader writes: words and the line breaks its blocks (paragraphs, table
-//! cells, list items) end with, no run of blank lines, no space at either end of a line, within
-//! a bound on its size.
+//! The text a Word or HTML reader writes: words and the line breaks its blocks (paragraphs, list
+//! items, table rows) end with, no run of blank lines, no space at either end of a line, within
+//! a bound on its size. A table's row is one line, its cells parted by tabs (how records mode
+//! finds a table's rows, `content::records::rows`); a block inside a cell is a space there.
+
+/// The most columns one cell is taken to span (`colspan`, Word's `gridSpan`).
+const MAX_SPAN: usize = 64;
 
 /// Text written line by line, at most `max_bytes` of it.
 #[derive(Debug)]
@@ -8,6 +12,8 @@ pub struct Lines {
     text: String,
     max_bytes: usize,
     full: bool,
+    /// Whether a table cell is open: its blocks end with a space, not a line break.
+    in_cell: bool,
 }
 
 impl Lines {
@@ -16,7 +22,37 @@ impl Lines {
             text: String::new(),
             max_bytes,
             full: false,
+            in_cell: false,
         }
+    }
+
+    /// Opens a table cell (closing one left open: HTML may leave out `</td>`).
+    pub fn open_cell(&mut self) {
+        self.close_cell();
+        self.in_cell = true;
+    }
+
+    /// Closes the open cell, if one is, with the tab that parts it from the next, and
+    /// `spanned` more for the columns it spans beyond its own.
+    pub fn close_cell(&mut self) {
+        self.close_spanning(0);
+    }
+
+    /// [`Lines::close_cell`] of a cell spanning `spanned + 1` columns.
+    pub fn close_spanning(&mut self, spanned: usize) {
+        if !self.in_cell {
+            return;
+        }
+        self.in_cell = false;
+        let kept = self.text.trim_end_matches(' ').len();
+        self.text.truncate(kept);
+        self.append(&"\t".repeat(1 + spanned.min(MAX_SPAN)));
+    }
+
+    /// Ends a table's row: its open cell closed, the line ended.
+    pub fn end_row(&mut self) {
+        self.close_cell();
+        self.end_line();
     }
 
     /// Appends `words` as they are (a space at the start of a line dropped).
@@ -35,7 +71,7 @@ impl Lines {
         let mut rest = words;
         while !rest.is_empty() {
             let word_start = rest.find(|c: char| !gap(c)).unwrap_or(rest.len());
-            if word_start > 0 && !self.at_line_start() && !self.text.ends_with(' ') {
+            if word_start > 0 && !self.at_line_start() && !self.text.ends_with([' ', '\t']) {
                 self.append(" ");
             }
             rest = &rest[word_start..];
@@ -45,17 +81,32 @@ impl Lines {
         }
     }
 
-    /// Ends the line, unless it is empty (blocks in blocks end one line, not several).
+    /// Ends the line, unless it is empty (blocks in blocks end one line, not several); in a
+    /// table cell, a space.
     pub fn end_line(&mut self) {
-        if !self.at_line_start() {
+        if self.in_cell {
+            self.gap();
+        } else if !self.at_line_start() {
             self.line_break();
         }
     }
 
-    /// A line break, even on an empty line (`<br>`, Word's `<w:br/>`).
+    /// A line break, even on an empty line (`<br>`, Word's `<w:br/>`); in a table cell, a
+    /// space.
     pub fn line_break(&mut self) {
+        if self.in_cell {
+            self.gap();
+            return;
+        }
         self.trim_line_end();
         self.append("\n");
+    }
+
+    /// A space, unless the cell or the line has nothing yet, or ends with one.
+    fn gap(&mut self) {
+        if !self.at_line_start() && !self.text.ends_with([' ', '\t']) {
+            self.append(" ");
+        }
     }
 
     /// Whether the bound was reached (what came after it was not kept).
@@ -120,6 +171,31 @@ mod tests {
         lines.line_break();
         lines.push("  due  ");
         assert_eq!(lines.finish(), "Invoice 42\ntotal: 9.50 EUR\n\ndue");
+    }
+
+    #[test]
+    fn a_tables_row_is_a_line_its_cells_parted_by_tabs() {
+        let mut lines = Lines::new(1 << 10);
+        lines.push("Orders");
+        lines.end_line();
+        for row in [["Item", "", "Price"], ["Tea", "hot", "4.50"]] {
+            for cell in row {
+                lines.open_cell();
+                lines.push_collapsed(&format!("  {cell} "));
+                lines.end_line();
+            }
+            lines.end_row();
+        }
+        lines.open_cell();
+        lines.push("Total");
+        lines.close_spanning(1);
+        lines.open_cell();
+        lines.push("4.50");
+        lines.end_row();
+        assert_eq!(
+            lines.finish(),
+            "Orders\nItem\t\tPrice\nTea\thot\t4.50\nTotal\t\t4.50"
+        );
     }
 
     #[test]
