@@ -55,6 +55,7 @@ export type DocumentMediaType =
   | 'text/plain'
   | 'text/html'
   | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+  | 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
   | 'image/png'
   | 'image/jpeg'
   | 'image/webp';

@@ -18,6 +18,8 @@ pub enum MediaType {
     Html,
     /// A Word document (`.docx`), read into text inside the component.
     Docx,
+    /// A spreadsheet (`.xlsx`), every sheet read into rows of cells inside the component.
+    Xlsx,
     /// `image/png`: a picture (a photo, a scan), given to a model that reads images.
     Png,
     /// `image/jpeg`.
@@ -28,11 +30,12 @@ pub enum MediaType {
 
 impl MediaType {
     /// Every media type a document may have, by name.
-    pub const ALL: [MediaType; 7] = [
+    pub const ALL: [MediaType; 8] = [
         MediaType::Pdf,
         MediaType::Text,
         MediaType::Html,
         MediaType::Docx,
+        MediaType::Xlsx,
         MediaType::Png,
         MediaType::Jpeg,
         MediaType::Webp,
@@ -54,6 +57,7 @@ impl MediaType {
             MediaType::Docx => {
                 "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
             }
+            MediaType::Xlsx => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
             MediaType::Png => "image/png",
             MediaType::Jpeg => "image/jpeg",
             MediaType::Webp => "image/webp",
@@ -101,7 +105,7 @@ impl Attachment {
             MediaType::Png => "image.png",
             MediaType::Jpeg => "image.jpg",
             MediaType::Webp => "image.webp",
-            MediaType::Text | MediaType::Html | MediaType::Docx => "document",
+            MediaType::Text | MediaType::Html | MediaType::Docx | MediaType::Xlsx => "document",
         }
     }
 }
@@ -119,9 +123,10 @@ impl std::fmt::Debug for Attachment {
 
 /// The media type of a document: the one rule every surface that takes a file uses (the CLI's
 /// `--file`, batches, a document whose `mediaType` is not given). A file's name says it by its
-/// extension (`.pdf`, `.docx`, `.html`, `.htm`, `.txt`, `.png`, `.jpg`, `.jpeg`, `.webp`);
-/// otherwise its bytes do: a PDF by a `%PDF-` header in its first KiB, an image by its signature,
-/// a Word document by its zip header, a web page by how it starts (a doctype, `<html>`, `<head>`
+/// extension (`.pdf`, `.docx`, `.xlsx`, `.html`, `.htm`, `.txt`, `.csv`, `.tsv`, `.png`, `.jpg`,
+/// `.jpeg`, `.webp`); otherwise its bytes do: a PDF by a `%PDF-` header in its first KiB, an
+/// image by its signature, a spreadsheet by its zip header and a workbook part, a Word document
+/// by its zip header, a web page by how it starts (a doctype, `<html>`, `<head>`
 /// or `<body>`), anything else text (the readers then say what is wrong).
 ///
 /// ```
@@ -141,8 +146,9 @@ pub fn of(bytes: &[u8], file_name: Option<&str>) -> MediaType {
     match extension.as_deref() {
         Some("pdf") => return MediaType::Pdf,
         Some("docx") => return MediaType::Docx,
+        Some("xlsx") => return MediaType::Xlsx,
         Some("html" | "htm" | "xhtml") => return MediaType::Html,
-        Some("txt" | "text" | "md") => return MediaType::Text,
+        Some("txt" | "text" | "md" | "csv" | "tsv") => return MediaType::Text,
         Some("png") => return MediaType::Png,
         Some("jpg" | "jpeg") => return MediaType::Jpeg,
         Some("webp") => return MediaType::Webp,
@@ -156,6 +162,8 @@ pub fn of(bytes: &[u8], file_name: Option<&str>) -> MediaType {
         MediaType::Jpeg
     } else if bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
         MediaType::Webp
+    } else if bytes.starts_with(ZIP) && holds(bytes, WORKBOOK_PART) {
+        MediaType::Xlsx
     } else if bytes.starts_with(ZIP) {
         MediaType::Docx
     } else if is_html(bytes) {
@@ -165,8 +173,15 @@ pub fn of(bytes: &[u8], file_name: Option<&str>) -> MediaType {
     }
 }
 
-/// A zip package's first bytes (a Word document is one).
+/// A zip package's first bytes (a Word document and a spreadsheet are ones).
 const ZIP: &[u8] = b"PK\x03\x04";
+/// The part a spreadsheet's package names (in its entries' headers), and a Word document's not.
+const WORKBOOK_PART: &[u8] = b"xl/workbook.xml";
+
+/// Whether `bytes` hold `part` anywhere.
+fn holds(bytes: &[u8], part: &[u8]) -> bool {
+    bytes.windows(part.len()).any(|window| window == part)
+}
 /// A PNG's signature.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
 /// A JPEG's start-of-image marker and the marker after it.

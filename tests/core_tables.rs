@@ -40,6 +40,10 @@ fn read(text: &str, answer: impl Fn(&str) -> Value) -> (Outcome, usize) {
     let request = StructureRequest::new(text, SchemaInput::Inline(line_item_schema()), None)
         .unwrap()
         .with_records(true);
+    read_request(request, answer)
+}
+
+fn read_request(request: StructureRequest, answer: impl Fn(&str) -> Value) -> (Outcome, usize) {
     let transport = Answering {
         answer,
         calls: std::cell::Cell::new(0),
@@ -103,6 +107,38 @@ fn every_row_of_a_1200_row_table_once_in_order_from_a_model_that_tires() {
         }
         assert!(calls < 80, "{calls} calls");
     }
+}
+
+#[test]
+fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
+    let (csv, items) = line_items(1200, ',');
+    let rows: Vec<Vec<&str>> = csv.lines().map(|line| line.split(',').collect()).collect();
+    let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+    let xlsx = mock_llm::xlsx::workbook(&[("Lines", &rows)]);
+    let media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    let request =
+        StructureRequest::new("Every line.", SchemaInput::Inline(line_item_schema()), None)
+            .unwrap()
+            .with_document(structure::request::Document::new(xlsx, media).unwrap())
+            .with_records(true)
+            .with_return_text(true);
+    let tiring = TableReader {
+        limit: 40,
+        skip_every: 7,
+    };
+    let (outcome, calls) = read_request(request, |sent| tiring.answer(sent));
+    assert_eq!(records(&outcome), items, "every row once, in order");
+    assert_eq!(outcome.incomplete.as_deref(), Some(&[][..]));
+    // Each record's line is in its own row of the sheet's text.
+    let text = outcome.text.as_deref().unwrap();
+    let line = (outcome.sources.iter())
+        .find(|source| source.pointer == "/1199/line")
+        .and_then(|source| source.span.as_ref())
+        .unwrap();
+    let row = text.lines().find(|row| row.starts_with("L1200\t")).unwrap();
+    let at = text.find(row).unwrap();
+    assert_eq!(line.start, text[..at].chars().count());
+    assert!(calls < 80, "{calls} calls");
 }
 
 #[test]

@@ -246,7 +246,8 @@ fn records_prints_every_record_of_a_text_read_from_stdin() {
 }
 
 #[test]
-fn word_documents_and_web_pages_are_read_by_extension_or_bytes_with_spans_into_their_text() {
+fn word_documents_spreadsheets_and_web_pages_are_read_by_extension_or_bytes_with_spans_into_their_text()
+ {
     let mock = MockLlm::start();
     let dir = tempfile::tempdir().unwrap();
     let blocks = mock_llm::docx::paragraph("Purchase order PO-7")
@@ -255,11 +256,17 @@ fn word_documents_and_web_pages_are_read_by_extension_or_bytes_with_spans_into_t
     let html = "<!doctype html><title>PO-7</title><h1>Purchase order PO-7</h1>\
                 <table><tr><td>Buyer<td>Mary&#32;Jackson<tr><td>Total<td>12.50 EUR</table>\
                 <script>var buyer = 'nobody';</script>";
+    let xlsx = mock_llm::xlsx::workbook(&[(
+        "Order",
+        &[&["Buyer", "Mary Jackson"], &["Total", "12.50 EUR"]],
+    )]);
     let schema = r#"{"type":"object","properties":{"buyer":{"type":"string"},"total":{"type":"string"}},"required":["buyer","total"]}"#;
     // By extension (a fragment without a doctype too), and by bytes alone.
     let files = [
         ("order.docx", docx.clone()),
         ("order.bin", docx),
+        ("order.xlsx", xlsx.clone()),
+        ("sheet.bin", xlsx),
         ("order.html", html.as_bytes().to_vec()),
         (
             "fragment.htm",

@@ -47,6 +47,7 @@ const READ_MEDIA_TYPES = [
   'text/plain',
   'text/html',
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   'image/png',
   'image/jpeg',
   'image/webp',

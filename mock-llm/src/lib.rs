@@ -36,6 +36,7 @@ mod reply;
 pub mod servers;
 pub mod table;
 pub mod wire;
+pub mod xlsx;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

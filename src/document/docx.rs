@@ -2,9 +2,9 @@
 //! for each paragraph and for each table row (its cells parted by tabs, a merged cell keeping
 //! the columns), tabs and breaks as written. Not read: headers, footers, footnotes and comments (other parts of the package),
 //! deleted text and field instructions (tracked changes show the document as it now reads), the
-//! fallback copy of content Word stores twice (`mc:Fallback`). The package is read by rawzip
-//! (no copy of the archive, no writer), its entry inflated by miniz_oxide (already the PDF
-//! reader's), its XML by quick-xml (which expands no entity a document declares).
+//! fallback copy of content Word stores twice (`mc:Fallback`). The package is read as every
+//! Office package is ([`super::package`]), its XML by quick-xml (which expands no entity a
+//! document declares).
 //!
 //! ```
 //! let docx = mock_llm::docx::with_paragraphs(&["Invoice INV-7", "Due: 1 May"]);
@@ -14,27 +14,24 @@
 //! ```
 
 use quick_xml::events::{BytesStart, Event};
-use rawzip::{CompressionMethod, ZipArchive};
 
 use super::lines::Lines;
+use super::package::{Package, referenced};
 use crate::error::StructureError;
 
 /// The part that holds the document's body.
-const BODY_PART: &[u8] = b"word/document.xml";
-/// The most bytes the body part may inflate to: a package a few megabytes large can claim
-/// gigabytes (a zip bomb).
-const MAX_PART_BYTES: usize = 128 << 20;
+const BODY_PART: &str = "word/document.xml";
+/// What the errors call a Word document, and what they tell its sender to do.
+const KIND: &str = "Word document";
+const REMEDY: &str = "save it again from Word, or send its text";
 /// Elements whose content is not shown: deleted text, field instructions, the fallback copy.
 const HIDDEN: [&str; 3] = ["delText", "instrText", "Fallback"];
-/// The most entries of the package looked through for the body part.
-const MAX_ENTRIES: usize = 10_000;
 
 /// The text of the Word document `bytes`, at most `max_bytes` of it.
 pub fn text(bytes: &[u8], max_bytes: usize) -> Result<String, StructureError> {
-    let xml = body_part(bytes)?;
-    let xml =
-        std::str::from_utf8(&xml).map_err(|_| unreadable("its document part is not UTF-8 XML"))?;
-    let mut reader = quick_xml::Reader::from_str(xml);
+    let package = Package::open(bytes, KIND, REMEDY)?;
+    let xml = package.text_part(BODY_PART)?;
+    let mut reader = quick_xml::Reader::from_str(&xml);
     let mut body = Body::new(max_bytes);
     loop {
         let event = reader
@@ -51,20 +48,8 @@ pub fn text(bytes: &[u8], max_bytes: usize) -> Result<String, StructureError> {
             Event::Text(words) if body.in_text() => body.lines.push(&words.xml10_content()),
             Event::CData(words) if body.in_text() => body.lines.push(&words),
             Event::GeneralRef(reference) if body.in_text() => {
-                let character = reference.resolve_char_ref().map_err(|error| {
-                    unreadable(&format!("a character reference is bad ({error})"))
-                })?;
-                let name: &str = &reference;
-                match character
-                    .map(String::from)
-                    .as_deref()
-                    .or_else(|| quick_xml::escape::resolve_predefined_entity(name))
-                {
-                    Some(words) => body.lines.push(words),
-                    None => {
-                        return Err(unreadable(&format!("it uses an undefined entity &{name};")));
-                    }
-                }
+                body.lines
+                    .push(&referenced(&reference).map_err(|why| unreadable(&why))?);
             }
             _ => {}
         }
@@ -79,67 +64,6 @@ pub fn text(bytes: &[u8], max_bytes: usize) -> Result<String, StructureError> {
         }
     }
     Ok(body.lines.finish())
-}
-
-/// The body part of the package `bytes`, inflated and checked against its CRC.
-fn body_part(bytes: &[u8]) -> Result<Vec<u8>, StructureError> {
-    let archive = ZipArchive::from_slice(bytes)
-        .map_err(|error| unreadable(&format!("it is not a zip package ({error})")))?;
-    let mut entries = archive.entries();
-    for _ in 0..MAX_ENTRIES {
-        let entry = match entries.next_entry() {
-            Ok(Some(entry)) => entry,
-            Ok(None) => break,
-            Err(error) => {
-                return Err(unreadable(&format!(
-                    "its zip directory is damaged ({error})"
-                )));
-            }
-        };
-        if entry.file_path().as_ref() != BODY_PART {
-            continue;
-        }
-        if entry.uncompressed_size_hint() > MAX_PART_BYTES as u64 {
-            return Err(too_large());
-        }
-        let method = entry.compression_method();
-        let found = (archive.get_entry(entry.wayfinder()))
-            .map_err(|error| unreadable(&format!("its document part is damaged ({error})")))?;
-        let data = match method {
-            CompressionMethod::STORE => found
-                .data()
-                .get(..entry.compressed_size_hint() as usize)
-                .ok_or_else(|| unreadable("its document part is cut short"))?
-                .to_vec(),
-            CompressionMethod::DEFLATE => inflate(found.data())?,
-            other => {
-                return Err(unreadable(&format!(
-                    "its document part is compressed with {other:?}, which Word does not write"
-                )));
-            }
-        };
-        let claimed = found.claim_verifier();
-        let actual = rawzip::ZipVerification {
-            crc: rawzip::crc32(&data),
-            uncompressed_size: data.len() as u64,
-        };
-        claimed
-            .valid(actual)
-            .map_err(|error| unreadable(&format!("its document part is corrupt ({error})")))?;
-        return Ok(data);
-    }
-    Err(unreadable(
-        "it has no word/document.xml: it is a zip file, but not a Word document",
-    ))
-}
-
-/// Raw deflate, at most [`MAX_PART_BYTES`] of it.
-fn inflate(data: &[u8]) -> Result<Vec<u8>, StructureError> {
-    use miniz_oxide::inflate::{TINFLStatus, decompress_to_vec_with_limit};
-    decompress_to_vec_with_limit(data, MAX_PART_BYTES).map_err(|error| match error.status {
-        TINFLStatus::HasMoreOutput => too_large(),
-        _ => unreadable("its document part does not inflate"),
-    })
 }
 
 /// Where in the body's elements the reader is, and the text so far.
@@ -209,23 +133,10 @@ impl Body {
     }
 }
 
-fn too_large() -> StructureError {
-    StructureError::invalid_document(
-        "too-large",
-        format!(
-            "the Word document's body inflates past {} MiB (a zip bomb, or a document too \
-             large to read): send its text, or a smaller document",
-            MAX_PART_BYTES >> 20
-        ),
-    )
-}
-
 fn unreadable(why: &str) -> StructureError {
     StructureError::invalid_document(
         "unreadable",
-        format!(
-            "this Word document cannot be read: {why}; save it again from Word, or send its text"
-        ),
+        format!("this {KIND} cannot be read: {why}; {REMEDY}"),
     )
 }
 
@@ -332,7 +243,7 @@ mod tests {
 
     #[test]
     fn a_deflated_bomb_that_claims_little_stops_at_the_bound() {
-        let spaces = vec![b' '; MAX_PART_BYTES + 1];
+        let spaces = vec![b' '; super::super::package::MAX_PART_BYTES + 1];
         let deflated = miniz_oxide::deflate::compress_to_vec(&spaces, 1);
         assert!(deflated.len() < 1 << 20);
         let bomb = claiming(&deflated, CompressionMethod::DEFLATE, 0, 100);

@@ -17,7 +17,9 @@
 pub mod docx;
 pub mod html;
 mod lines;
+mod package;
 pub mod pdf;
+pub mod xlsx;
 
 use crate::error::StructureError;
 use crate::keys;
@@ -146,6 +148,7 @@ pub fn read(
         MediaType::Text => text(&document.bytes)?,
         MediaType::Html => html::text(&document.bytes, limits.document_bytes)?,
         MediaType::Docx => docx::text(&document.bytes, limits.document_bytes)?,
+        MediaType::Xlsx => xlsx::text(&document.bytes, limits.document_bytes)?,
     };
     Ok(after_prompt(prompt, &text))
 }
