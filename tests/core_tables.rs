@@ -142,6 +142,45 @@ fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
 }
 
 #[test]
+fn every_row_of_a_1200_row_table_printed_over_pages_its_header_on_each() {
+    let (tsv, items) = line_items(1200, '\t');
+    let mut lines = tsv.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    let pages: Vec<String> = (rows.chunks(48).enumerate())
+        .map(|(page, rows)| format!("{header}\n{}\nPage {} of 25", rows.join("\n"), page + 1))
+        .collect();
+    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+    let pdf = mock_llm::pdf::with_pages(&pages);
+    let request =
+        StructureRequest::new("Every line.", SchemaInput::Inline(line_item_schema()), None)
+            .unwrap()
+            .with_document(structure::request::Document::new(pdf, "application/pdf").unwrap())
+            .with_records(true);
+    let tiring = TableReader {
+        limit: 40,
+        skip_every: 7,
+    };
+    let (outcome, calls) = read_request(request, |sent| tiring.answer(sent));
+    // Helvetica's WinAnsi has no "Ł" nor "ź": the PDF writes "?", as the reader reads it.
+    let written: Vec<Value> = (items.into_iter())
+        .map(|mut item| {
+            item["item"] = json!(item["item"].as_str().unwrap().replace(['Ł', 'ź'], "?"));
+            item
+        })
+        .collect();
+    assert_eq!(records(&outcome), written, "every row once, in order");
+    assert_eq!(outcome.incomplete.as_deref(), Some(&[][..]));
+    // Each record's values are boxed on the page its row is on.
+    let last = (outcome.sources.iter())
+        .find(|source| source.pointer == "/1199/line")
+        .unwrap();
+    assert_eq!(last.page, Some(25));
+    assert_eq!(last.boxes.len(), 1);
+    assert!(calls < 120, "{calls} calls");
+}
+
+#[test]
 fn rows_the_model_never_reads_are_named_never_a_bare_ok() {
     // A model that never reads the rows whose item is "Widget Kim …".
     let stubborn = |sent: &str| {

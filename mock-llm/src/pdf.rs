@@ -6,7 +6,8 @@
 //! assert!(pdf.starts_with(b"%PDF-1.4"));
 //! ```
 
-/// A PDF whose pages hold `pages`, a line of text per `\n`.
+/// A PDF whose pages hold `pages`, a line of text per `\n`, a line's cells (parted by `\t`)
+/// in columns 130 points apart.
 pub fn with_pages(pages: &[&str]) -> Vec<u8> {
     write(&contents(pages), pages.len(), None)
 }
@@ -127,11 +128,16 @@ pub fn file(objects: &[&[u8]], trailer: &str) -> Vec<u8> {
     out
 }
 
-/// The content stream that shows `text`, a line per `\n`, from the top of a letter page.
+/// The content stream that shows `text`, a line per `\n` 14 points apart from the top of a
+/// letter page, a line's cells (parted by `\t`) each in its column.
 fn content_of(text: &str) -> String {
-    let mut content = String::from("BT /F1 11 Tf 14 TL 72 720 Td");
-    for line in text.split('\n') {
-        content.push_str(&format!(" ({}) Tj T*", escape(line)));
+    let mut content = String::from("BT /F1 11 Tf");
+    for (index, line) in text.split('\n').enumerate() {
+        let y = 720 - 14 * index as i64;
+        for (column, cell) in line.split('\t').enumerate() {
+            let x = 72 + 130 * column;
+            content.push_str(&format!(" 1 0 0 1 {x} {y} Tm ({}) Tj", escape(cell)));
+        }
     }
     content.push_str(" ET");
     content

@@ -79,6 +79,12 @@ impl PageText {
 const LINE_TOLERANCE: f32 = 3.0;
 /// A gap wider than this (points) between two glyphs of a line is a space.
 const WORD_GAP: f32 = 3.0;
+/// A gap wider than this many times the glyphs' size (and than [`MIN_COLUMN_GAP`]) parts two
+/// columns (a table's cells, a form's label and value): a tab, as the other readers part a row's
+/// cells, so records mode finds the table's rows. A justified line's widest word gap is well
+/// under it.
+const COLUMN_GAP: f32 = 1.5;
+const MIN_COLUMN_GAP: f32 = 12.0;
 /// How far below the baseline a glyph's box reaches, as a share of its size (Helvetica's and
 /// Times' descent, about a fifth).
 const DESCENT: f32 = 0.21;
@@ -135,14 +141,22 @@ fn line_text(line: &[Char]) -> PageText {
             continue;
         }
         let blank = char.text.chars().all(char::is_whitespace);
-        if let Some(previous) = previous
-            && char.x0 - previous.x1 > WORD_GAP
-            && !out.text.ends_with(' ')
-        {
-            out.push(' ', Place::NOWHERE);
+        let column_gap = (COLUMN_GAP * char.size).max(MIN_COLUMN_GAP);
+        match previous.map(|previous| char.x0 - previous.x1) {
+            Some(gap) if gap > column_gap && !blank => {
+                if out.text.ends_with(' ') {
+                    out.text.pop();
+                    out.places.pop();
+                }
+                out.push('\t', Place::NOWHERE);
+            }
+            Some(gap) if gap > WORD_GAP && !out.text.ends_with([' ', '\t']) => {
+                out.push(' ', Place::NOWHERE);
+            }
+            _ => {}
         }
         if blank {
-            if !out.text.ends_with(' ') {
+            if !out.text.ends_with([' ', '\t']) {
                 out.push(' ', Place::NOWHERE);
             }
         } else {
@@ -195,6 +209,20 @@ mod tests {
             y,
             size: 10.0,
         }
+    }
+
+    #[test]
+    fn a_gap_as_wide_as_a_column_is_a_tab() {
+        let chars = vec![
+            at("A", 100.0, 700.0),
+            at(" ", 105.0, 700.0),
+            at("B", 140.0, 700.0),
+            at("C", 152.0, 700.0),
+        ];
+        let page = text(chars);
+        // 30 points after the space: a column; 7 points: a word.
+        assert_eq!(page.text, "A\tB C");
+        assert_eq!(page.places.len(), page.text.chars().count());
     }
 
     #[test]
