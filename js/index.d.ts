@@ -202,6 +202,8 @@ export type Source =
       page?: number;
       /** A PDF document: one box per line the span runs over; absent in the prompt or a text. */
       boxes?: PageBox[];
+      /** A spreadsheet: the cell the span is in, as Excel names it (`Lines!B14`). */
+      cell?: string;
       /** How sure the model was of the value (0–1), where the provider gives token log-probabilities. */
       confidence?: number;
     }

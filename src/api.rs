@@ -77,7 +77,7 @@ fn structure_with(
 }
 
 /// `outcome` with the page and the boxes of each source in the document (and the pages'
-/// sizes), and the text read when asked for.
+/// sizes), or its spreadsheet cell, and the text read when asked for.
 fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> Outcome {
     if !read.pages.is_empty() {
         let incomplete = outcome.incomplete.iter_mut().flatten();
@@ -90,6 +90,14 @@ fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> O
             }
         }
         outcome.trace.page_sizes = read.sizes.clone();
+    }
+    if read.is_spreadsheet() {
+        let incomplete = outcome.incomplete.iter_mut().flatten();
+        let sources = (outcome.sources.iter_mut())
+            .chain(incomplete.flat_map(|record| record.sources.iter_mut()));
+        for source in sources {
+            source.cell = (source.span.as_ref()).and_then(|span| read.cell_at(span.start));
+        }
     }
     if return_text {
         outcome.text = Some(read.text);

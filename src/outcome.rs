@@ -361,6 +361,9 @@ pub struct Source {
     /// A PDF document: one box per line the span runs over, on the page it is on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boxes: Vec<PageBox>,
+    /// A spreadsheet: the cell the span is in, as Excel names it (`Lines!B14`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
     /// How sure the model was of the value (0–1): the probability of the tokens it wrote the
     /// value with; none where the provider gives no token log-probabilities.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -227,6 +227,7 @@ fn full_source() -> host::Source {
         matched: host::SourceMatch::Exact,
         page: Some(1),
         boxes: vec![boxed],
+        cell: Some("Lines!A1".into()),
         confidence: Some(0.9),
     }
 }

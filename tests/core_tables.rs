@@ -138,6 +138,16 @@ fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
     let row = text.lines().find(|row| row.starts_with("L1200\t")).unwrap();
     let at = text.find(row).unwrap();
     assert_eq!(line.start, text[..at].chars().count());
+    // Each value names its cell, as Excel does.
+    let cell = |pointer: &str| {
+        let source = outcome
+            .sources
+            .iter()
+            .find(|source| source.pointer == pointer);
+        source.and_then(|source| source.cell.clone())
+    };
+    assert_eq!(cell("/1199/line").as_deref(), Some("Lines!A1201"));
+    assert_eq!(cell("/0/price").as_deref(), Some("Lines!D2"));
     assert!(calls < 80, "{calls} calls");
 }
 

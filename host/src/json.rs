@@ -262,6 +262,7 @@ fn core_source(source: &Source) -> structure::outcome::Source {
                 bottom: line.bottom,
             })
             .collect(),
+        cell: source.cell.clone(),
         confidence: source.confidence,
     }
 }

@@ -49,6 +49,9 @@ pub struct Read {
     pub attachment: Option<Attachment>,
     /// For a PDF: the pages (from 1) that show something but have no text layer.
     pub scanned: Vec<u32>,
+    /// For a spreadsheet: each row's line in `text`, in text order, with the code point it
+    /// starts at there.
+    rows: Vec<(usize, xlsx::RowLine)>,
 }
 
 impl Read {
@@ -57,6 +60,27 @@ impl Read {
     pub fn page_at(&self, at: usize) -> Option<u32> {
         let after = self.pages.partition_point(|&start| start <= at);
         (after > 0).then_some(after as u32)
+    }
+
+    /// Whether the text was read from a spreadsheet with rows.
+    pub fn is_spreadsheet(&self) -> bool {
+        !self.rows.is_empty()
+    }
+
+    /// The spreadsheet cell the code point `at` of the text is in (`Lines!B14`); `None` outside
+    /// a row's line, or for a document that is not a spreadsheet.
+    pub fn cell_at(&self, at: usize) -> Option<String> {
+        let after = self.rows.partition_point(|(start, _)| *start <= at);
+        let (start, line) = &self.rows[after.checked_sub(1)?];
+        let mut column = 0;
+        for c in self.text[line.byte..].chars().take(at - start) {
+            match c {
+                '\n' => return None,
+                '\t' => column += 1,
+                _ => {}
+            }
+        }
+        Some(xlsx::reference(&line.sheet, line.row, column))
     }
 
     /// Where the code points `start..end` of the text stand: a box per line of the page they
@@ -148,7 +172,12 @@ pub fn read(
         MediaType::Text => text(&document.bytes)?,
         MediaType::Html => html::text(&document.bytes, limits.document_bytes)?,
         MediaType::Docx => docx::text(&document.bytes, limits.document_bytes)?,
-        MediaType::Xlsx => xlsx::text(&document.bytes, limits.document_bytes)?,
+        MediaType::Xlsx => {
+            let sheets = xlsx::read(&document.bytes, limits.document_bytes)?;
+            let mut read = after_prompt(prompt, &sheets.text);
+            read.rows = in_read(&read.text, sheets);
+            return Ok(read);
+        }
     };
     Ok(after_prompt(prompt, &text))
 }
@@ -160,6 +189,20 @@ fn attached(document: &Document, pages: Option<usize>) -> Attachment {
         bytes: document.bytes.as_slice().into(),
         pages,
     }
+}
+
+/// The rows of `sheets`, whose text ends `text`: each placed there, by byte and code point.
+fn in_read(text: &str, sheets: xlsx::Sheets) -> Vec<(usize, xlsx::RowLine)> {
+    let shift = text.len() - sheets.text.len();
+    let (mut byte, mut chars) = (0, 0);
+    (sheets.rows.into_iter())
+        .map(|mut line| {
+            line.byte += shift;
+            chars += text[byte..line.byte].chars().count();
+            byte = line.byte;
+            (chars, line)
+        })
+        .collect()
 }
 
 /// The text of a prompt and a text document: the prompt, a blank line, the document.

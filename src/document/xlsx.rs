@@ -35,19 +35,70 @@ const REMEDY: &str = "save it again as .xlsx, or send the sheet you need as CSV"
 
 /// The text of the spreadsheet `bytes`, at most `max_bytes` of it.
 pub fn text(bytes: &[u8], max_bytes: usize) -> Result<String, StructureError> {
+    Ok(read(bytes, max_bytes)?.text)
+}
+
+/// A spreadsheet read: its text, and where each of its rows is in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sheets {
+    pub text: String,
+    /// Each row's line, in text order.
+    pub rows: Vec<RowLine>,
+}
+
+/// A row's line in a spreadsheet's text: the byte it starts at, its sheet's name, its number
+/// (from 1, as the sheet numbers it). Its cells are its tab-parted fields, from column A.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowLine {
+    pub byte: usize,
+    pub sheet: String,
+    pub row: u32,
+}
+
+/// The spreadsheet `bytes` read ([`Sheets`]), at most `max_bytes` of text.
+pub fn read(bytes: &[u8], max_bytes: usize) -> Result<Sheets, StructureError> {
     let package = Package::open(bytes, KIND, REMEDY)?;
     let book = Book::read(&package)?;
     let mut text = Text {
         written: String::new(),
         max_bytes,
         cells: 0,
+        rows: Vec::new(),
+        sheet: String::new(),
     };
     for (name, part) in &book.sheets {
         let xml = package.text_part(part)?;
         text.push(&format!("Sheet: {}\n", one_line(name)))?;
+        text.sheet = name.clone();
         text.sheet(&package, &xml, &book)?;
     }
-    Ok(text.written.trim_end().to_owned())
+    let kept = text.written.trim_end().len();
+    text.written.truncate(kept);
+    Ok(Sheets {
+        text: text.written,
+        rows: text.rows,
+    })
+}
+
+/// A cell's reference as Excel writes it: `Lines!B14`, the sheet's name quoted when it is not
+/// one word (`'Q1 totals'!A2`); `column` from 0, `row` from 1.
+pub fn reference(sheet: &str, row: u32, column: u32) -> String {
+    let mut letters = Vec::new();
+    let mut rest = column;
+    loop {
+        letters.push(b'A' + (rest % 26) as u8);
+        if rest < 26 {
+            break;
+        }
+        rest = rest / 26 - 1;
+    }
+    letters.reverse();
+    let column = String::from_utf8(letters).unwrap_or_default();
+    let plain = sheet.chars().all(|c| c.is_alphanumeric() || c == '_');
+    match plain {
+        true => format!("{sheet}!{column}{row}"),
+        false => format!("'{}'!{column}{row}", sheet.replace('\'', "''")),
+    }
 }
 
 /// What every sheet's cells are read with: the sheets (name, part), the shared strings, which
@@ -212,11 +263,14 @@ fn is_date_code(code: &str) -> bool {
     false
 }
 
-/// The text written so far, and the bounds it is held to.
+/// The text written so far, the bounds it is held to, each row's line, and the sheet being
+/// written.
 struct Text {
     written: String,
     max_bytes: usize,
     cells: usize,
+    rows: Vec<RowLine>,
+    sheet: String,
 }
 
 /// The cell being read: where it is, its type (`t`), its format (`s`), and its value so far.
@@ -314,15 +368,28 @@ impl Text {
             Some((open, next)) if open == cell.row && cell.column >= next => next,
             Some(_) => {
                 self.push("\n")?;
+                self.row_starts(cell.row);
                 0
             }
-            None => 0,
+            None => {
+                self.row_starts(cell.row);
+                0
+            }
         };
         let tabs = cell.column - next + u32::from(next > 0);
         self.push(&"\t".repeat(tabs as usize))?;
         self.push(value)?;
         *at = Some((cell.row, cell.column + 1));
         Ok(())
+    }
+
+    /// Notes that row `row` of the sheet being written starts here.
+    fn row_starts(&mut self, row: u32) {
+        self.rows.push(RowLine {
+            byte: self.written.len(),
+            sheet: self.sheet.clone(),
+            row,
+        });
     }
 
     fn push(&mut self, words: &str) -> Result<(), StructureError> {
@@ -595,6 +662,19 @@ mod tests {
         assert_eq!(position("12"), None);
         assert!(is_date_code("yyyy-mm-dd") && is_date_code("[h]:mm:ss"));
         assert!(!is_date_code("0.00") && !is_date_code("\"days\" 0") && !is_date_code("[Red]0"));
+    }
+
+    #[test]
+    fn each_row_is_found_where_its_line_starts_and_a_cell_named_as_excel_names_it() {
+        let rows: &[&[&str]] = &[&["item", "qty"], &["Tea", "2"]];
+        let sheets = super::read(&workbook(&[("Q1 totals", rows)]), 1 << 20).unwrap();
+        let starts: Vec<(&str, u32)> = (sheets.rows.iter())
+            .map(|line| (&sheets.text[line.byte..line.byte + 3], line.row))
+            .collect();
+        assert_eq!(starts, [("ite", 1), ("Tea", 2)]);
+        assert_eq!(reference("Q1 totals", 14, 1), "'Q1 totals'!B14");
+        assert_eq!(reference("Lines", 2, 27), "Lines!AB2");
+        assert_eq!(reference("Bob's", 1, 0), "'Bob''s'!A1");
     }
 
     #[test]

@@ -317,6 +317,7 @@ fn to_wit_source(source: Source) -> api::Source {
                 bottom: line.bottom,
             })
             .collect(),
+        cell: source.cell,
         confidence: source.confidence,
     }
 }

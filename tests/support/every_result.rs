@@ -165,6 +165,7 @@ fn documents() -> Vec<(&'static str, Value)> {
             "records from a PDF, one incomplete",
             tool(records_call, OPENAI, vec![Reply::answer(records)]),
         ),
+        spreadsheet_records(),
         (
             "a PDF, with confidences",
             tool(document(&pdf, "application/pdf"), OPENAI, vec![confident]),
@@ -189,6 +190,27 @@ fn documents() -> Vec<(&'static str, Value)> {
             tool(document(png, "image/png"), OPENAI, vec![ada()]),
         ),
     ]
+}
+
+/// Records from a spreadsheet, one incomplete: each source names its cell.
+fn spreadsheet_records() -> (&'static str, Value) {
+    let rows: &[&[&str]] = &[
+        &["order", "customer", "quantity"],
+        &["ORD-0001", "Ada Lovelace", "3"],
+        &["ORD-0002", "Alan Turing", ""],
+    ];
+    let xlsx = mock_llm::xlsx::workbook(&[("Orders", rows)]);
+    let records = json!({ "records": [
+        { "order": "ORD-0001", "customer": "Ada Lovelace", "quantity": 3 },
+        { "order": "ORD-0002", "customer": "Alan Turing" }
+    ] });
+    let media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    let call = json!({ "schema": mock_llm::orders::order_schema(), "records": true,
+        "document": { "data": base64(&xlsx), "mediaType": media } });
+    (
+        "records from a spreadsheet, one incomplete",
+        tool(call, OPENAI, vec![Reply::answer(records)]),
+    )
 }
 
 /// A contract of like clauses, one of which names the governing law (a second look's case).

@@ -80,6 +80,7 @@ mod tests {
             matched: Match::Exact,
             page: None,
             boxes: Vec::new(),
+            cell: None,
             confidence: None,
         }]);
         let span = placed[0].span.as_ref().unwrap();

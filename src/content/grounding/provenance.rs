@@ -218,6 +218,7 @@ impl<'t> Text<'t> {
                 matched,
                 page: None,
                 boxes: Vec::new(),
+                cell: None,
                 confidence: None,
             },
             None => Source {
@@ -226,6 +227,7 @@ impl<'t> Text<'t> {
                 matched: Match::Derived,
                 page: None,
                 boxes: Vec::new(),
+                cell: None,
                 confidence: None,
             },
         }
@@ -329,6 +331,7 @@ pub(crate) fn exact_source(pointer: &str, text: &str, written: &str) -> Source {
         matched: Match::Exact,
         page: None,
         boxes: Vec::new(),
+        cell: None,
         confidence: None,
     }
 }

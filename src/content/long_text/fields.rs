@@ -381,6 +381,7 @@ mod tests {
             matched: Match::Exact,
             page: None,
             boxes: Vec::new(),
+            cell: None,
             confidence: None,
         }
     }
@@ -392,6 +393,7 @@ mod tests {
             matched: Match::Derived,
             page: None,
             boxes: Vec::new(),
+            cell: None,
             confidence: None,
         }
     }

@@ -87,6 +87,7 @@ mod tests {
             matched: Match::Exact,
             page: None,
             boxes: Vec::new(),
+            cell: None,
             confidence: None,
         };
         Found {

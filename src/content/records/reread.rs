@@ -236,6 +236,7 @@ fn missing(text: &str, tables: &[Table], uncovered: &[At], trace: &mut Trace) ->
                     matched: Match::Exact,
                     page: None,
                     boxes: Vec::new(),
+                    cell: None,
                     confidence: None,
                 }],
             }

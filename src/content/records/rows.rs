@@ -382,6 +382,7 @@ mod tests {
             matched: Match::Exact,
             page: None,
             boxes: Vec::new(),
+            cell: None,
             confidence: None,
         };
         let placed = spliced.place(vec![source]);
