@@ -7,7 +7,9 @@ mod support;
 
 use mock_llm::Reply;
 use mock_llm::orders::user_text;
-use mock_llm::table::{TableReader, line_item_schema, line_items};
+use mock_llm::table::{
+    PERSONS_HEADER, TableReader, headed_line_items, line_item_schema, line_items,
+};
 use serde_json::{Value, json};
 use structure::ports::{HttpRequest, HttpResponse, Transport, TransportError};
 use structure::{Answer, Outcome, SchemaInput, StructureRequest};
@@ -60,6 +62,20 @@ fn read_request(request: StructureRequest, answer: impl Fn(&str) -> Value) -> (O
     (outcome, transport.calls.get())
 }
 
+/// A model that answers at most forty records and skips every seventh row it is sent, reading
+/// the person's header as the schema's properties.
+const TIRING: TableReader = TableReader {
+    limit: 40,
+    skip_every: 7,
+    fields: Some(["line", "item", "quantity", "price"]),
+};
+
+/// Line items under a header a person writes (no column named as the schema names it): read by
+/// the model.
+fn persons_items(count: usize, delimiter: char) -> (String, Vec<Value>) {
+    headed_line_items(count, delimiter, PERSONS_HEADER)
+}
+
 fn records(outcome: &Outcome) -> &[Value] {
     let Answer::Ok(Value::Array(records)) = &outcome.answer else {
         panic!("{:?}", outcome.answer)
@@ -69,12 +85,9 @@ fn records(outcome: &Outcome) -> &[Value] {
 
 #[test]
 fn every_row_of_a_1200_row_table_once_in_order_from_a_model_that_tires() {
-    let tiring = TableReader {
-        limit: 40,
-        skip_every: 7,
-    };
+    let tiring = TIRING;
     for delimiter in [',', '\t'] {
-        let (text, items) = line_items(1200, delimiter);
+        let (text, items) = persons_items(1200, delimiter);
         let (outcome, calls) = read(&text, |sent| tiring.answer(sent));
         assert_eq!(
             records(&outcome),
@@ -111,7 +124,7 @@ fn every_row_of_a_1200_row_table_once_in_order_from_a_model_that_tires() {
 
 #[test]
 fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
-    let (csv, items) = line_items(1200, ',');
+    let (csv, items) = persons_items(1200, ',');
     let rows: Vec<Vec<&str>> = csv.lines().map(|line| line.split(',').collect()).collect();
     let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
     let xlsx = mock_llm::xlsx::workbook(&[("Lines", &rows)]);
@@ -122,10 +135,7 @@ fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
             .with_document(structure::request::Document::new(xlsx, media).unwrap())
             .with_records(true)
             .with_return_text(true);
-    let tiring = TableReader {
-        limit: 40,
-        skip_every: 7,
-    };
+    let tiring = TIRING;
     let (outcome, calls) = read_request(request, |sent| tiring.answer(sent));
     assert_eq!(records(&outcome), items, "every row once, in order");
     assert_eq!(outcome.incomplete.as_deref(), Some(&[][..]));
@@ -153,7 +163,7 @@ fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
 
 #[test]
 fn every_row_of_a_1200_row_table_printed_over_pages_its_header_on_each() {
-    let (tsv, items) = line_items(1200, '\t');
+    let (tsv, items) = persons_items(1200, '\t');
     let mut lines = tsv.lines();
     let header = lines.next().unwrap();
     let rows: Vec<&str> = lines.collect();
@@ -167,10 +177,7 @@ fn every_row_of_a_1200_row_table_printed_over_pages_its_header_on_each() {
             .unwrap()
             .with_document(structure::request::Document::new(pdf, "application/pdf").unwrap())
             .with_records(true);
-    let tiring = TableReader {
-        limit: 40,
-        skip_every: 7,
-    };
+    let tiring = TIRING;
     let (outcome, calls) = read_request(request, |sent| tiring.answer(sent));
     // Helvetica's WinAnsi has no "Ł" nor "ź": the PDF writes "?", as the reader reads it.
     let written: Vec<Value> = (items.into_iter())
@@ -195,15 +202,15 @@ fn rows_the_model_never_reads_are_named_never_a_bare_ok() {
     // A model that never reads the rows whose item is "Widget Kim …".
     let stubborn = |sent: &str| {
         let mut answer = TableReader {
-            limit: 40,
             skip_every: 0,
+            ..TIRING
         }
         .answer(sent);
         let records = answer["records"].as_array_mut().unwrap();
         records.retain(|record| !record["item"].as_str().unwrap().contains("Kim"));
         answer
     };
-    let (text, items) = line_items(20, ',');
+    let (text, items) = persons_items(20, ',');
     let (outcome, _) = read(&text, stubborn);
     let kept: Vec<&Value> = (items.iter())
         .filter(|item| !item["item"].as_str().unwrap().contains("Kim"))
@@ -229,6 +236,44 @@ fn rows_the_model_never_reads_are_named_never_a_bare_ok() {
         outcome.trace.left_out
     );
     support::assert_published(&outcome.to_json());
+}
+
+#[test]
+fn a_table_whose_header_names_the_properties_is_read_without_a_model_but_for_its_odd_rows() {
+    let (text, items) = line_items(1200, ',');
+    let never = |_: &str| -> Value { panic!("no model is asked") };
+    let (outcome, calls) = read(&text, never);
+    assert_eq!((records(&outcome), calls), (&items[..], 0));
+    assert_eq!(outcome.usage.llm_calls, 0);
+    let cell = &outcome.sources[4];
+    assert_eq!(
+        (
+            cell.pointer.as_str(),
+            cell.span.as_ref().unwrap().text.as_str()
+        ),
+        ("/1/line", "L0002")
+    );
+    // The same from a spreadsheet, its sources naming their cells.
+    let rows: Vec<Vec<&str>> = text.lines().map(|line| line.split(',').collect()).collect();
+    let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+    let xlsx = mock_llm::xlsx::workbook(&[("Lines", &rows)]);
+    let media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    let request =
+        StructureRequest::new("Every line.", SchemaInput::Inline(line_item_schema()), None)
+            .unwrap()
+            .with_document(structure::request::Document::new(xlsx, media).unwrap())
+            .with_records(true);
+    let (outcome, calls) = read_request(request, never);
+    assert_eq!((records(&outcome), calls), (&items[..], 0));
+    assert_eq!(outcome.sources[0].cell.as_deref(), Some("Lines!A2"));
+    // A row whose quantity is a word is the model's to read; the others stay read.
+    let odd = text.replacen("L0005,Widget Łódź 35,6,", "L0005,Widget Łódź 35,six,", 1);
+    let reader = |sent: &str| {
+        assert!(sent.contains("six") && !sent.contains("L0006"), "{sent}");
+        json!({ "records": [{ "line": "L0005", "item": "Widget Łódź 35", "quantity": 6, "price": 5.5 }] })
+    };
+    let (outcome, calls) = read(&odd, reader);
+    assert_eq!((records(&outcome), calls), (&items[..], 1));
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //!
 //! let (csv, items) = line_items(100, ',');
 //! assert_eq!(items.len(), 100);
-//! let reader = TableReader { limit: 40, skip_every: 7 };
+//! let reader = TableReader { limit: 40, skip_every: 7, fields: None };
 //! let records = reader.answer(&csv)["records"].as_array().unwrap().clone();
 //! assert_eq!(records.len(), 40);
 //! assert_eq!(records[0], items[0]);
@@ -32,10 +32,19 @@ pub fn line_item_schema() -> Value {
     })
 }
 
-/// A table of `count` line items, its cells parted by `delimiter`, under a header; and each
-/// item as a record.
+/// The header a person writes over line items, naming none of the schema's properties as the
+/// schema does.
+pub const PERSONS_HEADER: [&str; 4] = ["Line no", "Description", "Qty", "Each"];
+
+/// A table of `count` line items, its cells parted by `delimiter`, under a header naming the
+/// schema's properties; and each item as a record.
 pub fn line_items(count: usize, delimiter: char) -> (String, Vec<Value>) {
-    let mut text = ["line", "item", "quantity", "price"].join(&delimiter.to_string());
+    headed_line_items(count, delimiter, ["line", "item", "quantity", "price"])
+}
+
+/// [`line_items`] under `header`.
+pub fn headed_line_items(count: usize, delimiter: char, header: [&str; 4]) -> (String, Vec<Value>) {
+    let mut text = header.join(&delimiter.to_string());
     text.push('\n');
     let items: Vec<Value> = (1..=count)
         .map(|n| {
@@ -67,6 +76,9 @@ pub struct TableReader {
     pub limit: usize,
     /// Every row at this place of those it is sent is skipped (0: none).
     pub skip_every: usize,
+    /// The fields it gives the columns, in order (`None`: the header's names), as a model
+    /// reads `Qty` as `quantity`.
+    pub fields: Option<[&'static str; 4]>,
 }
 
 impl TableReader {
@@ -77,7 +89,10 @@ impl TableReader {
         let Some((at, delimiter)) = header(&lines) else {
             return json!({ "records": [] });
         };
-        let names: Vec<&str> = lines[at].split(delimiter).map(str::trim).collect();
+        let names: Vec<&str> = match self.fields {
+            Some(fields) => fields.to_vec(),
+            None => lines[at].split(delimiter).map(str::trim).collect(),
+        };
         let records: Vec<Value> = lines[at + 1..]
             .iter()
             .filter(|line| line.contains(delimiter) && **line != lines[at])

@@ -5,9 +5,11 @@
 
 use serde_json::Value;
 
+use super::columns;
 use super::judged::{Answers, Placement, Records, located};
 use super::merge::{Found, merge};
 use super::reread::{self, Reread};
+use super::rows::{Table, tables};
 use crate::answer::format::Shape;
 use crate::content::call::Call;
 use crate::content::chunked::offsets::Offsets;
@@ -25,11 +27,20 @@ use crate::settings::Grounding;
 pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureError> {
     let Call { target, limits, .. } = call;
     let mut trace = call.trace();
+    let tables = match limits.grounding {
+        Grounding::Off => Vec::new(),
+        _ => tables(text),
+    };
+    let direct = columns::read(text, &tables, target);
     // A record may lack a required value: the model leaves it out rather than invent it, and
     // the record is reported as incomplete.
     let loose = without_required(&target.schema);
     let chunking = Chunking::fitted(call, &loose, Shape::Records)?;
-    let parts = chunking.split(text)?;
+    // The tables say it all: no part is read whole, only the rows they did not give.
+    let parts = match direct.whole {
+        true => Vec::new(),
+        false => chunking.split(text)?,
+    };
     trace.chunks = parts.len() as u32;
     let mut runs = runs(call, &loose, &parts, Shape::Records, &mut trace, |text| {
         Records {
@@ -50,7 +61,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
     let iterations: u32 = runs.iter().map(|run| run.dialogue.iterations).sum();
     let (answer, sources, incomplete, reread) = gather(
         runs,
-        text,
+        (text, &tables, direct.found),
         (&parts, &chunking),
         call,
         (&mut usage, &mut trace),
@@ -74,7 +85,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
 /// records; or stale with the errors of the chunks that were.
 fn gather<'t>(
     runs: Vec<ChunkRun<'t, Records<'t>>>,
-    text: &'t str,
+    (text, tables, direct): (&'t str, &[Table], Vec<Found>),
     (parts, chunking): (&[Chunk<'t>], &Chunking),
     call: Call<'_>,
     (usage, trace): (&mut Usage, &mut Trace),
@@ -93,11 +104,13 @@ fn gather<'t>(
     }
     let form = answers.form;
     let (mut valid, mut incomplete) = located(answers.found, schema, call.limits.grounding);
+    // The rows the tables gave without a model, as one more part's records.
+    valid.push(direct);
     let reread = match call.limits.grounding {
         Grounding::Off => Reread::default(),
         _ => reread::complete(
             call,
-            text,
+            (text, tables),
             chunking,
             (&mut valid, &mut incomplete),
             usage,

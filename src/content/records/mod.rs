@@ -20,6 +20,7 @@
 //! ```
 
 mod anchor;
+mod columns;
 mod extract;
 mod judged;
 mod merge;

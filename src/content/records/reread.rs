@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::judged::{Answers, Placement, Records, located};
 use super::merge::Found;
-use super::rows::{Row, Spliced, Table, tables};
+use super::rows::{Row, Spliced, Table};
 use crate::answer::format::Shape;
 use crate::content::call::Call;
 use crate::content::chunked::pump::{OnStale, converse};
@@ -39,34 +39,33 @@ pub(super) struct Reread {
 /// A row of one of the text's tables: the table's index and the row's.
 type At = (usize, usize);
 
-/// Reads again, round by round, the rows of `text`'s tables no record of `found` (valid,
+/// Reads again, round by round, the rows of `text`'s `tables` no record of `found` (valid,
 /// incomplete; each a list per text read) came from, adding what the model finds to them.
 pub(super) fn complete(
     call: Call<'_>,
-    text: &str,
+    (text, tables): (&str, &[Table]),
     chunking: &Chunking,
     found: (&mut Vec<Vec<Found>>, &mut Vec<Vec<Found>>),
     usage: &mut Usage,
     trace: &mut Trace,
 ) -> Result<Reread, StructureError> {
     let (valid, incomplete) = found;
-    let tables = tables(text);
     let mut reread = Reread::default();
     if tables.is_empty() {
         return Ok(reread);
     }
-    let lines = Lines::of(text, &tables);
+    let lines = Lines::of(text, tables);
     lines.snap(valid.iter_mut().chain(incomplete.iter_mut()).flatten());
-    let counted = counted(text, &tables, valid, incomplete);
+    let counted = counted(text, tables, valid, incomplete);
     if counted.is_empty() {
         return Ok(reread);
     }
     for run_rows in RUN_ROWS {
-        let uncovered = uncovered(text, &tables, &counted, valid, incomplete);
+        let uncovered = uncovered(text, tables, &counted, valid, incomplete);
         if uncovered.is_empty() {
             return Ok(reread);
         }
-        let groups = groups(&tables, &uncovered, run_rows, chunking.chunk_bytes);
+        let groups = groups(tables, &uncovered, run_rows, chunking.chunk_bytes);
         let spliced: Vec<Spliced<'_>> = (groups.iter())
             .map(|(table, rows)| Spliced::of(text, &tables[*table], rows))
             .collect();
@@ -95,8 +94,8 @@ pub(super) fn complete(
         valid.extend(more);
         incomplete.extend(lacking);
     }
-    let uncovered = uncovered(text, &tables, &counted, valid, incomplete);
-    reread.missing = missing(text, &tables, &uncovered, trace);
+    let uncovered = uncovered(text, tables, &counted, valid, incomplete);
+    reread.missing = missing(text, tables, &uncovered, trace);
     Ok(reread)
 }
 

@@ -36,6 +36,8 @@ const MAX_BREAK_LINES: usize = 8;
 pub struct Table {
     pub header: Option<Range<usize>>,
     pub rows: Vec<Row>,
+    /// What parts its cells: a tab, `|`, `,` or `;`.
+    pub delimiter: char,
 }
 
 /// One row: the bytes of its line, and where it starts in code points and UTF-16 code units
@@ -83,7 +85,11 @@ pub fn tables(text: &str) -> Vec<Table> {
         } else {
             Some(first.bytes)
         };
-        found.push(Table { header, rows });
+        found.push(Table {
+            header,
+            rows,
+            delimiter,
+        });
         at = next;
     }
     found
@@ -159,6 +165,49 @@ fn shape(line: &str) -> Option<(char, usize)> {
         .map(|&delimiter| (delimiter, count(line, delimiter)))
         .find(|&(_, found)| found >= 1)
         .map(|(delimiter, found)| (delimiter, found + 1))
+}
+
+/// The cells of `line` parted by `delimiter` outside double quotes, each as the byte range of
+/// its text (its quotes and the spaces around it left out; a Markdown row's outer pipes part
+/// nothing).
+pub fn cells(line: &str, delimiter: char) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let (mut quoted, mut start) = (false, 0);
+    for (at, character) in line.char_indices() {
+        match character {
+            '"' => quoted = !quoted,
+            _ if character == delimiter && !quoted => {
+                found.push(start..at);
+                start = at + character.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    found.push(start..line.len());
+    if delimiter == '|' {
+        if line[found[0].clone()].trim().is_empty() && found.len() > 1 {
+            found.remove(0);
+        }
+        if found
+            .last()
+            .is_some_and(|last| line[last.clone()].trim().is_empty())
+            && found.len() > 1
+        {
+            found.pop();
+        }
+    }
+    (found.into_iter())
+        .map(|cell| {
+            let text = &line[cell.clone()];
+            let trimmed = text.trim();
+            let from = cell.start + (text.len() - text.trim_start().len());
+            let quoted = trimmed.len() >= 2 && trimmed.starts_with('"') && trimmed.ends_with('"');
+            match quoted {
+                true => from + 1..from + trimmed.len() - 1,
+                false => from..from + trimmed.len(),
+            }
+        })
+        .collect()
 }
 
 /// How many times `delimiter` parts `line` outside double quotes (a CSV field may hold one).
@@ -392,6 +441,21 @@ mod tests {
             spliced.first(),
             whole[..whole.find("2,").unwrap()].chars().count()
         );
+    }
+
+    #[test]
+    fn a_rows_cells_without_their_quotes_and_spaces() {
+        let texts = |line: &'static str, delimiter| -> Vec<&'static str> {
+            (cells(line, delimiter).into_iter())
+                .map(|cell| &line[cell])
+                .collect()
+        };
+        assert_eq!(
+            texts("ORD-1, \"Kim, Zoë\" ,3", ','),
+            ["ORD-1", "Kim, Zoë", "3"]
+        );
+        assert_eq!(texts("| a | b |", '|'), ["a", "b"]);
+        assert_eq!(texts("x\t\ty", '\t'), ["x", "", "y"]);
     }
 
     #[test]
