@@ -392,6 +392,7 @@ function renderResult(result, pdf) {
   );
   const sources = outcome.sources ?? [];
   renderText(outcome.text ?? $('play-text').value, sources);
+  renderSheets(error ? '' : (outcome.text ?? ''), sources);
   const pages = outcome.trace?.pageSizes ?? [];
   renderPages(error || pages.length === 0 ? null : pdf, sources, pages);
   $('play-derived').replaceChildren(
@@ -449,7 +450,7 @@ function light(pointer, lit) {
 
 /** Brings the first lit place of each view other than `from`'s into view, scrolling only that view. */
 function reveal(from) {
-  for (const view of [$('play-data'), $('play-text-view'), $('play-pages')]) {
+  for (const view of [$('play-data'), $('play-text-view'), $('play-pages'), $('play-sheet')]) {
     const first = view.contains(from) ? null : view.querySelector('.active');
     if (!first || first.getClientRects().length === 0) continue;
     if (view.scrollHeight <= view.clientHeight) {
@@ -492,6 +493,58 @@ function renderText(text, sources) {
     pieces.push(mark);
   }
   $('play-text-view').replaceChildren(...pieces);
+}
+
+/**
+ * A spreadsheet's sheets as grids beside the data (its values name their cells): each sheet of
+ * the text read (`Sheet: <name>`, then a row a line, its cells parted by tabs), each cell that
+ * holds a value lit with it. A row's number is the one its values' cells name.
+ */
+function renderSheets(text, sources) {
+  const view = $('play-sheet');
+  const placed = sources.filter((source) => source.cell && source.utf16Start !== undefined);
+  view.hidden = placed.length === 0;
+  if (view.hidden) {
+    view.replaceChildren();
+    return;
+  }
+  const sheets = [];
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    const start = offset;
+    offset += line.length + 1;
+    if (line.startsWith('Sheet: ')) sheets.push({ name: line.slice(7), rows: [] });
+    else if (sheets.length > 0 && line !== '') sheets.at(-1).rows.push({ start, cells: line.split('\t') });
+  }
+  view.replaceChildren(...sheets.map((sheet) => sheetGrid(sheet, placed)));
+}
+
+/** One sheet as a table: column letters above, row numbers beside, each value's cell lit. */
+function sheetGrid(sheet, placed) {
+  const width = Math.max(0, ...sheet.rows.map((row) => row.cells.length));
+  const letter = (n) => (n < 26 ? '' : letter(Math.floor(n / 26) - 1)) + String.fromCharCode(65 + (n % 26));
+  const head = el('tr', {}, el('th'), ...Array.from({ length: width }, (_, n) => el('th', { textContent: letter(n) })));
+  const rows = sheet.rows.map((row) => {
+    let at = row.start;
+    const cells = row.cells.map((written) => {
+      const [start, end] = [at, at + written.length];
+      at = end + 1;
+      const here = placed.filter((source) => source.utf16Start >= start && source.utf16Start < Math.max(end, start + 1));
+      const td = el('td', { textContent: written });
+      if (here.length > 0) {
+        const pointers = here.map((source) => source.pointer);
+        td.className = here.some((source) => source.match === 'exact') ? 'm-exact' : 'm-normalized';
+        td.title = here.map((source) => `${source.pointer} (${source.cell})`).join(', ');
+        td.dataset.pointers = JSON.stringify(pointers);
+        td.tabIndex = -1;
+        link(td, pointers);
+      }
+      return { td, here };
+    });
+    const named = cells.flatMap((cell) => cell.here).map((source) => source.cell.match(/(\d+)$/)?.[1])[0];
+    return el('tr', {}, el('th', { textContent: named ?? '' }), ...cells.map((cell) => cell.td));
+  });
+  return el('table', {}, el('caption', { textContent: sheet.name }), el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
 /**

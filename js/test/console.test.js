@@ -347,6 +347,26 @@ test('the playground marks each value at exactly its source span, and shows what
   assert.match(await page.textContent('#play-derived'), /derived: \/buyer/);
   const sent = JSON.parse((await mock.requests()).at(-1).body);
   assert.match(sent.messages[1].content[1].image_url.url, /^data:image\/png;base64,iVBORw0KGgo/);
+
+  // A spreadsheet: its sheet as a grid, the value's cell lit with it and named as Excel names it.
+  const xlsx = await mock.xlsx([
+    ['Buyer', 'Katherine Johnson'],
+    ['Total', '12.50'],
+  ]);
+  await mock.reply(answer({ buyer: 'Katherine Johnson' }));
+  await page.setInputFiles('#play-document', { name: 'order.xlsx', mimeType: '', buffer: Buffer.from(xlsx) });
+  await page.click('#play-run');
+  await page.waitForSelector('body[data-runs="8"]');
+  assert.equal(await page.textContent('#play-status'), 'ok', await page.textContent('#play-message'));
+  assert.ok(await page.locator('#play-sheet').isVisible(), 'the sheet is shown as a grid');
+  assert.equal(await page.textContent('#play-sheet caption'), 'Sheet1');
+  const lit = page.locator('#play-sheet td.m-exact');
+  assert.equal(await lit.textContent(), 'Katherine Johnson');
+  assert.match(await lit.getAttribute('title'), /\/buyer \(Sheet1!B1\)/);
+  assert.equal(await page.textContent('#play-sheet tbody tr:first-child th'), '1');
+  await page.hover('#play-data .leaf[data-pointer="/buyer"]');
+  assert.equal(await page.locator('#play-sheet td.active').textContent(), 'Katherine Johnson');
+  await shot('playground-spreadsheet');
   await page.setInputFiles('#play-document', []);
 });
 

@@ -45,6 +45,16 @@ export async function startMockLlm() {
           await fetch(new URL('/_mock/docx', baseUrl), { method: 'POST', body: JSON.stringify({ pages: paragraphs }) })
         ).arrayBuffer(),
       ),
+    /** A spreadsheet of one sheet whose rows are `rows` (arrays of cells), as bytes. */
+    xlsx: async (rows) =>
+      new Uint8Array(
+        await (
+          await fetch(new URL('/_mock/xlsx', baseUrl), {
+            method: 'POST',
+            body: JSON.stringify({ pages: [rows.map((row) => row.join('\t')).join('\n')] }),
+          })
+        ).arrayBuffer(),
+      ),
     /**
      * Makes the mock stand for a server kind: `{ kind: 'openai', contextLimit: 2048 }`,
      * `{ kind: 'llamacpp', nCtx: 4096 }`.

@@ -20,7 +20,9 @@
 //! `POST /_mock/document` (`{"latencyMs"}`) makes it a model that reads a contract's terms
 //! ([`document::Reader`]), and `POST /_mock/document/text` (`{"chars", "terms"}`) returns
 //! such a contract and its schema; `POST /_mock/pdf` (`{"pages": [...]}`) a PDF of those pages
-//! ([`pdf`]), `POST /_mock/docx` (the same body) a Word document of those paragraphs ([`docx`]). `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
+//! ([`pdf`]), `POST /_mock/docx` (the same body) a Word document of those paragraphs ([`docx`]),
+//! `POST /_mock/xlsx` (the same body) a spreadsheet whose rows are the first page's lines, its
+//! cells parted by tabs ([`xlsx`]). `POST /_mock/server` (the JSON form of [`servers::Server`]) makes it stand for llama.cpp,
 //! llama-cpp-python, Ollama or vLLM, or an OpenAI endpoint with a context limit: what it says
 //! of itself when asked, and the refusal of a request over its window, in that server's words.
 //! `POST /_mock/orders` (`{"form": "records" | "langextract", "latencyMs", "varied"}`) makes it
@@ -475,6 +477,19 @@ fn fixture(method: &str, path: &str, body: &[u8]) -> Option<Reply> {
             let mut reply = Reply::bytes(200, docx::with_paragraphs(&paragraphs));
             let word = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
             reply.headers = vec![("content-type".into(), word.into())];
+            reply
+        }),
+        ("POST", "/_mock/xlsx") => with_body(body, "invalid_request", |wanted: Pages| {
+            // One sheet, a row per line of the first page, its cells parted by tabs.
+            let lines = wanted.pages.first().map(String::as_str).unwrap_or_default();
+            let rows: Vec<Vec<&str>> = lines
+                .lines()
+                .map(|line| line.split('\t').collect())
+                .collect();
+            let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+            let mut reply = Reply::bytes(200, xlsx::workbook(&[("Sheet1", &rows)]));
+            let sheet = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+            reply.headers = vec![("content-type".into(), sheet.into())];
             reply
         }),
         _ => return None,
