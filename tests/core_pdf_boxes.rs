@@ -94,7 +94,7 @@ fn a_value_has_a_box_per_line_it_runs_over_where_the_page_shows_it() {
     ]);
     assert_eq!(
         read.text,
-        "Party: Ada Lovelace.\nSigned by Grace\nHopper today.\n\u{c}\nTurned page\n\u{c}\nCropped page\n\u{c}\nLeft one Right two"
+        "Party: Ada Lovelace.\nSigned by Grace\nHopper today.\n\u{c}\nTurned page\n\u{c}\nCropped page\n\u{c}\nLeft one\tRight two"
     );
     // A glyph box: 5 points a glyph, from 2.1 below the baseline to 7.9 above it; the page is
     // 792 tall, so a baseline at 700 is 84.1 to 94.1 from the top.

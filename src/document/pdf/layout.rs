@@ -2,8 +2,11 @@
 //! superscript raised in a smaller size stays on its line), glyphs by their position along the
 //! line (not by the order the content stream draws them), a space where the gap between two
 //! glyphs is wider than [`WORD_GAP`], one space for a run of blanks, and a glyph drawn over the
-//! same glyph (a bold faked by printing twice) read once. Each code point of the text keeps
-//! where its glyph stands ([`Place`]), so a span of the text can be shown on the page.
+//! same glyph (a bold faked by printing twice) read once; a tab where a table's column starts
+//! ([`super::columns`], or a gap as wide as a column). Each code point of the text keeps where
+//! its glyph stands ([`Place`]), so a span of the text can be shown on the page.
+
+use super::columns;
 
 /// A glyph placed on the page, in points (y grows upwards, as PDF's does).
 #[derive(Debug, Clone, PartialEq)]
@@ -106,11 +109,14 @@ pub fn text(mut chars: Vec<Char>) -> PageText {
         }
         last_top = this_top;
     }
+    for line in &mut lines {
+        line.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+    }
+    let columns = columns::starts(&lines);
     let mut out = PageText::default();
     let mut number = 0;
-    for mut line in lines {
-        line.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-        let line = line_text(&line);
+    for (line, columns) in lines.iter().zip(&columns) {
+        let line = line_text(line, columns);
         let text = line.text.trim_start();
         let skipped = line.text.chars().count() - text.chars().count();
         let text = text.trim_end();
@@ -133,7 +139,9 @@ pub fn text(mut chars: Vec<Char>) -> PageText {
     out
 }
 
-fn line_text(line: &[Char]) -> PageText {
+/// A line's text: its glyphs in order, a space at a word's gap, a tab where a column starts
+/// (`columns`, or a gap as wide as one).
+fn line_text(line: &[Char], columns: &[i32]) -> PageText {
     let mut out = PageText::default();
     let mut previous: Option<&Char> = None;
     for char in line {
@@ -142,8 +150,11 @@ fn line_text(line: &[Char]) -> PageText {
         }
         let blank = char.text.chars().all(char::is_whitespace);
         let column_gap = (COLUMN_GAP * char.size).max(MIN_COLUMN_GAP);
-        match previous.map(|previous| char.x0 - previous.x1) {
-            Some(gap) if gap > column_gap && !blank => {
+        let gap = previous.map(|previous| char.x0 - previous.x1);
+        let column =
+            columns::bare_gap_before(previous, char) && columns::starts_column(columns, char.x0);
+        match gap {
+            Some(gap) if (gap > column_gap || column) && !blank => {
                 if out.text.ends_with(' ') {
                     out.text.pop();
                     out.places.pop();

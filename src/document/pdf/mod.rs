@@ -21,10 +21,12 @@
 //! | `encoding.rs`, `cmap.rs`, `font.rs` | what a string's bytes say, and how wide each glyph is |
 //! | `content.rs` | where a page draws each glyph |
 //! | `layout.rs` | the glyphs as lines of text, each code point with its glyph's place |
+//! | `columns.rs` | where a table's columns start, from words lined up down its rows |
 //! | `frame.rs` | the page's visible area and turn: places as the page is shown |
 //! | `problem.rs` | why a file could not be read |
 
 mod cmap;
+mod columns;
 mod content;
 mod encoding;
 mod file;
