@@ -28,13 +28,14 @@ fn one_page(content: &[u8], font: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn text_is_read_in_reading_order_with_gaps_as_spaces() {
-    // Drawn bottom line first, and the second word of the top line before its first.
+fn text_is_read_in_reading_order_with_gaps_as_spaces_and_a_columns_gap_as_a_tab() {
+    // Drawn bottom line first, and the second word of the top line before its first, 39 points
+    // after it: as far apart as a table's columns.
     let content = b"BT /F1 12 Tf 72 680 Td (second line) Tj ET \
         BT /F1 12 Tf 140 700 Td (world) Tj -68 0 Td (Hello) Tj ET \
         BT /F1 12 Tf 14 TL 72 660 Td [(spa) -1000 (ced)] TJ T* (x) ' ET";
     let text = pages(&one_page(content, HELVETICA), 10).unwrap();
-    assert_eq!(text, ["Hello world\nsecond line\nspa ced\nx"]);
+    assert_eq!(text, ["Hello\tworld\nsecond line\nspa ced\nx"]);
 }
 
 #[test]

@@ -7,7 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use super::layout::Char;
+/// What the columns are found from: a glyph's extent along its line, and whether it is a space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extent {
+    pub x0: f32,
+    pub x1: f32,
+    pub blank: bool,
+}
 
 /// The fewest lines in a row a word must start at one x on to start a column there.
 const MIN_ALIGNED: usize = 4;
@@ -20,7 +26,7 @@ pub const CELL_GAP: f32 = 1.5;
 
 /// For each line (its glyphs in order along it), the x positions (rounded to a point) at which
 /// a word starts a column.
-pub fn starts(lines: &[Vec<Char>]) -> Vec<Vec<i32>> {
+pub fn starts(lines: &[Vec<Extent>]) -> Vec<Vec<i32>> {
     let words: Vec<Vec<i32>> = lines.iter().map(|line| word_starts(line)).collect();
     // Each x a word starts at after a gap, and the lines it does on.
     let mut on: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
@@ -55,24 +61,23 @@ pub fn starts(lines: &[Vec<Char>]) -> Vec<Vec<i32>> {
 
 /// Where `line`'s words start after a bare gap (no space drawn in it; its first glyph's start
 /// is no gap's).
-fn word_starts(line: &[Char]) -> Vec<i32> {
+fn word_starts(line: &[Extent]) -> Vec<i32> {
     let mut starts = Vec::new();
-    let mut previous: Option<&Char> = None;
-    for char in line {
-        if bare_gap_before(previous, char) {
-            starts.push(char.x0.round() as i32);
+    let mut previous: Option<Extent> = None;
+    for &glyph in line {
+        if bare_gap_before(previous, glyph) {
+            starts.push(glyph.x0.round() as i32);
         }
-        previous = Some(char);
+        previous = Some(glyph);
     }
     starts
 }
 
 /// Whether `char` starts a word after a gap wider than [`CELL_GAP`] with no space drawn in it
 /// (`previous`, the glyph before it on its line, is no blank).
-pub fn bare_gap_before(previous: Option<&Char>, char: &Char) -> bool {
-    let blank = |glyph: &Char| glyph.text.chars().all(char::is_whitespace);
+pub fn bare_gap_before(previous: Option<Extent>, glyph: Extent) -> bool {
     previous.is_some_and(|previous| {
-        !blank(char) && !blank(previous) && char.x0 - previous.x1 > CELL_GAP
+        !glyph.blank && !previous.blank && glyph.x0 - previous.x1 > CELL_GAP
     })
 }
 
@@ -86,19 +91,17 @@ pub fn starts_column(columns: &[i32], x0: f32) -> bool {
 mod tests {
     use super::*;
 
-    fn word(text: &str, x0: f32) -> Vec<Char> {
+    fn word(text: &str, x0: f32) -> Vec<Extent> {
         (text.chars().enumerate())
-            .map(|(at, c)| Char {
-                text: c.to_string(),
+            .map(|(at, c)| Extent {
                 x0: x0 + 5.0 * at as f32,
                 x1: x0 + 5.0 * (at + 1) as f32,
-                y: 0.0,
-                size: 10.0,
+                blank: c.is_whitespace(),
             })
             .collect()
     }
 
-    fn line(words: &[(&str, f32)]) -> Vec<Char> {
+    fn line(words: &[(&str, f32)]) -> Vec<Extent> {
         words
             .iter()
             .flat_map(|(text, x0)| word(text, *x0))

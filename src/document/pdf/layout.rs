@@ -6,7 +6,7 @@
 //! ([`super::columns`], or a gap as wide as a column). Each code point of the text keeps where
 //! its glyph stands ([`Place`]), so a span of the text can be shown on the page.
 
-use super::columns;
+use super::columns::{self, Extent};
 
 /// A glyph placed on the page, in points (y grows upwards, as PDF's does).
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +17,17 @@ pub struct Char {
     /// The baseline.
     pub y: f32,
     pub size: f32,
+}
+
+impl Char {
+    /// Its extent along its line, for finding a table's columns.
+    fn extent(&self) -> Extent {
+        Extent {
+            x0: self.x0,
+            x1: self.x1,
+            blank: self.text.chars().all(char::is_whitespace),
+        }
+    }
 }
 
 /// Where a code point of a page's text is drawn: its glyph's box in the page's space (points, y
@@ -112,7 +123,10 @@ pub fn text(mut chars: Vec<Char>) -> PageText {
     for line in &mut lines {
         line.sort_by(|a, b| a.x0.total_cmp(&b.x0));
     }
-    let columns = columns::starts(&lines);
+    let extents: Vec<Vec<Extent>> = (lines.iter())
+        .map(|line| line.iter().map(Char::extent).collect())
+        .collect();
+    let columns = columns::starts(&extents);
     let mut out = PageText::default();
     let mut number = 0;
     for (line, columns) in lines.iter().zip(&columns) {
@@ -151,8 +165,8 @@ fn line_text(line: &[Char], columns: &[i32]) -> PageText {
         let blank = char.text.chars().all(char::is_whitespace);
         let column_gap = (COLUMN_GAP * char.size).max(MIN_COLUMN_GAP);
         let gap = previous.map(|previous| char.x0 - previous.x1);
-        let column =
-            columns::bare_gap_before(previous, char) && columns::starts_column(columns, char.x0);
+        let column = columns::bare_gap_before(previous.map(Char::extent), char.extent())
+            && columns::starts_column(columns, char.x0);
         match gap {
             Some(gap) if (gap > column_gap || column) && !blank => {
                 if out.text.ends_with(' ') {
