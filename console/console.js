@@ -379,10 +379,12 @@ function renderResult(result, pdf) {
   const tokens = `${usage.promptTokens ?? 0} prompt + ${usage.completionTokens ?? 0} completion tokens`;
   $('play-usage').textContent = `${usage.llmCalls ?? 0} LLM calls, ${tokens}`;
   const stillInvalid = () => (outcome.errors ?? []).map((e) => e.message ?? JSON.stringify(e)).join('; ');
+  const given =
+    outcome.partial === undefined ? '' : '. What it does give is below (not valid against the schema without it).';
   $('play-message').textContent = error
     ? error.message
     : outcome.status === 'need-more-input'
-      ? `The text lacks: ${outcome.need}${outcome.partial === undefined ? '' : '. What it does give is below (not valid against the schema without it).'}`
+      ? `The text lacks: ${outcome.need}${given}`
       : outcome.status === 'stale'
         ? `Still invalid after the last iteration: ${stillInvalid()}`
         : '';
@@ -529,7 +531,9 @@ function sheetGrid(sheet, placed) {
     const cells = row.cells.map((written) => {
       const [start, end] = [at, at + written.length];
       at = end + 1;
-      const here = placed.filter((source) => source.utf16Start >= start && source.utf16Start < Math.max(end, start + 1));
+      const here = placed.filter(
+        (source) => source.utf16Start >= start && source.utf16Start < Math.max(end, start + 1),
+      );
       const td = el('td', { textContent: written });
       if (here.length > 0) {
         const pointers = here.map((source) => source.pointer);
