@@ -370,6 +370,22 @@ pub struct Source {
     pub confidence: Option<f64>,
 }
 
+impl Source {
+    /// The source of the value at `pointer`: `span` (none for a derived value), matched so; no
+    /// page, box, cell or confidence yet (the document and the model's tokens add them).
+    pub fn spanned(pointer: String, span: Option<Span>, matched: Match) -> Self {
+        Source {
+            pointer,
+            span,
+            matched,
+            page: None,
+            boxes: Vec::new(),
+            cell: None,
+            confidence: None,
+        }
+    }
+}
+
 /// Records mode: a record the text holds without a value its schema requires. It is not
 /// invented; the record is listed with what it lacks.
 #[cfg_attr(

@@ -76,6 +76,18 @@ fn persons_items(count: usize, delimiter: char) -> (String, Vec<Value>) {
     headed_line_items(count, delimiter, PERSONS_HEADER)
 }
 
+/// Records mode over a spreadsheet of one sheet, `Lines`, holding the rows of `csv`.
+fn spreadsheet_request(csv: &str) -> StructureRequest {
+    let rows: Vec<Vec<&str>> = csv.lines().map(|line| line.split(',').collect()).collect();
+    let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+    let xlsx = mock_llm::xlsx::workbook(&[("Lines", &rows)]);
+    let media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    StructureRequest::new("Every line.", SchemaInput::Inline(line_item_schema()), None)
+        .unwrap()
+        .with_document(structure::request::Document::new(xlsx, media).unwrap())
+        .with_records(true)
+}
+
 fn records(outcome: &Outcome) -> &[Value] {
     let Answer::Ok(Value::Array(records)) = &outcome.answer else {
         panic!("{:?}", outcome.answer)
@@ -125,16 +137,7 @@ fn every_row_of_a_1200_row_table_once_in_order_from_a_model_that_tires() {
 #[test]
 fn every_row_of_a_1200_row_spreadsheet_once_in_order_from_a_model_that_tires() {
     let (csv, items) = persons_items(1200, ',');
-    let rows: Vec<Vec<&str>> = csv.lines().map(|line| line.split(',').collect()).collect();
-    let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
-    let xlsx = mock_llm::xlsx::workbook(&[("Lines", &rows)]);
-    let media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-    let request =
-        StructureRequest::new("Every line.", SchemaInput::Inline(line_item_schema()), None)
-            .unwrap()
-            .with_document(structure::request::Document::new(xlsx, media).unwrap())
-            .with_records(true)
-            .with_return_text(true);
+    let request = spreadsheet_request(&csv).with_return_text(true);
     let tiring = TIRING;
     let (outcome, calls) = read_request(request, |sent| tiring.answer(sent));
     assert_eq!(records(&outcome), items, "every row once, in order");
@@ -254,16 +257,7 @@ fn a_table_whose_header_names_the_properties_is_read_without_a_model_but_for_its
         ("/1/line", "L0002")
     );
     // The same from a spreadsheet, its sources naming their cells.
-    let rows: Vec<Vec<&str>> = text.lines().map(|line| line.split(',').collect()).collect();
-    let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
-    let xlsx = mock_llm::xlsx::workbook(&[("Lines", &rows)]);
-    let media = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-    let request =
-        StructureRequest::new("Every line.", SchemaInput::Inline(line_item_schema()), None)
-            .unwrap()
-            .with_document(structure::request::Document::new(xlsx, media).unwrap())
-            .with_records(true);
-    let (outcome, calls) = read_request(request, never);
+    let (outcome, calls) = read_request(spreadsheet_request(&text), never);
     assert_eq!((records(&outcome), calls), (&items[..], 0));
     assert_eq!(outcome.sources[0].cell.as_deref(), Some("Lines!A2"));
     // A row whose quantity is a word is the model's to read; the others stay read.

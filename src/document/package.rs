@@ -85,9 +85,18 @@ impl<'b> Package<'b> {
 
     /// The part named `name` as text: it must be there, in UTF-8.
     pub fn text_part(&self, name: &str) -> Result<String, StructureError> {
-        let bytes = self.part(name)?.ok_or_else(|| self.missing(name))?;
-        String::from_utf8(bytes)
-            .map_err(|_| self.unreadable(&format!("its part {name} is not UTF-8 XML")))
+        self.optional_text_part(name)?
+            .ok_or_else(|| self.missing(name))
+    }
+
+    /// The part named `name` as text, when the package has it: in UTF-8.
+    pub fn optional_text_part(&self, name: &str) -> Result<Option<String>, StructureError> {
+        let Some(bytes) = self.part(name)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8(bytes)
+            .map_err(|_| self.unreadable(&format!("its part {name} is not UTF-8 XML")))?;
+        Ok(Some(text))
     }
 
     /// That the package has no part `name`: it is a zip file, but not this kind of document.

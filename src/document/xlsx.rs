@@ -168,11 +168,9 @@ fn relationships(package: &Package<'_>) -> Result<Vec<(String, String)>, Structu
 /// The shared strings (`xl/sharedStrings.xml`, none without it): each item's runs of text, its
 /// phonetic guide (`rPh`) left out.
 fn shared_strings(package: &Package<'_>) -> Result<Vec<String>, StructureError> {
-    let Some(bytes) = package.part("xl/sharedStrings.xml")? else {
+    let Some(xml) = package.optional_text_part("xl/sharedStrings.xml")? else {
         return Ok(Vec::new());
     };
-    let xml = String::from_utf8(bytes)
-        .map_err(|_| package.unreadable("its shared strings are not UTF-8 XML"))?;
     let mut strings = Vec::new();
     let (mut in_text, mut phonetic) = (false, 0usize);
     each_event(package, &xml, |event| {
@@ -209,11 +207,9 @@ fn shared_strings(package: &Package<'_>) -> Result<Vec<String>, StructureError> 
 /// For each cell format (`cellXfs`), whether it shows a date or a time: Excel's built-in date
 /// formats, or a custom one whose code writes a day, a year, an hour or a second.
 fn dated_formats(package: &Package<'_>) -> Result<Vec<bool>, StructureError> {
-    let Some(bytes) = package.part("xl/styles.xml")? else {
+    let Some(xml) = package.optional_text_part("xl/styles.xml")? else {
         return Ok(Vec::new());
     };
-    let xml =
-        String::from_utf8(bytes).map_err(|_| package.unreadable("its styles are not UTF-8 XML"))?;
     let mut custom: Vec<(String, bool)> = Vec::new();
     let mut dated = Vec::new();
     let mut in_cell_formats = false;

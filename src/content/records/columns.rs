@@ -123,25 +123,23 @@ fn record(
         let before = &line[..cell.start];
         let start = row.chars + before.chars().count();
         let utf16_start = row.utf16 + before.encode_utf16().count();
-        sources.push(Source {
-            pointer: format!("/{}", escape(property)),
-            span: Some(Span {
-                start,
-                end: start + written.chars().count(),
-                text: written.to_owned(),
-                utf16_start,
-                utf16_end: utf16_start + written.encode_utf16().count(),
-            }),
-            matched: if exact {
-                Match::Exact
-            } else {
-                Match::Normalized
-            },
-            page: None,
-            boxes: Vec::new(),
-            cell: None,
-            confidence: None,
-        });
+        let span = Span {
+            start,
+            end: start + written.chars().count(),
+            text: written.to_owned(),
+            utf16_start,
+            utf16_end: utf16_start + written.encode_utf16().count(),
+        };
+        let matched = if exact {
+            Match::Exact
+        } else {
+            Match::Normalized
+        };
+        sources.push(Source::spanned(
+            format!("/{}", escape(property)),
+            Some(span),
+            matched,
+        ));
         record.insert(property.to_owned(), value);
     }
     let record = Value::Object(record);

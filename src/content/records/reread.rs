@@ -229,15 +229,7 @@ fn missing(text: &str, tables: &[Table], uncovered: &[At], trace: &mut Trace) ->
                     table + 1,
                     json!(span.text)
                 ),
-                sources: vec![Source {
-                    pointer: String::new(),
-                    span: Some(span),
-                    matched: Match::Exact,
-                    page: None,
-                    boxes: Vec::new(),
-                    cell: None,
-                    confidence: None,
-                }],
+                sources: vec![Source::spanned(String::new(), Some(span), Match::Exact)],
             }
         })
         .collect()
