@@ -56,12 +56,13 @@ pub(super) fn complete(
     }
     let lines = Lines::of(text, tables);
     lines.snap(valid.iter_mut().chain(incomplete.iter_mut()).flatten());
-    let counted = counted(text, tables, valid, incomplete);
+    let counted = counted(tables, valid, incomplete);
     if counted.is_empty() {
         return Ok(reread);
     }
+    let loose = without_required(&call.target.schema);
     for run_rows in RUN_ROWS {
-        let uncovered = uncovered(text, tables, &counted, valid, incomplete);
+        let uncovered = uncovered(tables, &counted, valid, incomplete);
         if uncovered.is_empty() {
             return Ok(reread);
         }
@@ -75,7 +76,6 @@ pub(super) fn complete(
                 start: 0,
             })
             .collect();
-        let loose = without_required(&call.target.schema);
         let mut runs = runs(call, &loose, &parts, Shape::Records, trace, |read| {
             Records {
                 target: call.target,
@@ -94,26 +94,22 @@ pub(super) fn complete(
         valid.extend(more);
         incomplete.extend(lacking);
     }
-    let uncovered = uncovered(text, tables, &counted, valid, incomplete);
+    let uncovered = uncovered(tables, &counted, valid, incomplete);
     reread.missing = missing(text, tables, &uncovered, trace);
     Ok(reread)
 }
 
-/// The tables (by index) of `text` a record of `valid` or `incomplete` came from.
-fn counted(
-    text: &str,
-    tables: &[Table],
-    valid: &[Vec<Found>],
-    incomplete: &[Vec<Found>],
-) -> Vec<usize> {
+/// The tables (by index) a record of `valid` or `incomplete` came from.
+fn counted(tables: &[Table], valid: &[Vec<Found>], incomplete: &[Vec<Found>]) -> Vec<usize> {
     let starts = starts(valid, incomplete);
     (0..tables.len())
         .filter(|&table| {
             let rows = &tables[table].rows;
             let (first, last) = (&rows[0], &rows[rows.len() - 1]);
-            let end = last.chars + text[last.bytes.clone()].chars().count();
             let from = starts.partition_point(|&start| start < first.chars);
-            starts.get(from).is_some_and(|&start| start < end)
+            starts
+                .get(from)
+                .is_some_and(|&start| start < last.end_chars)
         })
         .collect()
 }
@@ -131,7 +127,6 @@ fn starts(valid: &[Vec<Found>], incomplete: &[Vec<Found>]) -> Vec<usize> {
 
 /// The rows of the `counted` tables no source of the records starts in.
 fn uncovered(
-    text: &str,
     tables: &[Table],
     counted: &[usize],
     valid: &[Vec<Found>],
@@ -141,9 +136,8 @@ fn uncovered(
     let mut found = Vec::new();
     for &table in counted {
         for (index, row) in tables[table].rows.iter().enumerate() {
-            let end = row.chars + text[row.bytes.clone()].chars().count();
             let from = starts.partition_point(|&start| start < row.chars);
-            if !starts.get(from).is_some_and(|&start| start < end) {
+            if !starts.get(from).is_some_and(|&start| start < row.end_chars) {
                 found.push((table, index));
             }
         }
@@ -216,7 +210,7 @@ fn missing(text: &str, tables: &[Table], uncovered: &[At], trace: &mut Trace) ->
             let line = &text[row.bytes.clone()];
             let span = Span {
                 start: row.chars,
-                end: row.chars + line.chars().count(),
+                end: row.end_chars,
                 text: line.to_owned(),
                 utf16_start: row.utf16,
                 utf16_end: row.utf16 + line.encode_utf16().count(),
@@ -238,31 +232,22 @@ fn missing(text: &str, tables: &[Table], uncovered: &[At], trace: &mut Trace) ->
 /// The rows of every table of a text, in text order, to place a record's values at its row.
 struct Lines<'t> {
     text: &'t str,
-    /// Each row: where it starts and ends (code points), and the row.
-    rows: Vec<(usize, usize, &'t Row)>,
+    /// Every table's rows, in text order.
+    rows: Vec<&'t Row>,
 }
 
 impl<'t> Lines<'t> {
     fn of(text: &'t str, tables: &'t [Table]) -> Self {
-        let mut rows: Vec<(usize, usize, &Row)> = (tables.iter())
-            .flat_map(|table| &table.rows)
-            .map(|row| {
-                (
-                    row.chars,
-                    row.chars + text[row.bytes.clone()].chars().count(),
-                    row,
-                )
-            })
-            .collect();
-        rows.sort_by_key(|(start, ..)| *start);
+        let mut rows: Vec<&Row> = tables.iter().flat_map(|table| &table.rows).collect();
+        rows.sort_by_key(|row| row.chars);
         Lines { text, rows }
     }
 
     /// The row (by index) the code point `at` is in.
     fn row_at(&self, at: usize) -> Option<usize> {
-        let after = self.rows.partition_point(|(start, ..)| *start <= at);
+        let after = self.rows.partition_point(|row| row.chars <= at);
         let row = after.checked_sub(1)?;
-        (at < self.rows[row].1).then_some(row)
+        (at < self.rows[row].end_chars).then_some(row)
     }
 
     /// Each record's values placed in the one row most of them are in: provenance knows one
@@ -282,7 +267,8 @@ impl<'t> Lines<'t> {
             let Some(&(row, _)) = votes.iter().rev().max_by_key(|(_, count)| *count) else {
                 continue;
             };
-            let (start, end, row) = self.rows[row];
+            let row = self.rows[row];
+            let (start, end) = (row.chars, row.end_chars);
             let line = &self.text[row.bytes.clone()];
             for source in &mut found.sources {
                 let value = match found.record.pointer(&source.pointer) {

@@ -40,22 +40,14 @@ pub struct Table {
     pub delimiter: char,
 }
 
-/// One row: the bytes of its line, and where it starts in code points and UTF-16 code units
-/// (the units a source counts in).
+/// One row: the bytes of its line (without the line break), where it starts in code points and
+/// UTF-16 code units (the units a source counts in), and the code point after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub bytes: Range<usize>,
     pub chars: usize,
     pub utf16: usize,
-}
-
-/// A line of the text: its bytes (without the line break), and where it starts in code points
-/// and UTF-16 code units.
-#[derive(Debug, Clone)]
-struct Line {
-    bytes: Range<usize>,
-    chars: usize,
-    utf16: usize,
+    pub end_chars: usize,
 }
 
 /// Every table `text` holds, in text order.
@@ -74,11 +66,7 @@ pub fn tables(text: &str) -> Vec<Table> {
             at += 1;
             continue;
         }
-        let first = Row {
-            bytes: lines[at].bytes.clone(),
-            chars: lines[at].chars,
-            utf16: lines[at].utf16,
-        };
+        let first = lines[at].clone();
         let header = if reads_as_row(header, &text[rows[0].bytes.clone()], delimiter) {
             rows.insert(0, first);
             None
@@ -99,7 +87,7 @@ pub fn tables(text: &str) -> Vec<Table> {
 /// and the line after the table.
 fn rows_under(
     text: &str,
-    lines: &[Line],
+    lines: &[Row],
     header: usize,
     delimiter: char,
     cells: usize,
@@ -114,11 +102,7 @@ fn rows_under(
             continue;
         }
         if count(line, delimiter) >= 1 && !line.trim().is_empty() {
-            rows.push(Row {
-                bytes: lines[at].bytes.clone(),
-                chars: lines[at].chars,
-                utf16: lines[at].utf16,
-            });
+            rows.push(lines[at].clone());
             at += 1;
             continue;
         }
@@ -251,17 +235,19 @@ fn is_rule(line: &str) -> bool {
     trimmed.contains('-') && trimmed.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
 }
 
-/// The lines of `text`, with where each starts in every unit, counted in one pass.
-fn lines(text: &str) -> Vec<Line> {
+/// The lines of `text`, each as a row would be, with where it starts and ends in every unit,
+/// counted in one pass.
+fn lines(text: &str) -> Vec<Row> {
     let (mut chars, mut utf16) = (0, 0);
     let mut found = Vec::new();
     let mut start = 0;
     for piece in text.split_inclusive('\n') {
         let content = piece.trim_end_matches('\n').trim_end_matches('\r');
-        found.push(Line {
+        found.push(Row {
             bytes: start..start + content.len(),
             chars,
             utf16,
+            end_chars: chars + content.chars().count(),
         });
         chars += piece.chars().count();
         utf16 += piece.encode_utf16().count();
