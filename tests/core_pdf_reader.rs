@@ -287,3 +287,15 @@ fn two_fonts_on_one_line_read_as_one_line() {
     ]);
     assert_eq!(pages(&out, 10).unwrap(), ["Party: Zoë"]);
 }
+
+#[test]
+fn words_placed_far_beyond_the_page_read_without_overflow() {
+    // A damaged file (found by the fuzzer) moves text to x = 7e16 on four lines in a row: the
+    // columns found there are no arithmetic past i32::MAX, and the words still read.
+    let line =
+        |y: u32| format!("BT /F1 11 Tf 72 {y} Td (Party) Tj 72888888888888888 0 Td (far) Tj ET ");
+    let content: String = (0..4).map(|row| line(700 - 14 * row)).collect();
+    let text = pages(&one_page(content.as_bytes(), HELVETICA), 10).unwrap();
+    assert_eq!(text[0].matches("Party").count(), 4, "{text:?}");
+    assert_eq!(text[0].matches("far").count(), 4, "{text:?}");
+}

@@ -38,7 +38,7 @@ pub fn starts(lines: &[Vec<Extent>]) -> Vec<Vec<i32>> {
     let mut columns: Vec<Vec<i32>> = vec![Vec::new(); lines.len()];
     for &x in on.keys() {
         // The lines a word starts at x on, within the tolerance, in order, once each.
-        let mut near: Vec<usize> = (x - TOLERANCE..=x + TOLERANCE)
+        let mut near: Vec<usize> = (x.saturating_sub(TOLERANCE)..=x.saturating_add(TOLERANCE))
             .filter_map(|key| on.get(&key))
             .flatten()
             .copied()
@@ -84,7 +84,9 @@ pub fn bare_gap_before(previous: Option<Extent>, glyph: Extent) -> bool {
 /// Whether a word starting at `x0` starts one of `columns`.
 pub fn starts_column(columns: &[i32], x0: f32) -> bool {
     let x = x0.round() as i32;
-    columns.iter().any(|column| (column - x).abs() <= TOLERANCE)
+    columns
+        .iter()
+        .any(|column| column.abs_diff(x) <= TOLERANCE.unsigned_abs())
 }
 
 #[cfg(test)]
@@ -106,6 +108,19 @@ mod tests {
             .iter()
             .flat_map(|(text, x0)| word(text, *x0))
             .collect()
+    }
+
+    #[test]
+    fn words_placed_beyond_any_page_are_no_overflow() {
+        // A damaged page may place text at x = 7e16: `as i32` saturates, and the tolerance
+        // around it must not step past i32::MAX.
+        let rows: Vec<Vec<Extent>> = (0..MIN_ALIGNED)
+            .map(|_| line(&[("a", 72.0), ("b", 7.2e16), ("c", -7.2e16)]))
+            .collect();
+        let columns = starts(&rows);
+        assert!(columns.iter().all(|line| line.contains(&i32::MAX)));
+        assert!(starts_column(&columns[0], 7.2e16));
+        assert!(!starts_column(&[i32::MIN], 7.2e16));
     }
 
     #[test]
