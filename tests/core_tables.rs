@@ -16,20 +16,20 @@ use structure::{Answer, Outcome, SchemaInput, StructureRequest};
 
 use support::{FixedClock, MapConfig};
 
-/// A transport whose model answers each request with `answer(user text)`, counting them.
-struct Answering<F: Fn(&str) -> Value> {
+/// A transport whose model replies to each request with `answer(user text)`, counting them.
+struct Answering<F: Fn(&str) -> Reply> {
     answer: F,
     calls: std::cell::Cell<usize>,
 }
 
-impl<F: Fn(&str) -> Value> Transport for Answering<F> {
+impl<F: Fn(&str) -> Reply> Transport for Answering<F> {
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
         if let Some(answer) = support::probe_answer(request) {
             return Ok(answer);
         }
         self.calls.set(self.calls.get() + 1);
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let reply = Reply::answer((self.answer)(user_text(&body).unwrap()));
+        let reply = (self.answer)(user_text(&body).unwrap());
         Ok(HttpResponse {
             status: reply.status,
             headers: reply.headers,
@@ -46,6 +46,14 @@ fn read(text: &str, answer: impl Fn(&str) -> Value) -> (Outcome, usize) {
 }
 
 fn read_request(request: StructureRequest, answer: impl Fn(&str) -> Value) -> (Outcome, usize) {
+    let (outcome, calls) = replied(request, |sent| Reply::answer(answer(sent)));
+    (outcome.unwrap(), calls)
+}
+
+fn replied(
+    request: StructureRequest,
+    answer: impl Fn(&str) -> Reply,
+) -> (Result<Outcome, structure::StructureError>, usize) {
     let transport = Answering {
         answer,
         calls: std::cell::Cell::new(0),
@@ -58,7 +66,7 @@ fn read_request(request: StructureRequest, answer: impl Fn(&str) -> Value) -> (O
         key_value: &key_value,
         clock: &clock,
     };
-    let outcome = structure::structure(&request, &structure::Scope::default(), &ports).unwrap();
+    let outcome = structure::structure(&request, &structure::Scope::default(), &ports);
     (outcome, transport.calls.get())
 }
 
@@ -271,6 +279,41 @@ fn a_table_whose_header_names_the_properties_is_read_without_a_model_but_for_its
 }
 
 #[test]
+fn rows_a_model_slips_or_repeats_are_read_again_and_the_list_has_each_row_once() {
+    // As the 0.5B model reads a long table: every tenth record takes its row's number with the
+    // next row's cells (and the next row comes whole after it), and every record after a slip
+    // is given twice. Runs of fewer than ten rows are read right.
+    let slipping = |sent: &str| {
+        let mut answer = TableReader {
+            skip_every: 0,
+            ..TIRING
+        }
+        .answer(sent);
+        let records = answer["records"].as_array_mut().unwrap();
+        let mut out = Vec::new();
+        for (place, record) in records.iter().enumerate() {
+            if place % 10 == 9 && place + 1 < records.len() {
+                let mut slipped = records[place + 1].clone();
+                slipped["line"] = record["line"].clone();
+                out.push(slipped);
+                continue;
+            }
+            out.push(record.clone());
+            if place % 10 == 0 && place > 0 {
+                out.push(record.clone());
+            }
+        }
+        *records = out;
+        answer
+    };
+    let (text, items) = persons_items(200, ',');
+    let (outcome, calls) = read(&text, slipping);
+    assert_eq!(records(&outcome), items, "each row once, in order");
+    assert_eq!(outcome.incomplete.as_deref(), Some(&[][..]));
+    assert!(calls > 5, "the slipped rows were read again: {calls} calls");
+}
+
+#[test]
 fn a_table_beside_the_records_is_not_counted() {
     // The records are in the prose; the price list below is not what was asked for.
     let text = "Line L0001: 3 of Widget A at 4.5.\n\nsize,colour\nS,red\nM,blue\nL,green\n";
@@ -281,4 +324,54 @@ fn a_table_beside_the_records_is_not_counted() {
     assert_eq!(records(&outcome).len(), 1);
     assert_eq!(calls, 1);
     assert!(outcome.incomplete.as_deref().unwrap().is_empty());
+}
+
+#[test]
+fn an_answer_cut_off_at_the_output_limit_is_read_again_in_halves_not_an_error() {
+    // Prose, no table: a model whose answer is cut off when a part holds more than 60 records.
+    let text: String = (1..=300)
+        .map(|n| {
+            format!(
+                "Line L{n:04}: {} of Widget {n} at {}.5.\n",
+                n % 9 + 1,
+                n % 50
+            )
+        })
+        .collect();
+    let parse = |line: &str| {
+        let (line_no, rest) = line.strip_prefix("Line ")?.split_once(": ")?;
+        let (quantity, rest) = rest.split_once(" of ")?;
+        let (item, price) = rest.strip_suffix('.')?.rsplit_once(" at ")?;
+        Some(
+            json!({ "line": line_no, "item": item, "quantity": quantity.parse::<u64>().ok()?,
+            "price": price.parse::<f64>().ok()? }),
+        )
+    };
+    let capped = |limit: usize| {
+        move |sent: &str| {
+            let records: Vec<Value> = sent.lines().filter_map(parse).collect();
+            match records.len() > limit {
+                true => Reply::truncated("{\"records\": [{\"line\": \"L00"),
+                false => Reply::answer(json!({ "records": records })),
+            }
+        }
+    };
+    let request = || {
+        StructureRequest::new(&text, SchemaInput::Inline(line_item_schema()), None)
+            .unwrap()
+            .with_records(true)
+    };
+    let (outcome, calls) = replied(request(), capped(60));
+    let outcome = outcome.unwrap();
+    let expected: Vec<Value> = text.lines().filter_map(parse).collect();
+    assert_eq!(records(&outcome), expected, "every record once, in order");
+    assert!(
+        calls > 8 && outcome.usage.llm_calls as usize == calls,
+        "{calls} calls"
+    );
+    // A model cut off even on an eighth of a part: the error, what it spent counted.
+    let (failed, calls) = replied(request(), capped(0));
+    let error = failed.unwrap_err();
+    assert_eq!(error.kind, structure::error::ErrorKind::Truncated);
+    assert_eq!(error.usage.llm_calls as usize, calls);
 }

@@ -2,14 +2,15 @@
 //! `structure_max_concurrent_calls` at a time, the next started as soon as one is answered
 //! (the transport's [`pump`](crate::ports::Transport::pump)), a retry made for its chunk alone
 //! while the others go on. Once a call fails — or, where the caller says so, one chunk's answer
-//! is stale — nothing more is started.
+//! is stale — nothing more is started. An answer the model's output limit cut off fails the
+//! call too, unless the caller reads such a chunk again in smaller parts ([`OnCut::Keep`]).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::content::ask::{Answered, Caller};
 use crate::content::dialogue::{Dialogue, Judge, Settled};
-use crate::error::StructureError;
+use crate::error::{ErrorKind, StructureError};
 use crate::outcome::{Trace, Usage};
 use crate::ports::{HttpRequest, HttpResponse, Next, Pump, TransportError};
 
@@ -18,6 +19,8 @@ pub(in crate::content) struct ChunkRun<'a, J: Judge> {
     pub dialogue: Dialogue<'a>,
     pub judge: J,
     pub settled: Option<Settled<J::Accepted>>,
+    /// Why it has no answer: the model's output limit cut it off ([`OnCut::Keep`]).
+    pub cut: Option<StructureError>,
     /// The first request, when it was made before any was sent (for the budget's check).
     prepared: Option<HttpRequest>,
 }
@@ -28,6 +31,7 @@ impl<'a, J: Judge> ChunkRun<'a, J> {
             dialogue,
             judge,
             settled: None,
+            cut: None,
             prepared: None,
         }
     }
@@ -42,6 +46,16 @@ pub(in crate::content) enum OnStale {
     GoOn,
 }
 
+/// What a chunk whose answer the model's output limit cut off does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::content) enum OnCut {
+    /// The call fails with the `truncated` error.
+    Fail,
+    /// The others go on: the chunk is left without an answer, the error in its
+    /// [`ChunkRun::cut`], for the caller to read it again in smaller parts.
+    Keep,
+}
+
 /// Runs every chunk's conversation to its end, up to `max_concurrent` requests in flight. The
 /// budget, when there is one, covers every chunk: none is asked when the first calls alone
 /// could pass it.
@@ -49,7 +63,7 @@ pub(in crate::content) fn converse<'a, J: Judge>(
     runs: &mut [ChunkRun<'a, J>],
     caller: Caller<'a>,
     max_concurrent: usize,
-    on_stale: OnStale,
+    (on_stale, on_cut): (OnStale, OnCut),
     usage: &mut Usage,
     trace: &mut Trace,
 ) -> Result<(), StructureError> {
@@ -73,6 +87,7 @@ pub(in crate::content) fn converse<'a, J: Judge>(
         retries: 0,
         failed: None,
         on_stale,
+        on_cut,
     };
     caller.ports.transport.pump(max_concurrent, &mut chunks);
     *usage = chunks.usage;
@@ -99,6 +114,7 @@ struct Conversations<'r, 'a, J: Judge> {
     /// The first error: nothing more is started, and the call ends with it.
     failed: Option<StructureError>,
     on_stale: OnStale,
+    on_cut: OnCut,
 }
 
 /// One attempt at a chunk's request.
@@ -178,6 +194,11 @@ impl<J: Judge> Pump for Conversations<'_, '_, J> {
         match taken {
             Ok(Some(settled)) => self.runs[chunk].settled = Some(settled),
             Ok(None) => self.waiting.push_back(chunk),
+            Err(error) if error.kind == ErrorKind::Truncated && self.on_cut == OnCut::Keep => {
+                // The error carries the total spent, the cut answer's too.
+                self.usage = error.usage;
+                self.runs[chunk].cut = Some(error);
+            }
             Err(error) => self.failed = Some(error),
         }
     }

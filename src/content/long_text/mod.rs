@@ -25,7 +25,7 @@ use crate::answer::{Decoded, decode};
 use crate::content::call::Call;
 use crate::content::check::{partial, violations};
 use crate::content::chunked::offsets::Offsets;
-use crate::content::chunked::pump::{OnStale, converse};
+use crate::content::chunked::pump::{OnCut, OnStale, converse};
 use crate::content::chunked::required::{missing, need_of, without_required};
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::dialogue::{Judge, Settled};
@@ -151,7 +151,7 @@ fn read_parts(
         &mut runs,
         call.caller(),
         chunking.max_concurrent,
-        OnStale::GoOn,
+        (OnStale::GoOn, OnCut::Fail),
         &mut progress.usage,
         trace,
     )?;

@@ -1,7 +1,8 @@
 //! Records mode's content stage: a conversation per chunk (their calls in flight together,
 //! [`crate::content::chunked::pump`]), each chunk's answer judged record by record
-//! ([`super::judged`]), the rows of a table no record came from read again ([`super::reread`]),
-//! and the records of every chunk merged.
+//! ([`super::judged`]), a chunk whose answer the model's output limit cut off halved and read
+//! again, the rows of a table no record came from read again ([`super::reread`]), and the
+//! records of every chunk merged.
 
 use serde_json::Value;
 
@@ -13,11 +14,12 @@ use super::rows::{Table, tables};
 use crate::answer::format::Shape;
 use crate::content::call::Call;
 use crate::content::chunked::offsets::Offsets;
-use crate::content::chunked::pump::{ChunkRun, OnStale, converse};
+use crate::content::chunked::pump::{ChunkRun, OnCut, OnStale, converse};
 use crate::content::chunked::required::{need_of, without_required};
-use crate::content::chunked::split::Chunk;
+use crate::content::chunked::split::{self, Chunk};
 use crate::content::chunked::{Chunking, runs, stale_errors};
 use crate::content::confidence::{self, Held};
+use crate::content::dialogue::Settled;
 use crate::content::evidence;
 use crate::error::StructureError;
 use crate::outcome::{Answer, Incomplete, Outcome, Source, Trace, Usage};
@@ -41,23 +43,8 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         true => Vec::new(),
         false => chunking.split(text)?,
     };
-    trace.chunks = parts.len() as u32;
-    let mut runs = runs(call, &loose, &parts, Shape::Records, &mut trace, |text| {
-        Records {
-            target,
-            text,
-            grounding: limits.grounding,
-        }
-    });
     let mut usage = Usage::default();
-    converse(
-        &mut runs,
-        call.caller(),
-        chunking.max_concurrent,
-        OnStale::Stop,
-        &mut usage,
-        &mut trace,
-    )?;
+    let (runs, parts) = read_parts(call, &loose, parts, &chunking, &mut usage, &mut trace)?;
     let iterations: u32 = runs.iter().map(|run| run.dialogue.iterations).sum();
     let (answer, sources, incomplete, reread) = gather(
         runs,
@@ -78,6 +65,76 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         trace,
         text: None,
     })
+}
+
+/// The most times a chunk whose answer the model's output limit cut off is halved and read
+/// again: a part a sixth of a chunk long still cut off is a model that does not stop.
+const MAX_HALVINGS: u32 = 3;
+
+/// Every part's conversation, in text order: a part whose answer was cut off (more records
+/// than the model's output limit holds) read again as two halves, up to [`MAX_HALVINGS`] times,
+/// so that its records are all read, not the error of one part lost with the others'.
+fn read_parts<'t>(
+    call: Call<'t>,
+    loose: &Value,
+    parts: Vec<Chunk<'t>>,
+    chunking: &Chunking,
+    usage: &mut Usage,
+    trace: &mut Trace,
+) -> Result<(Vec<ChunkRun<'t, Records<'t>>>, Vec<Chunk<'t>>), StructureError> {
+    let mut read: Vec<(Chunk<'t>, ChunkRun<'t, Records<'t>>)> = Vec::new();
+    let mut asking = parts;
+    for halving in 0..=MAX_HALVINGS {
+        trace.chunks += asking.len() as u32;
+        let mut runs = runs(call, loose, &asking, Shape::Records, trace, |text| {
+            Records {
+                target: call.target,
+                text,
+                grounding: call.limits.grounding,
+            }
+        });
+        let on = (OnStale::Stop, OnCut::Keep);
+        converse(
+            &mut runs,
+            call.caller(),
+            chunking.max_concurrent,
+            on,
+            usage,
+            trace,
+        )?;
+        let mut cut = Vec::new();
+        for (part, mut run) in asking.into_iter().zip(runs) {
+            match run.cut.take() {
+                Some(error) => cut.push((part, error)),
+                None => read.push((part, run)),
+            }
+        }
+        let stale = (read.iter()).any(|(_, run)| matches!(run.settled, Some(Settled::Stale(_))));
+        if cut.is_empty() || stale {
+            break;
+        }
+        if halving == MAX_HALVINGS {
+            let (_, error) = cut.swap_remove(0);
+            return Err(error.with_usage(*usage));
+        }
+        asking = (cut.iter())
+            .flat_map(|(part, _)| halves(part, chunking.overlap_bytes))
+            .collect();
+    }
+    read.sort_by_key(|(part, _)| part.start);
+    Ok(read.into_iter().map(|(part, run)| (run, part)).unzip())
+}
+
+/// `part` in two (or, with their overlap, three) parts, sharing at most an eighth of it.
+fn halves<'t>(part: &Chunk<'t>, overlap: usize) -> Vec<Chunk<'t>> {
+    let overlap = overlap.min(part.text.len() / 8);
+    let half = (part.text.len() + overlap).div_ceil(2);
+    (split::chunks(part.text, half, overlap).into_iter())
+        .map(|piece| Chunk {
+            text: piece.text,
+            start: part.start + piece.start,
+        })
+        .collect()
 }
 
 /// What the chunks' conversations came to, as one answer: every record merged (the rows of

@@ -27,9 +27,12 @@ impl Found {
             .map(|span| span.start..span.end)
     }
 
-    /// Where the record starts in the text (its first span), for document order.
+    /// Where the record stands in the text, for document order: the middle of its spans' starts
+    /// (the later of two), as a short value (a quantity of `1`) may be found anywhere before it.
     fn position(&self) -> usize {
-        self.spans().map(|span| span.start).min().unwrap_or(self.at)
+        let mut starts: Vec<usize> = self.spans().map(|span| span.start).collect();
+        starts.sort_unstable();
+        starts.get(starts.len() / 2).copied().unwrap_or(self.at)
     }
 
     fn meets(&self, other: &Found) -> bool {
@@ -116,6 +119,17 @@ mod tests {
         ]);
         let ids: Vec<&Value> = merged.iter().map(|f| &f.record["id"]).collect();
         assert_eq!(ids, [&json!(4), &json!(5), &json!(6)]);
+    }
+
+    #[test]
+    fn a_short_value_found_early_does_not_move_its_record_forward() {
+        // Record 9's quantity `1` was found in line 1's text; its other values stand after 8's.
+        let merged = merge(vec![vec![
+            found(8, &[(80, 85), (86, 90), (91, 92)]),
+            found(9, &[(3, 4), (95, 100), (101, 105)]),
+        ]]);
+        let ids: Vec<&Value> = merged.iter().map(|f| &f.record["id"]).collect();
+        assert_eq!(ids, [&json!(8), &json!(9)]);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::merge::Found;
 use super::rows::{Row, Spliced, Table};
 use crate::answer::format::Shape;
 use crate::content::call::Call;
-use crate::content::chunked::pump::{OnStale, converse};
+use crate::content::chunked::pump::{OnCut, OnStale, converse};
 use crate::content::chunked::required::without_required;
 use crate::content::chunked::split::Chunk;
 use crate::content::chunked::{Chunking, runs};
@@ -56,6 +56,7 @@ pub(super) fn complete(
     }
     let lines = Lines::of(text, tables);
     lines.snap(valid.iter_mut().chain(incomplete.iter_mut()).flatten());
+    lines.drop_misread(valid, incomplete);
     let counted = counted(tables, valid, incomplete);
     if counted.is_empty() {
         return Ok(reread);
@@ -85,7 +86,10 @@ pub(super) fn complete(
         });
         trace.chunks += parts.len() as u32;
         let (caller, concurrent) = (call.caller(), chunking.max_concurrent);
-        converse(&mut runs, caller, concurrent, OnStale::GoOn, usage, trace)?;
+        // A run whose answer was cut off is left out: its rows stay uncovered for the next
+        // round's shorter runs.
+        let on = (OnStale::GoOn, OnCut::Keep);
+        converse(&mut runs, caller, concurrent, on, usage, trace)?;
         reread.iterations += runs.iter().map(|run| run.dialogue.iterations).sum::<u32>();
         let answers = Answers::of(runs, spliced.iter().map(Placement::Rows), trace);
         let schema = &call.target.schema;
@@ -93,6 +97,7 @@ pub(super) fn complete(
         lines.snap(more.iter_mut().chain(lacking.iter_mut()).flatten());
         valid.extend(more);
         incomplete.extend(lacking);
+        lines.drop_misread(valid, incomplete);
     }
     let uncovered = uncovered(tables, &counted, valid, incomplete);
     reread.missing = missing(text, tables, &uncovered, trace);
@@ -248,6 +253,48 @@ impl<'t> Lines<'t> {
         let after = self.rows.partition_point(|row| row.chars <= at);
         let row = after.checked_sub(1)?;
         (at < self.rows[row].end_chars).then_some(row)
+    }
+
+    /// Drops the records read amiss from a table, so that their rows count as uncovered and are
+    /// read again: a record given twice (the same values at the same cells of one row), and a
+    /// record that took its values from two rows, one of its cells another record's — a model
+    /// that slips a row gives row 7's number with row 8's item, and row 8 again whole. Nothing
+    /// a dropped record held is lost: each of its cells is another record's, or its row is read
+    /// again (and named if it stays without a record).
+    fn drop_misread(&self, valid: &mut [Vec<Found>], incomplete: &mut [Vec<Found>]) {
+        type Cell = (usize, usize);
+        let cells = |found: &Found| -> Vec<Cell> {
+            (found.sources.iter())
+                .filter_map(|source| source.span.as_ref())
+                .filter(|span| self.row_at(span.start).is_some())
+                .map(|span| (span.start, span.end))
+                .collect()
+        };
+        let mut claims: std::collections::HashMap<Cell, usize> = Default::default();
+        for found in valid.iter().chain(incomplete.iter()).flatten() {
+            for cell in cells(found) {
+                *claims.entry(cell).or_default() += 1;
+            }
+        }
+        let mut seen: Vec<(&Value, Vec<Cell>)> = Vec::new();
+        let mut keep: Vec<bool> = Vec::new();
+        for found in valid.iter().chain(incomplete.iter()).flatten() {
+            let mine = cells(found);
+            let mut rows: Vec<usize> = mine.iter().filter_map(|c| self.row_at(c.0)).collect();
+            rows.sort_unstable();
+            rows.dedup();
+            let shared = mine.iter().any(|cell| claims[cell] > 1);
+            let twice = rows.len() == 1
+                && (seen.iter()).any(|(record, at)| *record == &found.record && *at == mine);
+            keep.push(!(twice || rows.len() > 1 && shared));
+            if rows.len() == 1 {
+                seen.push((&found.record, mine));
+            }
+        }
+        let mut keep = keep.into_iter();
+        for list in valid.iter_mut().chain(incomplete.iter_mut()) {
+            list.retain(|_| keep.next().unwrap_or(true));
+        }
     }
 
     /// Each record's values placed in the one row most of them are in: provenance knows one
