@@ -172,6 +172,15 @@ export interface PageBox {
   bottom: number;
 }
 
+/** A result sent to review (`structure_review`): the queue item, and the values in doubt. */
+export interface ReviewTicket {
+  /** The item's id: `GET /v1/review/{id}`. */
+  id: string;
+  status: 'pending' | 'claimed' | 'reviewed';
+  /** Each value in doubt: a JSON pointer into `data` (or `partial`; empty: the whole result), and why. */
+  fields: { pointer: string; reason: string }[];
+}
+
 interface OutcomeCommon {
   /** `inline`, `registry:bundled`, `registry:tenant:<id>`, `registry:project:<id>` or `inferred`. */
   schemaOrigin: string;
@@ -180,6 +189,8 @@ interface OutcomeCommon {
   iterations: number;
   usage: Usage;
   trace: Trace;
+  /** Where the result waits for a person, when `structure_review` sent it there. */
+  review?: ReviewTicket;
 }
 
 /**

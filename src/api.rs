@@ -12,9 +12,9 @@ use crate::request::{SchemaInput, StructureRequest};
 use crate::schema::registry::{RegisteredSchema, Registration, Registry, SchemaInfo};
 use crate::schema::skill::SkillFiles;
 use crate::scope::Scope;
-use crate::settings::Settings;
 use crate::settings::cascade::{self, Cascade};
-use crate::{content, document, escalation, provider, schema};
+use crate::settings::{ReviewPolicy, Settings};
+use crate::{content, document, escalation, provider, review, schema};
 
 /// Builds, before the first call, what calls would otherwise build on their way: the
 /// meta-schema validators, the date patterns grounding reads with, the bundled schemas compiled,
@@ -72,8 +72,22 @@ fn structure_with(
 ) -> Result<Outcome, StructureError> {
     settings.limits.check_prompt(&request.prompt)?;
     let read = document::read(&request.prompt, request.document.as_ref(), &settings.limits)?;
-    let outcome = structure_text(request, &read, scope, ports, settings, started)?;
-    Ok(with_read(outcome, read, request.return_text))
+    let (outcome, schema) = structure_text(request, &read, scope, ports, settings, started)?;
+    let policy =
+        (schema.as_ref()).map_or(ReviewPolicy::Off, |s| review::policy(settings.review, s));
+    let text = (policy != ReviewPolicy::Off).then(|| read.text.clone());
+    let mut outcome = with_read(outcome, read, request.return_text);
+    if let (Some(schema), Some(text)) = (schema, text) {
+        let sent = review::Sent {
+            schema: &schema,
+            records: request.records,
+            text: &text,
+            threshold: settings.confidence_threshold,
+        };
+        outcome.review = review::send(policy, &outcome, &sent, scope, ports)
+            .map_err(|error| error.with_usage(outcome.usage))?;
+    }
+    Ok(outcome)
 }
 
 /// `outcome` with the page and the boxes of each source in the document (and the pages'
@@ -105,7 +119,8 @@ fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> O
     outcome
 }
 
-/// Structures what `request` reads: the text, and a document given to the model as it is.
+/// Structures what `request` reads: the text, and a document given to the model as it is;
+/// with the schema asked for where the result may go to review.
 fn structure_text(
     request: &StructureRequest,
     read: &document::Read,
@@ -113,12 +128,12 @@ fn structure_text(
     ports: &Ports<'_>,
     settings: &Settings,
     started: u64,
-) -> Result<Outcome, StructureError> {
+) -> Result<(Outcome, Option<Value>), StructureError> {
     let retry = provider::retry::RetryPolicy::from_settings(settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
             match escalation::build(description, scope, settings, retry, ports)? {
-                Built::Finished(outcome) | Built::Unusable(outcome) => return Ok(outcome),
+                Built::Finished(outcome) | Built::Unusable(outcome) => return Ok((outcome, None)),
                 Built::Ready { target, trace } => (target, Some(trace)),
             }
         }
@@ -139,6 +154,9 @@ fn structure_text(
         usage.add(spent_building);
         usage
     };
+    // The schema a result sent to review is checked against, kept only where one may go.
+    let asked = (review::policy(settings.review, &target.schema) != ReviewPolicy::Off)
+        .then(|| Value::clone(&target.schema));
     let (target, root) = schema::root::plan(target, request.records)?;
     let plan = escalation::Plan {
         text: &read.text,
@@ -156,7 +174,7 @@ fn structure_text(
             let mut outcome = root.finish(outcome);
             outcome.usage = add_building(outcome.usage);
             outcome.trace.schema_builder = builder_trace;
-            Ok(outcome)
+            Ok((outcome, asked))
         }
         Err(error) => {
             let usage = add_building(error.usage);

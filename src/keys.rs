@@ -62,6 +62,9 @@ pub const ESCALATE: &str = "structure_escalate";
 /// The least confidence a value of an `ok` answer may have (0–1; default: off): a required
 /// value below it makes the call `need-more-input`, an optional one is dropped.
 pub const MIN_CONFIDENCE: &str = "structure_min_confidence";
+/// Which results go to a person's review queue: `off` (default), `doubtful` (a value under the
+/// confidence threshold, derived, left out or in doubt; need-more-input; stale), `all`.
+pub const REVIEW: &str = "structure_review";
 /// `auto` (default): ask for token log-probabilities where the provider and model are known to
 /// give them (each value's `confidence`); `on`: wherever the wire format has the field; `off`.
 pub const LOGPROBS: &str = "structure_logprobs";
@@ -153,6 +156,7 @@ pub const ALL: &[&str] = &[
     CONFIDENCE_THRESHOLD,
     ESCALATE,
     MIN_CONFIDENCE,
+    REVIEW,
     LOGPROBS,
     VISION,
     HOST_ONLY_SETTINGS,

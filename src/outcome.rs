@@ -404,6 +404,40 @@ pub struct Incomplete {
     pub sources: Vec<Source>,
 }
 
+/// Where a result sent to review (`structure_review`) stands.
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReviewStatus {
+    /// Waiting for a reviewer.
+    Pending,
+    /// A reviewer has taken it.
+    Claimed,
+    /// A reviewer confirmed or corrected it: the reviewed data is final.
+    Reviewed,
+}
+
+/// A value a person is asked to look at, and why.
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ReviewField {
+    /// JSON pointer into `data` (or `partial`; empty: the whole result).
+    pub pointer: String,
+    /// Why: `confidence 0.62, under 0.8`, `derived: no span of the text supports it`, ...
+    pub reason: String,
+}
+
+/// A result sent to review: the queue item a reviewer confirms it in, and the values in doubt.
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ReviewTicket {
+    /// The item's id: `GET /v1/review/{id}`.
+    pub id: String,
+    pub status: ReviewStatus,
+    /// The values in doubt, doubtful first (empty under `structure_review=all` when none is).
+    pub fields: Vec<ReviewField>,
+}
+
 /// The outcome of a `structure` call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -426,6 +460,8 @@ pub struct Outcome {
     /// The text that was read (the prompt and a document's extracted text), when the request
     /// asked for it (`returnText`): what `sources` count their offsets in.
     pub text: Option<String>,
+    /// Where the result waits for a person, when `structure_review` sent it there.
+    pub review: Option<ReviewTicket>,
 }
 
 impl Outcome {
@@ -527,6 +563,11 @@ pub(crate) struct Written<'a> {
     /// text (pages apart by a form feed on a line of its own).
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
+    /// Present when structure_review sent the result to a person: the queue item's id
+    /// (GET /v1/review/{id} gives the reviewed data once a reviewer confirmed it), its status,
+    /// and the values in doubt with why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<&'a ReviewTicket>,
 }
 
 /// What the call came to.
@@ -557,6 +598,7 @@ impl<'a> Written<'a> {
             usage: &outcome.usage,
             trace: &outcome.trace,
             text: outcome.text.as_deref(),
+            review: outcome.review.as_ref(),
         };
         match &outcome.answer {
             Answer::Ok(data) => {

@@ -85,7 +85,7 @@ fn me_says_the_callers_tenant_and_role() {
     let service = Service::new(Vec::new());
     assert_eq!(
         json_of(&service.call("GET", "/v1/me", "user-token", None, &[])),
-        json!({ "tenant": "acme", "project": null, "role": "user" })
+        json!({ "tenant": "acme", "project": null, "role": "user", "name": "token:92458bff" })
     );
     assert_eq!(
         json_of(&service.call("GET", "/v1/me", "admin-token", None, &[]))["role"],

@@ -304,6 +304,14 @@ fn the_hosts_typed_outcome_writes_every_published_field() {
         iterations: 1,
         usage: USAGE,
         trace: full_trace(),
+        review: Some(host::ReviewTicket {
+            id: "0a1b2c3d4e5f60718293".into(),
+            status: host::ReviewStatus::Pending,
+            fields: vec![host::ReviewField {
+                pointer: "/0/name".into(),
+                reason: "confidence 0.41, under 0.8".into(),
+            }],
+        }),
     };
     let json = outcome.to_json();
     let returns = tool_definition()["returns"].clone();

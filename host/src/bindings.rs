@@ -38,8 +38,8 @@ pub(crate) mod atomics {
 pub use exports::structure::tool::structuring::{
     Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, IncompleteRecord, NotFound,
     Outcome, PageBox, PageSize, ProviderFailure, Reason, ReasonCategory, RegisteredSchema,
-    Registration, Request, SchemaInfo, SchemaInput, Scope, Skill, Source, SourceMatch, Span,
-    Status, Trace, Usage,
+    Registration, Request, ReviewField, ReviewStatus, ReviewTicket, SchemaInfo, SchemaInput, Scope,
+    Skill, Source, SourceMatch, Span, Status, Trace, Usage,
 };
 
 impl Document {

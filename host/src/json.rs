@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::bindings::{
-    BuilderTrace, Error, ErrorKind, Outcome, ReasonCategory, SchemaInfo, Source, SourceMatch,
-    Status, Trace, Usage,
+    BuilderTrace, Error, ErrorKind, Outcome, ReasonCategory, ReviewStatus, ReviewTicket,
+    SchemaInfo, Source, SourceMatch, Status, Trace, Usage,
 };
 
 impl Outcome {
@@ -50,6 +50,7 @@ impl Outcome {
     ///         left_out: Vec::new(),
     ///         page_sizes: Vec::new(),
     ///     },
+    ///     review: None,
     /// };
     /// let json = outcome.to_json();
     /// assert_eq!(json["status"], "need-more-input");
@@ -211,6 +212,25 @@ fn core_outcome(outcome: &Outcome) -> structure::Outcome {
         usage: core_usage(&outcome.usage),
         trace: core_trace(&outcome.trace),
         text: outcome.text.clone(),
+        review: outcome.review.as_ref().map(core_review),
+    }
+}
+
+fn core_review(ticket: &ReviewTicket) -> structure::outcome::ReviewTicket {
+    use structure::outcome::{ReviewField, ReviewStatus as Core};
+    structure::outcome::ReviewTicket {
+        id: ticket.id.clone(),
+        status: match ticket.status {
+            ReviewStatus::Pending => Core::Pending,
+            ReviewStatus::Claimed => Core::Claimed,
+            ReviewStatus::Reviewed => Core::Reviewed,
+        },
+        fields: (ticket.fields.iter())
+            .map(|field| ReviewField {
+                pointer: field.pointer.clone(),
+                reason: field.reason.clone(),
+            })
+            .collect(),
     }
 }
 

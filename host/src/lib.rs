@@ -78,8 +78,8 @@ mod store;
 pub use bindings::{
     Attempt, BuilderTrace, ContextWindow, Document, Error, ErrorKind, IncompleteRecord, NotFound,
     Outcome, PageBox, PageSize, ProviderFailure, Reason, ReasonCategory, RegisteredSchema,
-    Registration, Request, SchemaInfo, SchemaInput, Scope, Source, SourceMatch, Span, Status,
-    Trace, Usage,
+    Registration, Request, ReviewField, ReviewStatus, ReviewTicket, SchemaInfo, SchemaInput, Scope,
+    Source, SourceMatch, Span, Status, Trace, Usage,
 };
 pub mod batch;
 pub use artifact::default_cache_dir;

@@ -422,6 +422,7 @@ fn ended(answer: Answer, trace: BuilderTrace, outer: Trace) -> Outcome {
             ..outer
         },
         text: None,
+        review: None,
     }
 }
 

@@ -81,5 +81,6 @@ pub(super) fn finish(
         usage,
         trace,
         text: None,
+        review: None,
     }
 }

@@ -14,8 +14,20 @@ use crate::scope::Scope;
 pub enum Role {
     /// May structure text and read the registry.
     User,
+    /// May also confirm and correct results in the review queue (`/v1/review`).
+    Reviewer,
     /// May also register and deregister schemas.
     Admin,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Reviewer => "reviewer",
+            Role::Admin => "admin",
+        }
+    }
 }
 
 /// An authenticated caller.
@@ -23,6 +35,9 @@ pub enum Role {
 pub struct Caller {
     pub scope: Scope,
     pub role: Role,
+    /// Who: the token's `name`, else `token:` and the first digits of its SHA-256 (what a
+    /// review records as its reviewer; never the token).
+    pub name: String,
 }
 
 #[derive(Deserialize)]
@@ -33,6 +48,8 @@ struct TokenEntry {
     #[serde(default)]
     project: Option<String>,
     role: Role,
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// Why a caller is not let in.
@@ -55,6 +72,7 @@ pub fn authenticate(authorization: Option<&str>, config: &dyn Config) -> Result<
         return Ok(Caller {
             scope: Scope::default(),
             role: Role::Admin,
+            name: "local".to_owned(),
         });
     }
     let Some(text) = read(API_TOKENS)?.filter(|text| !text.trim().is_empty()) else {
@@ -95,8 +113,12 @@ pub fn authenticate(authorization: Option<&str>, config: &dyn Config) -> Result<
         found.ok_or_else(|| Denied::Unauthenticated("the API token is not valid".to_owned()))?;
     let scope = Scope::new(&entry.tenant, entry.project.as_deref())
         .map_err(|error| Denied::Misconfigured(format!("{API_TOKENS}: {}", error.message)))?;
+    let fingerprint: String = (presented.iter().take(4))
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
     Ok(Caller {
         scope,
         role: entry.role,
+        name: (entry.name.clone()).unwrap_or_else(|| format!("token:{fingerprint}")),
     })
 }

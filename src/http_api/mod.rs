@@ -11,6 +11,9 @@
 //! | `/v1/schemas/{name}` | PUT, DELETE | admin | register (`?check`: check only), deregister at the caller's scope; `If-Match` or 409 ([`schemas`]) |
 //! | `/v1/me` | GET | user | the caller: tenant, project, role |
 //! | `/v1/insights` | GET | user | each schema's calls over `?window=24h` or `7d`, JSON or `?format=csv` ([`insights`]) |
+//! | `/v1/review` | GET | reviewer | the review queue's items of `?status=pending` ([`review`]) |
+//! | `/v1/review/{id}` | GET, POST | reviewer | one item; `POST {"data": …}` confirms or corrects it (422 with the violations) |
+//! | `/v1/review/{id}/claim` | POST | reviewer | take the item: 409 while another reviewer holds it |
 //! | `/mcp` | POST | user | the Model Context Protocol ([`mcp`]) |
 //!
 //! The web console (`/console`) is not here: its files are the `structure-console` crate's, a
@@ -26,6 +29,7 @@ pub mod auth;
 mod exchange;
 pub mod insights;
 pub mod mcp;
+pub mod review;
 pub mod schemas;
 
 use serde_json::{Value, json};
@@ -93,7 +97,9 @@ fn route<'a>(
         ["v1", "structure"] => (&["POST"], None),
         ["v1", "schemas"] => (&["GET"], None),
         ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
-        ["v1", "me"] | ["v1", "insights"] => (&["GET"], None),
+        ["v1", "me"] | ["v1", "insights"] | ["v1", "review"] => (&["GET"], None),
+        ["v1", "review", _] => (&["GET", "POST"], None),
+        ["v1", "review", _, "claim"] => (&["POST"], None),
         ["mcp"] => (&["POST"], None),
         _ => {
             return Err(ApiResponse::error(
@@ -144,6 +150,15 @@ fn admitted_caller(request: &ApiRequest, ports: &Ports<'_>) -> Result<Caller, Ap
             json!({}),
         ));
     }
+    let reviewing = request.path.starts_with("/v1/review");
+    if reviewing && caller.role < Role::Reviewer {
+        return Err(ApiResponse::error(
+            403,
+            "forbidden",
+            "the review queue takes a reviewer's (or an admin's) token",
+            json!({}),
+        ));
+    }
     Ok(caller)
 }
 
@@ -151,6 +166,10 @@ fn admitted_caller(request: &ApiRequest, ports: &Ports<'_>) -> Result<Caller, Ap
 /// body that is not JSON: MCP's JSON-RPC parse error on `/mcp`.
 fn json_body_of(request: &ApiRequest, segments: &[&str]) -> Result<Option<Value>, ApiResponse> {
     if !matches!(request.method.as_str(), "POST" | "PUT") {
+        return Ok(None);
+    }
+    // A claim says all it says by its path.
+    if matches!(segments, ["v1", "review", _, "claim"]) && request.body.is_empty() {
         return Ok(None);
     }
     match json_body(request) {
@@ -174,6 +193,10 @@ fn dispatch(
     match (segments, request.method.as_str(), name) {
         (["mcp"], ..) => mcp::handle(&body.unwrap_or_default(), caller, request, ports),
         (["v1", "insights"], ..) => insights::get(request, scope, ports),
+        (["v1", "review"], ..) => review::list(request, caller, ports),
+        (["v1", "review", id, "claim"], ..) => review::claim(id, caller, ports),
+        (["v1", "review", id], "GET", _) => review::get(id, caller, ports),
+        (["v1", "review", id], _, _) => review::submit(id, body.unwrap_or_default(), caller, ports),
         (["v1", "structure"], ..) => structure(body.unwrap_or_default(), scope, ports),
         (_, "GET", Some(name)) => schemas::get(name, scope, ports),
         (_, "PUT", Some(name)) => {
@@ -240,13 +263,10 @@ fn rest(
             Ok((200, json!({ "schemas": list })))
         }
         (["v1", "me"], _) => {
-            let role = match caller.role {
-                Role::Admin => "admin",
-                _ => "user",
-            };
+            let role = caller.role.name();
             Ok((
                 200,
-                json!({ "tenant": scope.tenant, "project": scope.project, "role": role }),
+                json!({ "tenant": scope.tenant, "project": scope.project, "role": role, "name": caller.name }),
             ))
         }
         _ => Err(StructureError::invalid_request("path", "no such route")),

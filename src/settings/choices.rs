@@ -42,6 +42,38 @@ pub const MIN_CONTEXT_TOKENS: u64 = 256;
 /// The most calls in flight a setting may ask for.
 pub const MAX_MAX_CONCURRENT_CALLS: u64 = 64;
 
+/// Which results a person reviews (`structure_review`; a schema's `x-structure-review` may ask
+/// for more). Ordered: a later choice sends more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum ReviewPolicy {
+    #[default]
+    Off,
+    /// Results with a value in doubt, a question, or no valid answer.
+    Doubtful,
+    /// Every result.
+    All,
+}
+
+impl ReviewPolicy {
+    /// The policy a setting or a schema's keyword names, if it is one.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "off" => Some(Self::Off),
+            "doubtful" => Some(Self::Doubtful),
+            "all" => Some(Self::All),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Doubtful => "doubtful",
+            Self::All => "all",
+        }
+    }
+}
+
 /// The least confidence a value of an `ok` answer may have (`structure_min_confidence`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MinConfidence {

@@ -16,7 +16,7 @@ use crate::settings::choices::{
     DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_WAIT, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT_LOCAL,
     DeliveryChoice, Extractive, Grounding, LOCAL_PROFILES, Logprobs, MAX_MAX_CONCURRENT_CALLS,
-    MIN_CONTEXT_TOKENS, MinConfidence, ONE_AT_A_TIME_PROFILES, Vision,
+    MIN_CONTEXT_TOKENS, MinConfidence, ONE_AT_A_TIME_PROFILES, ReviewPolicy, Vision,
 };
 
 /// The settings of one call.
@@ -42,6 +42,8 @@ pub struct Settings {
     pub require_provider_strict_output: bool,
     pub extractive: Extractive,
     pub grounding: Grounding,
+    /// Which results a person reviews (`structure_review`).
+    pub review: ReviewPolicy,
     /// Milliseconds since the Unix epoch; `None`: the clock's now.
     pub reference_time: Option<u64>,
     pub max_output_tokens: u32,
@@ -103,6 +105,7 @@ impl Settings {
             require_provider_strict_output,
             extractive: read.extractive()?,
             grounding: read.grounding()?,
+            review: read.review()?,
             reference_time: read.reference_time()?,
             max_output_tokens: read.small(
                 keys::MAX_OUTPUT_TOKENS,
@@ -386,6 +389,11 @@ impl Reader<'_> {
                 ),
             )),
         }
+    }
+
+    fn review(&self) -> Result<ReviewPolicy, StructureError> {
+        let name = self.choice(keys::REVIEW, &["off", "doubtful", "all"])?;
+        Ok(ReviewPolicy::named(&name).unwrap_or_default())
     }
 
     fn grounding(&self) -> Result<Grounding, StructureError> {

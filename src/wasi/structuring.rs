@@ -3,7 +3,9 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, StructureError};
-use crate::outcome::{Answer, Category, Match, Outcome, Source, Trace, Usage};
+use crate::outcome::{
+    Answer, Category, Match, Outcome, ReviewStatus, ReviewTicket, Source, Trace, Usage,
+};
 use crate::request::{Document, SchemaInput, StructureRequest};
 use crate::schema::registry::{Registration, SchemaInfo};
 use crate::schema::skill::SkillFiles;
@@ -214,6 +216,24 @@ fn to_wit_outcome(outcome: Outcome) -> api::Outcome {
         iterations: outcome.iterations,
         usage: to_wit_usage(outcome.usage),
         trace: to_wit_trace(outcome.trace),
+        review: outcome.review.map(to_wit_review),
+    }
+}
+
+fn to_wit_review(ticket: ReviewTicket) -> api::ReviewTicket {
+    api::ReviewTicket {
+        id: ticket.id,
+        status: match ticket.status {
+            ReviewStatus::Pending => api::ReviewStatus::Pending,
+            ReviewStatus::Claimed => api::ReviewStatus::Claimed,
+            ReviewStatus::Reviewed => api::ReviewStatus::Reviewed,
+        },
+        fields: (ticket.fields.into_iter())
+            .map(|field| api::ReviewField {
+                pointer: field.pointer,
+                reason: field.reason,
+            })
+            .collect(),
     }
 }
 

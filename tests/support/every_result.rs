@@ -28,7 +28,7 @@ pub fn every_result() -> Vec<(&'static str, Value)> {
         statuses(),
         documents(),
         confidences(),
-        vec![asked_with_the_rest()],
+        vec![asked_with_the_rest(), sent_to_review()],
         features(),
         request_errors(),
         model_errors(),
@@ -313,6 +313,24 @@ fn asked_with_the_rest() -> (&'static str, Value) {
                 ]),
                 Reply::answer(json!({ "value_1": "not stated" })),
             ],
+        ),
+    )
+}
+
+/// A result with a value the model was unsure of, sent to a person (`structure_review`).
+fn sent_to_review() -> (&'static str, Value) {
+    (
+        "a value in doubt, the result sent to review",
+        tool(
+            json!({ "prompt": "Ada Lovelace, mathematician.", "settings": { "review": "doubtful" },
+                "schema": { "type": "object", "required": ["name"], "additionalProperties": false,
+                    "properties": { "name": { "type": "string" } } } }),
+            OPENAI,
+            vec![chat_reply(&[
+                ("{\"answer\": {\"name\": ", 0.99),
+                ("\"Ada Lovelace\"", 0.75),
+                ("}}", 0.99),
+            ])],
         ),
     )
 }

@@ -64,6 +64,7 @@ pub(crate) fn extract(call: Call<'_>, text: &str) -> Result<Outcome, StructureEr
         usage,
         trace,
         text: None,
+        review: None,
     })
 }
 

@@ -1,0 +1,344 @@
+//! The review queue: one document an item in the key-value store, under the tenant's prefix
+//! (`t/{tenant}/review/{id}`), so that it outlives the instance that wrote it and every
+//! instance sharing the store serves it. A claim and a submission are each one
+//! compare-and-swap ([`crate::store::update`]): of two reviewers claiming one item, one wins.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::error::StructureError;
+use crate::outcome::{Outcome, ReviewField, ReviewStatus};
+use crate::ports::Ports;
+use crate::schema::validator::CompiledSchema;
+use crate::schema::violation::Violation;
+use crate::scope::Scope;
+use crate::store;
+use crate::time::rfc3339;
+
+/// How long a claim holds: after it, another reviewer may take the item (a reviewer who left
+/// does not hold it forever).
+pub const CLAIM_HOLDS_MS: u64 = 30 * 60 * 1000;
+/// How many hex digits an item's id has.
+const ID_DIGITS: usize = 20;
+
+/// What a result sent to review is kept with.
+#[derive(Debug, Clone, Copy)]
+pub struct Sent<'a> {
+    /// The schema the call asked for (in records mode, one record's).
+    pub schema: &'a Value,
+    pub records: bool,
+    /// The text that was read: the reviewer sees each value in it.
+    pub text: &'a str,
+    /// `structure_confidence_threshold`: a value less sure than this is in doubt.
+    pub threshold: f64,
+}
+
+/// A result waiting for, or given, a person's review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Item {
+    pub id: String,
+    pub status: ReviewStatus,
+    /// When it was queued (RFC 3339).
+    pub created: String,
+    /// What the data must validate against (in records mode, an array of the record's schema).
+    pub schema: Value,
+    /// The result as the call returned it.
+    pub result: Value,
+    /// The text that was read, which the result's sources count their offsets in.
+    pub text: String,
+    /// The values in doubt, and why.
+    pub fields: Vec<ReviewField>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<Claim>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<Reviewed>,
+}
+
+/// Who holds an item, since when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    pub by: String,
+    pub at: String,
+}
+
+/// What a reviewer made of an item: the data (valid against its schema), who, when, and the
+/// values they changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reviewed {
+    pub data: Value,
+    pub by: String,
+    pub at: String,
+    /// JSON pointers of the values the reviewer changed, added or removed.
+    pub corrected: Vec<String>,
+}
+
+/// An item as a list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub id: String,
+    pub status: ReviewStatus,
+    pub created: String,
+    pub schema_origin: Value,
+    pub fields: Vec<ReviewField>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim: Option<Claim>,
+}
+
+/// Why the queue does not do what was asked.
+#[derive(Debug)]
+pub enum Refused {
+    /// No item of that id in the caller's tenant.
+    NotFound(String),
+    /// Another reviewer holds it.
+    Claimed(Claim),
+    /// A submission from a reviewer who does not hold the item.
+    NotClaimed,
+    /// It was reviewed already.
+    Reviewed,
+    /// The edit breaks the schema or its rules: each violation at its pointer.
+    Invalid(Vec<Violation>),
+    Store(StructureError),
+}
+
+impl From<StructureError> for Refused {
+    fn from(error: StructureError) -> Self {
+        Refused::Store(error)
+    }
+}
+
+/// One tenant's review queue.
+pub struct Queue<'a> {
+    prefix: String,
+    ports: &'a Ports<'a>,
+}
+
+impl<'a> Queue<'a> {
+    pub fn new(scope: &Scope, ports: &'a Ports<'a>) -> Self {
+        Queue {
+            prefix: format!("{}review/", scope.tenant_prefix()),
+            ports,
+        }
+    }
+
+    /// Queues `outcome` with `fields` in doubt: a new pending item.
+    pub(super) fn open(
+        &self,
+        outcome: &Outcome,
+        sent: &Sent<'_>,
+        fields: Vec<ReviewField>,
+    ) -> Result<Item, StructureError> {
+        let now = self.ports.clock.now_unix_millis();
+        let result = outcome.to_json();
+        let schema = match sent.records {
+            true => json!({ "type": "array", "items": sent.schema }),
+            false => sent.schema.clone(),
+        };
+        let mut item = Item {
+            id: String::new(),
+            status: ReviewStatus::Pending,
+            created: rfc3339(now),
+            schema,
+            result,
+            text: sent.text.to_owned(),
+            fields,
+            claim: None,
+            reviewed: None,
+        };
+        // Ids from what the item holds and when, checked unused: no randomness needed.
+        for nonce in 0u32.. {
+            let digest = Sha256::digest(format!("{}{now}{nonce}{}", self.prefix, item.result));
+            let id: String = (digest.iter().map(|byte| format!("{byte:02x}"))).collect::<String>()
+                [..ID_DIGITS]
+                .to_owned();
+            if store::read::<Value>(self.ports.key_value, &self.key(&id))?.is_none() {
+                item.id = id;
+                break;
+            }
+        }
+        store::write(self.ports.key_value, &self.key(&item.id), &item)?;
+        Ok(item)
+    }
+
+    /// The items of `status`, oldest first.
+    pub fn list(&self, status: ReviewStatus) -> Result<Vec<Summary>, StructureError> {
+        let mut items = Vec::new();
+        for key in store::keys(self.ports.key_value, &self.prefix)? {
+            let Some(item) = store::read::<Item>(self.ports.key_value, &key)? else {
+                continue;
+            };
+            if item.status == status {
+                items.push(Summary {
+                    schema_origin: item.result["schemaOrigin"].clone(),
+                    id: item.id,
+                    status: item.status,
+                    created: item.created,
+                    fields: item.fields,
+                    claim: item.claim,
+                });
+            }
+        }
+        items.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
+        Ok(items)
+    }
+
+    /// The item `id`.
+    pub fn get(&self, id: &str) -> Result<Item, Refused> {
+        let key = self.key_of(id)?;
+        store::read(self.ports.key_value, &key)?.ok_or_else(|| Refused::NotFound(id.to_owned()))
+    }
+
+    /// `by` takes item `id`: theirs until they submit it or [`CLAIM_HOLDS_MS`] pass; refused
+    /// while another holds it, or once it is reviewed.
+    pub fn claim(&self, id: &str, by: &str) -> Result<Item, Refused> {
+        let now = self.ports.clock.now_unix_millis();
+        self.change(id, |item| {
+            if item.status == ReviewStatus::Reviewed {
+                return Err(Refused::Reviewed);
+            }
+            if let Some(claim) = item.claim.as_ref().filter(|claim| claim.by != by)
+                && now < claim_ms(claim).saturating_add(CLAIM_HOLDS_MS)
+            {
+                return Err(Refused::Claimed(claim.clone()));
+            }
+            item.status = ReviewStatus::Claimed;
+            item.claim = Some(Claim {
+                by: by.to_owned(),
+                at: rfc3339(now),
+            });
+            Ok(())
+        })
+    }
+
+    /// `by`, who holds item `id`, confirms or corrects its data: `data` replaces it when it is
+    /// valid against the item's schema and its rules, else the violations, and nothing is saved.
+    pub fn submit(&self, id: &str, by: &str, data: Value) -> Result<Item, Refused> {
+        let schema = self.get(id)?.schema;
+        let violations = CompiledSchema::compile(&schema)?.violations(&data);
+        if !violations.is_empty() {
+            return Err(Refused::Invalid(violations));
+        }
+        let now = self.ports.clock.now_unix_millis();
+        self.change(id, |item| {
+            match &item.claim {
+                _ if item.status == ReviewStatus::Reviewed => return Err(Refused::Reviewed),
+                Some(claim) if claim.by == by => {}
+                Some(claim) => return Err(Refused::Claimed(claim.clone())),
+                None => return Err(Refused::NotClaimed),
+            }
+            let mut corrected = Vec::new();
+            changed(item.data(), &data, "", &mut corrected);
+            item.status = ReviewStatus::Reviewed;
+            item.reviewed = Some(Reviewed {
+                data: data.clone(),
+                by: by.to_owned(),
+                at: rfc3339(now),
+                corrected,
+            });
+            Ok(())
+        })
+    }
+
+    /// Changes item `id` as one step: `change` decides on the stored item (it may run more
+    /// than once, on a newer one each time), and what it refuses leaves the item as it was.
+    fn change(
+        &self,
+        id: &str,
+        mut change: impl FnMut(&mut Item) -> Result<(), Refused>,
+    ) -> Result<Item, Refused> {
+        let key = self.key_of(id)?;
+        self.get(id)?;
+        let mut decided: Option<Result<Item, Refused>> = None;
+        store::update(self.ports.key_value, &key, |stored: Option<Value>| {
+            let before = stored.unwrap_or(Value::Null);
+            // The item was there a moment ago; a store that lost it since is a missing item.
+            let Ok(mut item) = serde_json::from_value::<Item>(before.clone()) else {
+                decided = Some(Err(Refused::NotFound(id.to_owned())));
+                return before;
+            };
+            match change(&mut item) {
+                Ok(()) => {
+                    let after = serde_json::to_value(&item).unwrap_or(Value::Null);
+                    decided = Some(Ok(item));
+                    after
+                }
+                Err(refused) => {
+                    decided = Some(Err(refused));
+                    before
+                }
+            }
+        })?;
+        decided.unwrap_or_else(|| Err(Refused::NotFound(id.to_owned())))
+    }
+
+    /// The key of item `id`, or not found for what no id is (so no key can be reached through it).
+    fn key_of(&self, id: &str) -> Result<String, Refused> {
+        let well_formed = id.len() == ID_DIGITS && id.bytes().all(|b| b.is_ascii_hexdigit());
+        match well_formed {
+            true => Ok(self.key(id)),
+            false => Err(Refused::NotFound(id.to_owned())),
+        }
+    }
+
+    fn key(&self, id: &str) -> String {
+        format!("{}{id}", self.prefix)
+    }
+}
+
+impl Item {
+    /// The data under review: an `ok` result's `data`, a question's `partial`, else nothing.
+    pub fn data(&self) -> &Value {
+        let result = &self.result;
+        (result.get("data").or_else(|| result.get("partial"))).unwrap_or(&Value::Null)
+    }
+
+    /// The result as it goes out once reviewed: the reviewed data, status `ok`.
+    pub fn reviewed_result(&self) -> Option<Value> {
+        let reviewed = self.reviewed.as_ref()?;
+        let mut result = self.result.clone();
+        let object = result.as_object_mut()?;
+        for field in ["need", "partial", "errors"] {
+            object.remove(field);
+        }
+        object.insert("status".into(), json!("ok"));
+        object.insert("data".into(), reviewed.data.clone());
+        object.insert(
+            "review".into(),
+            json!({ "id": self.id, "status": "reviewed",
+            "fields": self.fields, "by": reviewed.by, "at": reviewed.at }),
+        );
+        Some(result)
+    }
+}
+
+/// When a claim was made (unix ms).
+fn claim_ms(claim: &Claim) -> u64 {
+    crate::time::parse_rfc3339(&claim.at).unwrap_or(0)
+}
+
+/// Adds to `out` the pointers (under `at`) where `after` differs from `before`: a leaf
+/// changed, a key added or removed, an array item changed.
+fn changed(before: &Value, after: &Value, at: &str, out: &mut Vec<String>) {
+    match (before, after) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys = a.keys().chain(b.keys().filter(|key| !a.contains_key(*key)));
+            for key in keys {
+                let escaped = key.replace('~', "~0").replace('/', "~1");
+                let null = Value::Null;
+                let (x, y) = (a.get(key).unwrap_or(&null), b.get(key).unwrap_or(&null));
+                changed(x, y, &format!("{at}/{escaped}"), out);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (index, (x, y)) in a.iter().zip(b).enumerate() {
+                changed(x, y, &format!("{at}/{index}"), out);
+            }
+        }
+        (x, y) if x != y => out.push(at.to_owned()),
+        _ => {}
+    }
+}
