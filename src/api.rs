@@ -78,8 +78,15 @@ fn structure_with(
     let text = (policy != ReviewPolicy::Off).then(|| read.text.clone());
     let mut outcome = with_read(outcome, read, request.return_text);
     if let (Some(schema), Some(text)) = (schema, text) {
+        let schema_name = match &request.schema {
+            SchemaInput::Named(name) => name.as_str(),
+            SchemaInput::Inline(_) => "inline",
+            SchemaInput::Described(_) => "described",
+            SchemaInput::Examples(_) => "examples",
+        };
         let sent = review::Sent {
             schema: &schema,
+            schema_name,
             records: request.records,
             text: &text,
             threshold: settings.confidence_threshold,

@@ -65,6 +65,10 @@ pub const MIN_CONFIDENCE: &str = "structure_min_confidence";
 /// Which results go to a person's review queue: `off` (default), `doubtful` (a value under the
 /// confidence threshold, derived, left out or in doubt; need-more-input; stale), `all`.
 pub const REVIEW: &str = "structure_review";
+/// Where a reviewed result is sent (`POST`, signed): the operator's URL; none by default.
+pub const REVIEW_WEBHOOK: &str = "structure_review_webhook";
+/// The key the webhook's body is signed with (HMAC-SHA256, `x-structure-signature`).
+pub const REVIEW_WEBHOOK_SECRET: &str = "structure_review_webhook_secret";
 /// `auto` (default): ask for token log-probabilities where the provider and model are known to
 /// give them (each value's `confidence`); `on`: wherever the wire format has the field; `off`.
 pub const LOGPROBS: &str = "structure_logprobs";
@@ -157,6 +161,8 @@ pub const ALL: &[&str] = &[
     ESCALATE,
     MIN_CONFIDENCE,
     REVIEW,
+    REVIEW_WEBHOOK,
+    REVIEW_WEBHOOK_SECRET,
     LOGPROBS,
     VISION,
     HOST_ONLY_SETTINGS,

@@ -8,7 +8,9 @@ mod support;
 use mock_llm::Reply;
 use serde_json::{Value, json};
 use structure::http_api::{ApiRequest, ApiResponse, handle};
-use structure::ports::{Clock, MemoryKeyValue, Ports};
+use structure::ports::{
+    Clock, HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
+};
 use support::{MapConfig, ScriptedTransport, chat_reply};
 
 const TOKENS: &str = r#"[{"token": "ada", "tenant": "acme", "role": "reviewer", "name": "Ada"},
@@ -28,8 +30,33 @@ impl Clock for MovingClock {
     fn sleep(&self, _: std::time::Duration) {}
 }
 
+/// The model's transport, and a webhook receiver at `https://hooks.example/` answering each
+/// delivery with the next of `statuses` (a connection refused for 0).
+struct WithHooks {
+    model: ScriptedTransport,
+    statuses: std::cell::RefCell<Vec<u16>>,
+    delivered: std::cell::RefCell<Vec<HttpRequest>>,
+}
+
+impl Transport for WithHooks {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        if !request.url.starts_with("https://hooks.example/") {
+            return self.model.send(request);
+        }
+        self.delivered.borrow_mut().push(request.clone());
+        match self.statuses.borrow_mut().remove(0) {
+            0 => Err(TransportError::retryable("connection refused")),
+            status => Ok(HttpResponse {
+                status,
+                headers: Vec::new(),
+                body: Vec::new(),
+            }),
+        }
+    }
+}
+
 struct Service {
-    transport: ScriptedTransport,
+    transport: WithHooks,
     config: MapConfig,
     store: MemoryKeyValue,
     clock: MovingClock,
@@ -45,7 +72,11 @@ impl Service {
             .values
             .insert("structure_review".into(), review.into());
         Self {
-            transport: ScriptedTransport::new(replies),
+            transport: WithHooks {
+                model: ScriptedTransport::new(replies),
+                statuses: Default::default(),
+                delivered: Default::default(),
+            },
             config,
             store: MemoryKeyValue::default(),
             clock: MovingClock::default(),
@@ -248,6 +279,15 @@ fn one_reviewer_at_a_time_an_invalid_edit_refused_at_its_pointer_and_the_reviewe
     assert_eq!(service.call("POST", &claim, "bob", None).status, 409);
     let done = json_of(&service.call("GET", "/v1/review?status=reviewed", "bob", None));
     assert_eq!(done["items"][0]["id"], json!(id));
+    // The correction counts: the schema's reviews, the field, from what to what.
+    let corrections = json_of(&service.call("GET", "/v1/review/corrections", "bob", None));
+    assert_eq!(
+        corrections["schemas"],
+        json!([{ "schema": "inline", "reviewed": 1, "corrected": 1, "fields": [
+            { "pointer": "/total", "corrected": 1, "changes": [{ "from": 120.5, "to": 125.5 }] }
+        ] }])
+    );
+    assert_eq!(service.call("GET", "/v1/review/corrections", "user-token", None).status, 403);
 }
 
 #[test]
@@ -292,6 +332,11 @@ fn two_reviewers_claiming_at_once_one_wins() {
                     let id = &id;
                     threads.spawn(move || {
                         let transport = ScriptedTransport::new(Vec::new());
+                        let transport = WithHooks {
+                            model: transport,
+                            statuses: Default::default(),
+                            delivered: Default::default(),
+                        };
                         let clock = support::FixedClock::default();
                         let ports = Ports {
                             transport: &transport,
@@ -318,4 +363,90 @@ fn two_reviewers_claiming_at_once_one_wins() {
         sorted.sort_unstable();
         assert_eq!(sorted, [200, 409], "{statuses:?}");
     }
+}
+
+#[test]
+fn the_reviewed_result_goes_to_the_webhook_signed_and_retried_while_the_receiver_fails() {
+    let mut service = Service::new(vec![unsure_answer()], "doubtful");
+    let hook = [
+        ("structure_review_webhook", "https://hooks.example/review"),
+        ("structure_review_webhook_secret", "s3cret"),
+    ];
+    for (key, value) in hook {
+        service.config.values.insert(key.into(), value.into());
+    }
+    // The receiver is down once, then answers 503, then takes it.
+    *service.transport.statuses.borrow_mut() = vec![0, 503, 204];
+    let id = structure_call(&service, "user-token")["review"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    service.call("POST", &format!("/v1/review/{id}/claim"), "ada", None);
+    let corrected = json!({ "data": { "vendor": "Acme Tools", "total": 125.5, "tax": 20.1 } });
+    let reviewed =
+        json_of(&service.call("POST", &format!("/v1/review/{id}"), "ada", Some(corrected)));
+    assert_eq!(reviewed["delivery"]["status"], "delivered", "{reviewed:#}");
+    assert_eq!(reviewed["delivery"]["attempts"], 3);
+    let delivered = service.transport.delivered.borrow();
+    assert_eq!(delivered.len(), 3);
+    let sent = &delivered[2];
+    let body: Value = serde_json::from_slice(&sent.body).unwrap();
+    assert_eq!(
+        (body["event"].as_str(), body["id"].as_str()),
+        (Some("review.reviewed"), Some(id.as_str()))
+    );
+    assert_eq!(body["result"]["data"]["total"], json!(125.5));
+    assert_eq!(body["result"]["review"]["status"], "reviewed");
+    support::assert_published(&body["result"]);
+    // The signature: HMAC-SHA256 of the body under the secret, as a receiver checks it.
+    let signature = (sent.headers.iter())
+        .find(|(name, _)| name == "x-structure-signature")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    assert_eq!(
+        signature,
+        format!("sha256={}", hmac_hex(b"s3cret", &sent.body))
+    );
+}
+
+#[test]
+fn a_receiver_that_refuses_the_delivery_is_not_asked_again_and_the_review_stays() {
+    let mut service = Service::new(vec![unsure_answer()], "doubtful");
+    service.config.values.insert(
+        "structure_review_webhook".into(),
+        "https://hooks.example/r".into(),
+    );
+    *service.transport.statuses.borrow_mut() = vec![400];
+    let id = structure_call(&service, "user-token")["review"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    service.call("POST", &format!("/v1/review/{id}/claim"), "ada", None);
+    let edit = json!({ "data": { "vendor": "Acme Tools", "total": 120.5, "tax": 20.1 } });
+    let reviewed = json_of(&service.call("POST", &format!("/v1/review/{id}"), "ada", Some(edit)));
+    assert_eq!(
+        (
+            reviewed["status"].as_str(),
+            reviewed["delivery"]["status"].as_str()
+        ),
+        (Some("reviewed"), Some("failed"))
+    );
+    assert_eq!(reviewed["delivery"]["error"], "the receiver answered 400");
+    assert_eq!(service.transport.delivered.borrow().len(), 1);
+}
+
+/// HMAC-SHA256 as a webhook receiver computes it (RFC 2104, with the sha2 crate).
+fn hmac_hex(key: &[u8], data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut block = [0u8; 64];
+    block[..key.len()].copy_from_slice(key);
+    let inner = Sha256::new()
+        .chain_update(block.map(|b| b ^ 0x36))
+        .chain_update(data)
+        .finalize();
+    let outer = Sha256::new()
+        .chain_update(block.map(|b| b ^ 0x5c))
+        .chain_update(inner)
+        .finalize();
+    outer.iter().map(|b| format!("{b:02x}")).collect()
 }

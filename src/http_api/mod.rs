@@ -12,6 +12,7 @@
 //! | `/v1/me` | GET | user | the caller: tenant, project, role |
 //! | `/v1/insights` | GET | user | each schema's calls over `?window=24h` or `7d`, JSON or `?format=csv` ([`insights`]) |
 //! | `/v1/review` | GET | reviewer | the review queue's items of `?status=pending` ([`review`]) |
+//! | `/v1/review/corrections` | GET | reviewer | what reviewers corrected, per schema and field |
 //! | `/v1/review/{id}` | GET, POST | reviewer | one item; `POST {"data": …}` confirms or corrects it (422 with the violations) |
 //! | `/v1/review/{id}/claim` | POST | reviewer | take the item: 409 while another reviewer holds it |
 //! | `/mcp` | POST | user | the Model Context Protocol ([`mcp`]) |
@@ -98,6 +99,7 @@ fn route<'a>(
         ["v1", "schemas"] => (&["GET"], None),
         ["v1", "schemas", name] => (&["GET", "PUT", "DELETE"], Some(*name)),
         ["v1", "me"] | ["v1", "insights"] | ["v1", "review"] => (&["GET"], None),
+        ["v1", "review", "corrections"] => (&["GET"], None),
         ["v1", "review", _] => (&["GET", "POST"], None),
         ["v1", "review", _, "claim"] => (&["POST"], None),
         ["mcp"] => (&["POST"], None),
@@ -194,6 +196,7 @@ fn dispatch(
         (["mcp"], ..) => mcp::handle(&body.unwrap_or_default(), caller, request, ports),
         (["v1", "insights"], ..) => insights::get(request, scope, ports),
         (["v1", "review"], ..) => review::list(request, caller, ports),
+        (["v1", "review", "corrections"], ..) => review::corrections(caller, ports),
         (["v1", "review", id, "claim"], ..) => review::claim(id, caller, ports),
         (["v1", "review", id], "GET", _) => review::get(id, caller, ports),
         (["v1", "review", id], _, _) => review::submit(id, body.unwrap_or_default(), caller, ports),

@@ -3,6 +3,7 @@
 //! | route | method | what |
 //! |---|---|---|
 //! | `/v1/review?status=pending` | GET | the items of a status (`pending`, `claimed`, `reviewed`), oldest first |
+//! | `/v1/review/corrections` | GET | what reviewers corrected, per schema and field, from what to what |
 //! | `/v1/review/{id}` | GET | one item: its result, text, schema, values in doubt, claim, and once reviewed the reviewed result |
 //! | `/v1/review/{id}/claim` | POST | take the item (no body): 409 while another reviewer holds it |
 //! | `/v1/review/{id}` | POST | `{"data": …}`: the confirmed or corrected data; 422 with each violation at its pointer when it breaks the schema or a rule |
@@ -14,7 +15,7 @@ use super::exchange::{ApiRequest, ApiResponse};
 use crate::error::StructureError;
 use crate::outcome::ReviewStatus;
 use crate::ports::Ports;
-use crate::review::{Item, Queue, Refused};
+use crate::review::{Item, Queue, Refused, corrections};
 
 /// `GET /v1/review?status=…`.
 pub fn list(request: &ApiRequest, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
@@ -30,6 +31,14 @@ pub fn list(request: &ApiRequest, caller: &Caller, ports: &Ports<'_>) -> ApiResp
     };
     match Queue::new(&caller.scope, ports).list(status) {
         Ok(items) => ApiResponse::json(200, &json!({ "items": items })),
+        Err(error) => ApiResponse::from_error(&error),
+    }
+}
+
+/// `GET /v1/review/corrections`.
+pub fn corrections(caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
+    match Queue::new(&caller.scope, ports).items(ReviewStatus::Reviewed) {
+        Ok(items) => ApiResponse::json(200, &json!({ "schemas": corrections::of(&items) })),
         Err(error) => ApiResponse::from_error(&error),
     }
 }

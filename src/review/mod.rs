@@ -28,7 +28,9 @@
 //! let key_value = MemoryKeyValue::default();
 //! let ports = Ports { transport: &NoModel, config: &NoConfig, key_value: &key_value, clock: &SystemClock };
 //! let scope = structure::Scope::default();
-//! let sent = review::Sent { schema: &schema, records: false, text: "Total: twelve fifty", threshold: 0.8 };
+//! let sent = review::Sent {
+//!     schema: &schema, schema_name: "inline", records: false, text: "Total: twelve fifty", threshold: 0.8,
+//! };
 //! let ticket = review::send(ReviewPolicy::Doubtful, &outcome, &sent, &scope, &ports)?.unwrap();
 //! assert_eq!(ticket.status, ReviewStatus::Pending);
 //! assert_eq!(ticket.fields[0].pointer, "/total");
@@ -41,13 +43,17 @@
 //! A reviewer claims an item ([`Queue::claim`]: one reviewer at a time), and confirms or
 //! corrects its data ([`Queue::submit`]): an edit is checked against the schema and its rules
 //! by the validator every answer goes through, so a reviewed result is never half valid. The
-//! HTTP API serves the queue to the `reviewer` role ([`crate::http_api`], `/v1/review`).
+//! HTTP API serves the queue to the `reviewer` role ([`crate::http_api`], `/v1/review`); a
+//! reviewed result goes to the operator's webhook, signed.
 
+pub mod corrections;
 mod doubt;
 mod queue;
+mod webhook;
 
 pub use doubt::doubts;
 pub use queue::{Claim, Item, Queue, Refused, Reviewed, Sent, Summary};
+pub use webhook::Delivery;
 
 use serde_json::Value;
 

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::webhook::{self, Delivery};
 use crate::error::StructureError;
-use crate::outcome::{Outcome, ReviewField, ReviewStatus};
+use crate::outcome::{Outcome, ReviewField, ReviewStatus, ReviewTicket};
 use crate::ports::Ports;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::violation::Violation;
@@ -27,6 +28,9 @@ const ID_DIGITS: usize = 20;
 pub struct Sent<'a> {
     /// The schema the call asked for (in records mode, one record's).
     pub schema: &'a Value,
+    /// What the schema is called: its registry name, else how it was given (`inline`,
+    /// `described`, `examples`).
+    pub schema_name: &'a str,
     pub records: bool,
     /// The text that was read: the reviewer sees each value in it.
     pub text: &'a str,
@@ -44,6 +48,8 @@ pub struct Item {
     pub created: String,
     /// What the data must validate against (in records mode, an array of the record's schema).
     pub schema: Value,
+    /// The schema's registry name, else how it was given (`inline`, ...).
+    pub schema_name: String,
     /// The result as the call returned it.
     pub result: Value,
     /// The text that was read, which the result's sources count their offsets in.
@@ -54,6 +60,9 @@ pub struct Item {
     pub claim: Option<Claim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed: Option<Reviewed>,
+    /// What came of sending the reviewed result to the operator's webhook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Delivery>,
 }
 
 /// Who holds an item, since when.
@@ -83,6 +92,7 @@ pub struct Summary {
     pub id: String,
     pub status: ReviewStatus,
     pub created: String,
+    pub schema_name: String,
     pub schema_origin: Value,
     pub fields: Vec<ReviewField>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +123,7 @@ impl From<StructureError> for Refused {
 
 /// One tenant's review queue.
 pub struct Queue<'a> {
+    tenant: String,
     prefix: String,
     ports: &'a Ports<'a>,
 }
@@ -120,6 +131,7 @@ pub struct Queue<'a> {
 impl<'a> Queue<'a> {
     pub fn new(scope: &Scope, ports: &'a Ports<'a>) -> Self {
         Queue {
+            tenant: scope.tenant.clone(),
             prefix: format!("{}review/", scope.tenant_prefix()),
             ports,
         }
@@ -143,11 +155,13 @@ impl<'a> Queue<'a> {
             status: ReviewStatus::Pending,
             created: rfc3339(now),
             schema,
+            schema_name: sent.schema_name.to_owned(),
             result,
             text: sent.text.to_owned(),
             fields,
             claim: None,
             reviewed: None,
+            delivery: None,
         };
         // Ids from what the item holds and when, checked unused: no randomness needed.
         for nonce in 0u32.. {
@@ -165,25 +179,32 @@ impl<'a> Queue<'a> {
     }
 
     /// The items of `status`, oldest first.
-    pub fn list(&self, status: ReviewStatus) -> Result<Vec<Summary>, StructureError> {
+    pub fn items(&self, status: ReviewStatus) -> Result<Vec<Item>, StructureError> {
         let mut items = Vec::new();
         for key in store::keys(self.ports.key_value, &self.prefix)? {
             let Some(item) = store::read::<Item>(self.ports.key_value, &key)? else {
                 continue;
             };
             if item.status == status {
-                items.push(Summary {
-                    schema_origin: item.result["schemaOrigin"].clone(),
-                    id: item.id,
-                    status: item.status,
-                    created: item.created,
-                    fields: item.fields,
-                    claim: item.claim,
-                });
+                items.push(item);
             }
         }
         items.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
         Ok(items)
+    }
+
+    /// The items of `status`, oldest first, as a list shows them.
+    pub fn list(&self, status: ReviewStatus) -> Result<Vec<Summary>, StructureError> {
+        let summary = |item: Item| Summary {
+            schema_origin: item.result["schemaOrigin"].clone(),
+            schema_name: item.schema_name,
+            id: item.id,
+            status: item.status,
+            created: item.created,
+            fields: item.fields,
+            claim: item.claim,
+        };
+        Ok(self.items(status)?.into_iter().map(summary).collect())
     }
 
     /// The item `id`.
@@ -216,7 +237,24 @@ impl<'a> Queue<'a> {
 
     /// `by`, who holds item `id`, confirms or corrects its data: `data` replaces it when it is
     /// valid against the item's schema and its rules, else the violations, and nothing is saved.
+    /// The reviewed result then goes to the operator's webhook ([`webhook`]), what came of it
+    /// kept with the item.
     pub fn submit(&self, id: &str, by: &str, data: Value) -> Result<Item, Refused> {
+        let item = self.save_review(id, by, data)?;
+        let Some(result) = item.reviewed_result() else {
+            return Ok(item);
+        };
+        let Some(delivery) = webhook::deliver(&self.tenant, id, &result, self.ports) else {
+            return Ok(item);
+        };
+        self.change(id, |item| {
+            item.delivery = Some(delivery.clone());
+            Ok(())
+        })
+    }
+
+    /// The review of item `id` by `by` saved, when `data` is valid and `by` holds the item.
+    fn save_review(&self, id: &str, by: &str, data: Value) -> Result<Item, Refused> {
         let schema = self.get(id)?.schema;
         let violations = CompiledSchema::compile(&schema)?.violations(&data);
         if !violations.is_empty() {
@@ -296,7 +334,8 @@ impl Item {
         (result.get("data").or_else(|| result.get("partial"))).unwrap_or(&Value::Null)
     }
 
-    /// The result as it goes out once reviewed: the reviewed data, status `ok`.
+    /// The result as it goes out once reviewed: the reviewed data, status `ok`, its review
+    /// `reviewed` (who and when: [`Item::reviewed`]).
     pub fn reviewed_result(&self) -> Option<Value> {
         let reviewed = self.reviewed.as_ref()?;
         let mut result = self.result.clone();
@@ -306,11 +345,12 @@ impl Item {
         }
         object.insert("status".into(), json!("ok"));
         object.insert("data".into(), reviewed.data.clone());
-        object.insert(
-            "review".into(),
-            json!({ "id": self.id, "status": "reviewed",
-            "fields": self.fields, "by": reviewed.by, "at": reviewed.at }),
-        );
+        let ticket = ReviewTicket {
+            id: self.id.clone(),
+            status: ReviewStatus::Reviewed,
+            fields: self.fields.clone(),
+        };
+        object.insert("review".into(), json!(ticket));
         Some(result)
     }
 }
