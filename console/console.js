@@ -1,5 +1,5 @@
 // The structure console: the registry, a playground that shows where each value came from
-// (in the text, or boxed on a PDF's pages), and insights per schema, all from the service's own
+// (in the text, or boxed on a PDF's pages), insights per schema, and the review queue, all from the service's own
 // API with the bearer token the person signs in with. Everything shown that came from the
 // service (names, manuals, values, texts) goes into the page as text nodes, never as markup: a
 // hostile manual stays text.
@@ -99,6 +99,13 @@ function showView(name) {
   }
   if (name === 'playground') fillPlaygroundSchemas();
   if (name === 'insights') loadInsights();
+  if (name === 'review') openReview();
+}
+
+/** The review page (console/review.js, imported the first time a reviewer opens it). */
+async function openReview() {
+  state.review ??= await import('./review.js');
+  await state.review.show({ api, el, $ });
 }
 
 // Registry --------------------------------------------------------------------------------
@@ -724,6 +731,9 @@ $('play-schema').addEventListener('change', () => ($('play-inline-label').hidden
 $('play-form').addEventListener('submit', run);
 $('window').addEventListener('change', loadInsights);
 $('export-csv').addEventListener('click', exportCsv);
+$('review-save').addEventListener('click', () => state.review?.save());
+$('review-back').addEventListener('click', openReview);
+document.addEventListener('keydown', (event) => state.review?.onKey(event));
 
 const kept = sessionStorage.getItem(TOKEN_KEY);
 if (kept) signIn(kept).finally(() => (document.body.dataset.ready = 'true'));

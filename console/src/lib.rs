@@ -1,4 +1,4 @@
-//! The web console (registry, playground, insights) for people: its files and the one function
+//! The web console (registry, playground, insights, review) for people: its files and the one function
 //! that answers a request for them.
 //!
 //! ```
@@ -37,6 +37,7 @@ const LOCATE: &str = include_str!("../locate.js");
 const MARKDOWN: &str = include_str!("../markdown.js");
 const STYLE: &str = include_str!("../console.css");
 const PAGES: &str = include_str!("../pages.js");
+const REVIEW: &str = include_str!("../review.js");
 const PDFJS: &[u8] = include_bytes!("../vendor/pdf.min.mjs.gz");
 const PDFJS_WORKER: &[u8] = include_bytes!("../vendor/pdf.worker.min.mjs.gz");
 
@@ -60,9 +61,11 @@ pub const FILES: [(&str, &str, &str); 5] = [
     ("console.css", "text/css; charset=utf-8", STYLE),
 ];
 
-/// What the console imports only to show a PDF's result: the page view, and pdf.js and its
-/// worker, gzipped (`true`: served with `content-encoding: gzip`, which every browser accepts).
-pub const ON_DEMAND: [(&str, &[u8], bool); 3] = [
+/// What the console imports only when it is needed: the review page, and to show a PDF's
+/// result the page view, and pdf.js and its worker, gzipped (`true`: served with
+/// `content-encoding: gzip`, which every browser accepts).
+pub const ON_DEMAND: [(&str, &[u8], bool); 4] = [
+    ("review.js", REVIEW.as_bytes(), false),
     ("pages.js", PAGES.as_bytes(), false),
     ("pdf.min.mjs", PDFJS, true),
     ("pdf.worker.min.mjs", PDFJS_WORKER, true),

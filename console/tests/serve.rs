@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use structure_console::{FILES, ON_DEMAND, is_console_path, serve};
 
 #[test]
-fn the_console_is_served_under_a_strict_policy_within_60_kb_gzipped() {
+fn the_console_is_served_under_a_strict_policy_within_50_kb_gzipped() {
     let page = serve("GET", "/console");
     assert_eq!(page.status, 200, "the page itself needs no token");
     assert!(
@@ -42,7 +42,7 @@ fn the_console_is_served_under_a_strict_policy_within_60_kb_gzipped() {
         gzipped.write_all(body.as_bytes()).unwrap();
     }
     let size = gzipped.finish().unwrap().len();
-    assert!(size <= 60 * 1024, "the console is {size} bytes gzipped");
+    assert!(size <= 50 * 1024, "the console is {size} bytes gzipped");
 }
 
 #[test]

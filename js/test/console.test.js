@@ -22,6 +22,7 @@ const workspace = fileURLToPath(new URL('../..', import.meta.url));
 const TOKENS = [
   { token: 'console-admin', tenant: 'acme', role: 'admin' },
   { token: 'console-user', tenant: 'acme', role: 'user' },
+  { token: 'console-reviewer', tenant: 'acme', role: 'reviewer', name: 'Dorothy Vaughan' },
 ];
 
 let mock;
@@ -44,6 +45,7 @@ async function startServer(llmBaseUrl) {
     STRUCTURE_MODEL: 'openai/gpt-4.1-mini',
     OPENAI_BASE_URL: llmBaseUrl,
     OPENAI_API_KEY: 'sk-console-test',
+    STRUCTURE_REVIEW: 'doubtful',
   };
   const child = spawn(
     join(targetDir, 'debug', 'structure'),
@@ -601,4 +603,65 @@ test('a user signs in, uses the registry, insights and playground by keyboard al
   assert.equal(await keyboard.textContent('#play-status'), 'ok', await keyboard.textContent('#play-message'));
   assert.equal(await keyboard.textContent('#play-text-view mark'), 'Mary Jackson');
   await keyboard.close();
+});
+
+test('a reviewer checks the values in doubt by keyboard: an edit breaking a rule is refused, then saved', async () => {
+  const schema = {
+    type: 'object',
+    properties: { vendor: { type: 'string' }, total: { type: 'number' }, tax: { type: 'number' } },
+    required: ['vendor', 'total', 'tax'],
+    'x-kubernetes-validations': [{ rule: 'self.tax <= self.total', message: 'tax must not exceed total' }],
+  };
+  // The total and the tax are written in words: no span of the text is the value (derived).
+  const prompt = 'Invoice from Acme Tools: one hundred and twenty-five in all, of which tax twenty point one.';
+  await mock.reply(answer({ vendor: 'Acme Tools', total: 125, tax: 20.1 }));
+  const called = await fetch(`${base}/v1/structure`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer console-user', 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt, schema }),
+  }).then((response) => response.json());
+  assert.equal(called.status, 'ok');
+  const id = called.review.id;
+  assert.deepEqual(
+    called.review.fields.map((field) => field.pointer),
+    ['/total', '/tax'],
+  );
+
+  const reviewer = await context.newPage();
+  await signIn(reviewer, 'console-reviewer');
+  assert.equal(await reviewer.locator('.tab[data-view="review"]').isVisible(), true);
+  await reviewer.click('.tab[data-view="review"]');
+  const open = reviewer.locator('#review-items tbody button', { hasText: id.slice(0, 8) });
+  await open.waitFor();
+  await open.click();
+  await reviewer.waitForSelector('body[data-review-paint]');
+  const paint = Number(await reviewer.getAttribute('body', 'data-review-paint'));
+  assert.ok(paint <= 300, `the item was drawn ${paint} ms after it was opened`);
+  const pointers = await reviewer.$$eval('#review-values li', (rows) => rows.map((row) => row.dataset.pointer));
+  assert.deepEqual(pointers, ['/total', '/tax', '/vendor'], 'the values in doubt first');
+  assert.equal(await reviewer.textContent('#review-text mark.m-exact'), 'Acme Tools');
+
+  // a: the total is right. e: the tax was 200 — which the rule refuses.
+  await reviewer.keyboard.press('a');
+  await reviewer.keyboard.press('e');
+  await reviewer.keyboard.type('200');
+  await reviewer.keyboard.press('Enter');
+  await reviewer.keyboard.press('s');
+  await reviewer.waitForSelector('#review-problems li');
+  assert.match(await reviewer.textContent('#review-problems'), /tax must not exceed total/);
+  await reviewer.screenshot({ path: join(results, 'console-review-refused.png'), fullPage: true });
+  let stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
+  assert.equal(stored.status, 'claimed', 'nothing saved');
+
+  // The tax was 20.
+  await reviewer.fill('li[data-pointer="/tax"] input', '20');
+  await reviewer.press('li[data-pointer="/tax"] input', 'Enter');
+  await reviewer.keyboard.press('s');
+  await reviewer.waitForSelector(`body[data-reviewed="${id}"]`);
+  assert.match(await reviewer.textContent('#review-message'), /Reviewed by Dorothy Vaughan/);
+  await reviewer.screenshot({ path: join(results, 'console-review.png'), fullPage: true });
+  stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
+  assert.deepEqual(stored.reviewedResult.data, { vendor: 'Acme Tools', total: 125, tax: 20 });
+  assert.deepEqual(stored.reviewed.corrected, ['/tax']);
+  await reviewer.close();
 });

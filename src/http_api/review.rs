@@ -16,6 +16,7 @@ use crate::error::StructureError;
 use crate::outcome::ReviewStatus;
 use crate::ports::Ports;
 use crate::review::{Item, Queue, Refused, corrections};
+use crate::schema::violation::Violation;
 
 /// `GET /v1/review?status=…`.
 pub fn list(request: &ApiRequest, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
@@ -70,6 +71,14 @@ pub fn submit(id: &str, body: Value, caller: &Caller, ports: &Ports<'_>) -> ApiR
     )
 }
 
+/// What a violation says, without its pointer (which goes beside it).
+fn problem(violation: &Violation) -> String {
+    match &violation.actual {
+        Some(actual) => format!("{} (was {actual})", violation.constraint),
+        None => violation.constraint.clone(),
+    }
+}
+
 /// An item as the API writes it (with the reviewed result once there is one), or the error
 /// response to what the queue refused.
 fn answer(result: Result<Item, Refused>, status: u16) -> ApiResponse {
@@ -105,7 +114,7 @@ fn answer(result: Result<Item, Refused>, status: u16) -> ApiResponse {
         }
         Err(Refused::Invalid(violations)) => {
             let problems: Vec<Value> = (violations.iter())
-                .map(|violation| json!({ "pointer": violation.pointer, "message": violation.to_string() }))
+                .map(|violation| json!({ "pointer": violation.pointer, "message": problem(violation) }))
                 .collect();
             ApiResponse::error(
                 422,
