@@ -16,6 +16,7 @@ use support::{MapConfig, ScriptedTransport, chat_reply};
 const TOKENS: &str = r#"[{"token": "ada", "tenant": "acme", "role": "reviewer", "name": "Ada"},
     {"token": "bob", "tenant": "acme", "role": "reviewer", "name": "Bob"},
     {"token": "user-token", "tenant": "acme", "role": "user"},
+    {"token": "boss", "tenant": "acme", "role": "admin"},
     {"token": "other", "tenant": "globex", "role": "admin"}]"#;
 
 /// A clock a test moves on.
@@ -457,4 +458,63 @@ fn hmac_hex(key: &[u8], data: &[u8]) -> String {
         .chain_update(inner)
         .finalize();
     outer.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn an_admin_makes_a_correction_an_example_of_its_registered_schema() {
+    let service = Service::new(vec![unsure_answer(), unsure_answer()], "doubtful");
+    let registered = json!({ "schema": invoice(), "version": "1.0" });
+    assert_eq!(
+        service
+            .call("PUT", "/v1/schemas/invoice", "boss", Some(registered))
+            .status,
+        200
+    );
+    let body = json!({ "prompt": TEXT, "schema": "invoice", "schemaMode": "named" });
+    let result = json_of(&service.call("POST", "/v1/structure", "user-token", Some(body)));
+    let id = result["review"]["id"].as_str().unwrap().to_owned();
+    let example = format!("/v1/review/{id}/example");
+    assert_eq!(
+        service.call("POST", &example, "boss", None).status,
+        409,
+        "not reviewed yet"
+    );
+    service.call("POST", &format!("/v1/review/{id}/claim"), "ada", None);
+    let corrected = json!({ "vendor": "Acme Tools", "total": 125.5, "tax": 20.1 });
+    let saved = service.call(
+        "POST",
+        &format!("/v1/review/{id}"),
+        "ada",
+        Some(json!({ "data": corrected })),
+    );
+    assert_eq!(saved.status, 200);
+    assert_eq!(
+        service.call("POST", &example, "ada", None).status,
+        403,
+        "a reviewer registers nothing"
+    );
+    let made = json_of(&service.call("POST", &example, "boss", None));
+    assert_eq!(made["schema"]["version"], "1.1", "{made}");
+    let schema = json_of(&service.call("GET", "/v1/schemas/invoice", "user-token", None));
+    assert_eq!(schema["schema"]["examples"], json!([corrected]));
+    // An item whose schema was inline has no schema to keep it.
+    let inline = structure_call(&service, "user-token")["review"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    service.call("POST", &format!("/v1/review/{inline}/claim"), "ada", None);
+    service.call(
+        "POST",
+        &format!("/v1/review/{inline}"),
+        "ada",
+        Some(json!({ "data": corrected })),
+    );
+    let refused = service.call(
+        "POST",
+        &format!("/v1/review/{inline}/example"),
+        "boss",
+        None,
+    );
+    assert_eq!(refused.status, 409);
+    assert!(String::from_utf8_lossy(&refused.body).contains("given inline"));
 }

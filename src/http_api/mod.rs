@@ -15,6 +15,7 @@
 //! | `/v1/review/corrections` | GET | reviewer | what reviewers corrected, per schema and field |
 //! | `/v1/review/{id}` | GET, POST | reviewer | one item; `POST {"data": …}` confirms or corrects it (422 with the violations) |
 //! | `/v1/review/{id}/claim` | POST | reviewer | take the item: 409 while another reviewer holds it |
+//! | `/v1/review/{id}/example` | POST | admin | the reviewed data made an example of its registered schema |
 //! | `/mcp` | POST | user | the Model Context Protocol ([`mcp`]) |
 //!
 //! The web console (`/console`) is not here: its files are the `structure-console` crate's, a
@@ -101,7 +102,7 @@ fn route<'a>(
         ["v1", "me"] | ["v1", "insights"] | ["v1", "review"] => (&["GET"], None),
         ["v1", "review", "corrections"] => (&["GET"], None),
         ["v1", "review", _] => (&["GET", "POST"], None),
-        ["v1", "review", _, "claim"] => (&["POST"], None),
+        ["v1", "review", _, "claim" | "example"] => (&["POST"], None),
         ["mcp"] => (&["POST"], None),
         _ => {
             return Err(ApiResponse::error(
@@ -143,12 +144,13 @@ fn admitted_caller(request: &ApiRequest, ports: &Ports<'_>) -> Result<Caller, Ap
             ));
         }
     };
-    let needs_admin = matches!(request.method.as_str(), "PUT" | "DELETE");
+    let needs_admin = matches!(request.method.as_str(), "PUT" | "DELETE")
+        || (request.path.starts_with("/v1/review/") && request.path.ends_with("/example"));
     if needs_admin && caller.role < Role::Admin {
         return Err(ApiResponse::error(
             403,
             "forbidden",
-            "registering and deregistering schemas takes an admin token",
+            "registering and deregistering schemas (an example too) takes an admin token",
             json!({}),
         ));
     }
@@ -170,8 +172,8 @@ fn json_body_of(request: &ApiRequest, segments: &[&str]) -> Result<Option<Value>
     if !matches!(request.method.as_str(), "POST" | "PUT") {
         return Ok(None);
     }
-    // A claim says all it says by its path.
-    if matches!(segments, ["v1", "review", _, "claim"]) && request.body.is_empty() {
+    // A claim, or an example, says all it says by its path.
+    if matches!(segments, ["v1", "review", _, "claim" | "example"]) && request.body.is_empty() {
         return Ok(None);
     }
     match json_body(request) {
@@ -198,6 +200,7 @@ fn dispatch(
         (["v1", "review"], ..) => review::list(request, caller, ports),
         (["v1", "review", "corrections"], ..) => review::corrections(caller, ports),
         (["v1", "review", id, "claim"], ..) => review::claim(id, caller, ports),
+        (["v1", "review", id, "example"], ..) => review::example(id, caller, ports),
         (["v1", "review", id], "GET", _) => review::get(id, caller, ports),
         (["v1", "review", id], _, _) => review::submit(id, body.unwrap_or_default(), caller, ports),
         (["v1", "structure"], ..) => structure(body.unwrap_or_default(), scope, ports),

@@ -6,16 +6,18 @@
 //! | `/v1/review/corrections` | GET | what reviewers corrected, per schema and field, from what to what |
 //! | `/v1/review/{id}` | GET | one item: its result, text, schema, values in doubt, claim, and once reviewed the reviewed result |
 //! | `/v1/review/{id}/claim` | POST | take the item (no body): 409 while another reviewer holds it |
+//! | `/v1/review/{id}/example` | POST | (admin) the reviewed data made an example of its registered schema: its next minor version |
 //! | `/v1/review/{id}` | POST | `{"data": …}`: the confirmed or corrected data; 422 with each violation at its pointer when it breaks the schema or a rule |
 
 use serde_json::{Value, json};
 
 use super::auth::Caller;
 use super::exchange::{ApiRequest, ApiResponse};
+use crate::api;
 use crate::error::StructureError;
 use crate::outcome::ReviewStatus;
 use crate::ports::Ports;
-use crate::review::{Item, Queue, Refused, corrections};
+use crate::review::{Item, Queue, Refused, corrections, example};
 use crate::schema::violation::Violation;
 
 /// `GET /v1/review?status=…`.
@@ -55,6 +57,30 @@ pub fn claim(id: &str, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
         Queue::new(&caller.scope, ports).claim(id, &caller.name),
         200,
     )
+}
+
+/// `POST /v1/review/{id}/example`: the reviewed data added to the item's schema's `examples`.
+pub fn example(id: &str, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
+    let item = match Queue::new(&caller.scope, ports).get(id) {
+        Ok(item) if item.reviewed.is_some() => item,
+        Ok(_) => {
+            let message = "only a reviewed item's data can become an example: review it first";
+            return ApiResponse::error(409, "conflict", message, json!({}));
+        }
+        Err(refused) => return answer(Err(refused), 200),
+    };
+    let registered = match api::get_schema(&caller.scope, &item.schema_name, ports) {
+        Ok(registered) => registered,
+        Err(_) => return answer(Err(Refused::NotNamed(item.schema_name.clone())), 200),
+    };
+    let registration = match example::registration(&item, &registered) {
+        Ok(registration) => registration,
+        Err(refused) => return answer(Err(refused), 200),
+    };
+    match api::register_schema(&caller.scope, registration, ports) {
+        Ok(info) => ApiResponse::json(200, &json!({ "schema": info })),
+        Err(error) => ApiResponse::from_error(&error),
+    }
 }
 
 /// `POST /v1/review/{id}` with `{"data": …}`.
@@ -112,6 +138,15 @@ fn answer(result: Result<Item, Refused>, status: u16) -> ApiResponse {
         Err(Refused::Reviewed) => {
             ApiResponse::error(409, "conflict", "this item is reviewed already", json!({}))
         }
+        Err(Refused::NotNamed(how)) => ApiResponse::error(
+            409,
+            "conflict",
+            &format!(
+                "the item's schema was given {how}, not by a name of the registry: only a \
+                 registered schema keeps examples"
+            ),
+            json!({}),
+        ),
         Err(Refused::Invalid(violations)) => {
             let problems: Vec<Value> = (violations.iter())
                 .map(|violation| json!({ "pointer": violation.pointer, "message": problem(violation) }))

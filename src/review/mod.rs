@@ -48,6 +48,7 @@
 
 pub mod corrections;
 mod doubt;
+pub mod example;
 mod queue;
 mod webhook;
 

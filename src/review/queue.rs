@@ -108,8 +108,11 @@ pub enum Refused {
     Claimed(Claim),
     /// A submission from a reviewer who does not hold the item.
     NotClaimed,
-    /// It was reviewed already.
+    /// It was reviewed already (or, to become an example, not yet).
     Reviewed,
+    /// An example needs a schema of the registry; the item's was given inline (its name says
+    /// how).
+    NotNamed(String),
     /// The edit breaks the schema or its rules: each violation at its pointer.
     Invalid(Vec<Violation>),
     Store(StructureError),
