@@ -278,6 +278,21 @@ impl Structure {
         .await
     }
 
+    /// Review item `id` of `scope`'s tenant (`structure_review`), read from the store as the
+    /// service keeps it; `None` when there is none.
+    pub fn review_item(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> Result<Option<structure::review::Item>, CallError> {
+        let core = structure::Scope::new(&scope.tenant, scope.project.as_deref())
+            .map_err(|error| CallError::Host(anyhow::anyhow!(error.message)))?;
+        let key = structure::review::item_key(&core, id);
+        let stored = (self.key_value.get(&key))
+            .map_err(|message| CallError::Host(anyhow::anyhow!("the store: {message}")))?;
+        Ok(stored.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+    }
+
     /// The tool definition, to register with an agent framework verbatim.
     ///
     /// ```no_run

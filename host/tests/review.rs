@@ -1,6 +1,7 @@
 //! The review queue through `structure serve` as operators run it: a result sent to review,
 //! claimed, the service killed (`kill -9`) in the middle of the review and started again on
-//! the same store — SQLite and a real Redis — and the review finished: nothing lost.
+//! the same store — SQLite and a real Redis — and the review finished: nothing lost; and a
+//! batch whose results wait for review, written as reviewed once people have reviewed them.
 
 mod support;
 
@@ -107,4 +108,127 @@ fn a_review_outlives_a_killed_service_on_sqlite() {
 fn a_review_outlives_a_killed_service_on_redis() {
     let redis = Redis::start();
     a_review_outlives_the_service(&redis.url());
+}
+
+/// `structure` with `args`, the model at `mock`, every result sent to review, on `store`.
+fn command(mock: &MockLlm, store: &str, args: &[&str]) -> std::process::Output {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_structure"))
+        .args(args)
+        .args(["--store", store, "--tenant", "acme"])
+        .env("STRUCTURE_MODEL", "openai/gpt-4.1-mini")
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", "sk-review")
+        .env("STRUCTURE_REVIEW", "all")
+        .env_remove("STRUCTURE_STORE")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_batchs_results_are_written_as_reviewed_once_reviewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.db");
+    let store = store.to_str().unwrap();
+    let (input, output, reviewed) = (
+        dir.path().join("in.jsonl"),
+        dir.path().join("out.jsonl"),
+        dir.path().join("reviewed.jsonl"),
+    );
+    std::fs::write(&input, "{\"id\": \"a\", \"prompt\": \"Acme Tools, 120.50\"}\n{\"id\": \"b\", \"prompt\": \"Bolt Inc, 9.00\"}\n").unwrap();
+    let mock = MockLlm::start();
+    mock.push(Reply::answer(
+        json!({ "vendor": "Acme Tools", "total": 120.5 }),
+    ));
+    mock.push(Reply::answer(json!({ "vendor": "Bolt Inc", "total": 9 })));
+    let schema = r#"{"type": "object", "required": ["vendor", "total"], "properties": {"vendor": {"type": "string"}, "total": {"type": "number"}}}"#;
+    let (input_arg, output_arg) = (input.to_str().unwrap(), output.to_str().unwrap());
+    command(
+        &mock,
+        store,
+        &[
+            "batch", input_arg, "-o", output_arg, "--schema", schema, "--jobs", "1",
+        ],
+    );
+    let results = lines(&output);
+    assert_eq!(results.len(), 2);
+    let item_of = |id: &str| {
+        let line = results.iter().find(|line| line["id"] == id).unwrap();
+        line["review"]["id"]
+            .as_str()
+            .expect("sent to review")
+            .to_owned()
+    };
+    let reviewed_arg = reviewed.to_str().unwrap();
+    let first = command(
+        &mock,
+        store,
+        &["review", "results", output_arg, "-o", reviewed_arg],
+    );
+    assert!(
+        String::from_utf8_lossy(&first.stderr)
+            .contains("0 written (0 of them reviewed), 2 still waiting")
+    );
+    assert!(
+        lines(&reviewed).is_empty(),
+        "nothing is written before it is reviewed"
+    );
+
+    // A reviewer corrects item a on the service sharing the store.
+    let served = serve(&mock, store);
+    let a = item_of("a");
+    call(
+        &served,
+        "POST",
+        &format!("/v1/review/{a}/claim"),
+        "ada",
+        None,
+    );
+    let corrected = json!({ "data": { "vendor": "Acme Tools", "total": 125.5 } });
+    let (status, _) = call(
+        &served,
+        "POST",
+        &format!("/v1/review/{a}"),
+        "ada",
+        Some(corrected),
+    );
+    assert_eq!(status, 200);
+    served.terminate();
+
+    let second = command(
+        &mock,
+        store,
+        &["review", "results", output_arg, "-o", reviewed_arg],
+    );
+    assert!(
+        String::from_utf8_lossy(&second.stderr)
+            .contains("1 written (1 of them reviewed), 1 still waiting")
+    );
+    let written = lines(&reviewed);
+    assert_eq!(written.len(), 1);
+    assert_eq!(
+        (written[0]["id"].as_str(), written[0]["status"].as_str()),
+        (Some("a"), Some("ok"))
+    );
+    assert_eq!(written[0]["data"]["total"], json!(125.5));
+    assert_eq!(written[0]["review"]["status"], "reviewed");
+    // Run again: nothing new, nothing twice.
+    command(
+        &mock,
+        store,
+        &["review", "results", output_arg, "-o", reviewed_arg],
+    );
+    assert_eq!(lines(&reviewed).len(), 1);
 }

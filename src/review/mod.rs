@@ -53,7 +53,7 @@ mod queue;
 mod webhook;
 
 pub use doubt::doubts;
-pub use queue::{Claim, Item, Queue, Refused, Reviewed, Sent, Summary};
+pub use queue::{Claim, Item, Queue, Refused, Reviewed, Sent, Summary, item_key};
 pub use webhook::Delivery;
 
 use serde_json::Value;

@@ -135,7 +135,7 @@ impl<'a> Queue<'a> {
     pub fn new(scope: &Scope, ports: &'a Ports<'a>) -> Self {
         Queue {
             tenant: scope.tenant.clone(),
-            prefix: format!("{}review/", scope.tenant_prefix()),
+            prefix: prefix(scope),
             ports,
         }
     }
@@ -356,6 +356,16 @@ impl Item {
         object.insert("review".into(), json!(ticket));
         Some(result)
     }
+}
+
+/// Where `scope`'s tenant keeps its review items.
+fn prefix(scope: &Scope) -> String {
+    format!("{}review/", scope.tenant_prefix())
+}
+
+/// The store key of item `id` of `scope`'s tenant: where a host reads an item directly.
+pub fn item_key(scope: &Scope, id: &str) -> String {
+    format!("{}{id}", prefix(scope))
 }
 
 /// When a claim was made (unix ms).

@@ -129,6 +129,11 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The review queue (`structure_review`): results, a batch's output as reviewed.
+    Review {
+        #[command(subcommand)]
+        action: ReviewAction,
+    },
     /// Setting overrides of the tenant or project: get, set.
     Settings {
         #[command(subcommand)]
@@ -160,6 +165,20 @@ pub(crate) enum Command {
     Component {
         /// Where to write it.
         #[arg(long, short)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ReviewAction {
+    /// Write a batch's results as reviewed: each result that waits for review once a reviewer
+    /// confirmed or corrected it (held back until then), the others as they are; run again,
+    /// it writes what was reviewed since.
+    Results {
+        /// The batch's output file.
+        input: PathBuf,
+        /// The reviewed results (JSON Lines, appended to).
+        #[arg(short, long)]
         output: PathBuf,
     },
 }

@@ -6,6 +6,7 @@ pub mod batch;
 #[cfg(feature = "embedded")]
 pub mod model;
 pub mod output;
+pub mod review;
 pub mod run;
 pub mod schemas;
 pub mod serve;
