@@ -86,6 +86,31 @@ function render(item) {
     new Set(view.rows.filter((row) => row.reason).map((row) => row.pointer)),
   );
   focusRow(0);
+  renderPages(item);
+}
+
+/**
+ * A PDF item's pages, each value boxed where it stands (console/pages.js with pdf.js, imported
+ * now); the text read stays below. `body[data-review-pages]` says they are drawn, for the tests.
+ */
+async function renderPages(item) {
+  const { $, el } = ctx;
+  const pagesView = $('review-pages');
+  const pdf = item.document?.mediaType === 'application/pdf' ? item.document.data : null;
+  pagesView.hidden = !pdf;
+  if (!pdf) return;
+  pagesView.replaceChildren(el('p', { className: 'hint', textContent: 'Drawing the pages…' }));
+  try {
+    const bytes = Uint8Array.from(atob(pdf), (c) => c.charCodeAt(0));
+    const pages = await import('./pages.js');
+    if (view.item !== item) return;
+    const sources = item.result.sources ?? [];
+    const drawn = await pages.showPages(pagesView, bytes, sources, item.result.trace?.pageSizes, () => {});
+    if (drawn && view.item === item) document.body.dataset.reviewPages = item.id;
+  } catch (error) {
+    const why = `The pages could not be drawn (${error.message}).`;
+    pagesView.replaceChildren(el('p', { className: 'error', textContent: why }));
+  }
 }
 
 function valueRow(row, index) {

@@ -90,6 +90,7 @@ fn structure_with(
             records: request.records,
             text: &text,
             threshold: settings.confidence_threshold,
+            document: request.document.as_ref(),
         };
         outcome.review = review::send(policy, &outcome, &sent, scope, ports)
             .map_err(|error| error.with_usage(outcome.usage))?;

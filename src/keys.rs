@@ -65,6 +65,11 @@ pub const MIN_CONFIDENCE: &str = "structure_min_confidence";
 /// Which results go to a person's review queue: `off` (default), `doubtful` (a value under the
 /// confidence threshold, derived, left out or in doubt; need-more-input; stale), `all`.
 pub const REVIEW: &str = "structure_review";
+/// The most items a tenant's review queue holds (default 10,000): a result to review beyond
+/// them is an error saying so.
+pub const REVIEW_MAX_ITEMS: &str = "structure_review_max_items";
+/// How many days a review item is kept, reviewed or not (default 30).
+pub const REVIEW_KEEP_DAYS: &str = "structure_review_keep_days";
 /// Where a reviewed result is sent (`POST`, signed): the operator's URL; none by default.
 pub const REVIEW_WEBHOOK: &str = "structure_review_webhook";
 /// The key the webhook's body is signed with (HMAC-SHA256, `x-structure-signature`).
@@ -161,6 +166,8 @@ pub const ALL: &[&str] = &[
     ESCALATE,
     MIN_CONFIDENCE,
     REVIEW,
+    REVIEW_MAX_ITEMS,
+    REVIEW_KEEP_DAYS,
     REVIEW_WEBHOOK,
     REVIEW_WEBHOOK_SECRET,
     LOGPROBS,

@@ -518,3 +518,61 @@ fn an_admin_makes_a_correction_an_example_of_its_registered_schema() {
     assert_eq!(refused.status, 409);
     assert!(String::from_utf8_lossy(&refused.body).contains("given inline"));
 }
+
+#[test]
+fn a_queue_holds_what_the_operator_allows_and_lets_old_items_go() {
+    let mut service = Service::new(
+        vec![unsure_answer(), unsure_answer(), unsure_answer()],
+        "doubtful",
+    );
+    for (key, value) in [
+        ("structure_review_max_items", "1"),
+        ("structure_review_keep_days", "2"),
+    ] {
+        service.config.values.insert(key.into(), value.into());
+    }
+    let first = structure_call(&service, "user-token")["review"]["id"].clone();
+    let body = json!({ "prompt": TEXT, "schema": invoice() });
+    let full = service.call("POST", "/v1/structure", "user-token", Some(body));
+    assert_eq!(full.status, 500);
+    let error = json_of(&full)["error"].clone();
+    assert_eq!(error["key"], "structure_review_max_items", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("holds 1 items"));
+    assert_eq!(error["usage"]["llmCalls"], 1, "what the call spent is said");
+    // Three days on, the first item has expired: room again, and the list lets it go.
+    service.clock.0.set(3 * 24 * 60 * 60 * 1000);
+    let next = structure_call(&service, "user-token")["review"]["id"].clone();
+    let listed = json_of(&service.call("GET", "/v1/review", "ada", None));
+    let ids: Vec<&Value> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| &item["id"])
+        .collect();
+    assert_eq!(ids, [&next]);
+    assert_ne!(first, next);
+}
+
+#[test]
+fn a_pdfs_item_keeps_the_pdf_while_open_and_lets_it_go_once_reviewed() {
+    use base64::Engine as _;
+    let service = Service::new(vec![unsure_answer()], "all");
+    let pdf = mock_llm::pdf::with_pages(&["Invoice from Acme Tools. Total 120.50, tax 20.10."]);
+    let data = base64::engine::general_purpose::STANDARD.encode(&pdf);
+    let body = json!({ "prompt": "", "schema": invoice(),
+        "document": { "mediaType": "application/pdf", "data": data } });
+    let result = json_of(&service.call("POST", "/v1/structure", "user-token", Some(body)));
+    let id = result["review"]["id"]
+        .as_str()
+        .expect("sent to review")
+        .to_owned();
+    let claimed = json_of(&service.call("POST", &format!("/v1/review/{id}/claim"), "ada", None));
+    assert_eq!(
+        claimed["document"],
+        json!({ "mediaType": "application/pdf", "data": data })
+    );
+    let edit = json!({ "data": { "vendor": "Acme Tools", "total": 120.5, "tax": 20.1 } });
+    let reviewed = json_of(&service.call("POST", &format!("/v1/review/{id}"), "ada", Some(edit)));
+    assert_eq!(reviewed["status"], "reviewed");
+    assert!(reviewed.get("document").is_none());
+}

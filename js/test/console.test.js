@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { answer, startMockLlm } from './mock-llm.js';
+import { answer, completion, startMockLlm } from './mock-llm.js';
 
 const CHROMIUM = process.env.STRUCTURE_CHROMIUM ?? '/usr/bin/chromium';
 const results = fileURLToPath(new URL('../test-results/', import.meta.url));
@@ -663,5 +663,78 @@ test('a reviewer checks the values in doubt by keyboard: an edit breaking a rule
   stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
   assert.deepEqual(stored.reviewedResult.data, { vendor: 'Acme Tools', total: 125, tax: 20 });
   assert.deepEqual(stored.reviewed.corrected, ['/tax']);
+  await reviewer.close();
+});
+
+/** A chat completion whose answer is written by `tokens`, each `[text, probability]`: log-probabilities given. */
+function unsure(tokens) {
+  const reply = completion(tokens.map(([text]) => text).join(''));
+  const body = JSON.parse(reply.body);
+  body.choices[0].logprobs = {
+    content: tokens.map(([token, p]) => ({ token, logprob: Math.log(p), bytes: null, top_logprobs: [] })),
+  };
+  return { ...reply, body: JSON.stringify(body) };
+}
+
+test("a PDF's item is reviewed on its pages, each value boxed, the document let go once reviewed", async () => {
+  const pdf = await mock.pdf(['Invoice from Acme Tools', 'Total: 120.50', 'Tax: 20.10']);
+  await mock.reply(
+    unsure([
+      ['{"answer": {"vendor": ', 0.99],
+      ['"Acme Tools"', 0.99],
+      [', "total": ', 0.99],
+      ['120.5', 0.75],
+      [', "tax": ', 0.99],
+      ['20.1', 0.72],
+      ['}}', 0.99],
+    ]),
+  );
+  const schema = {
+    type: 'object',
+    properties: { vendor: { type: 'string' }, total: { type: 'number' }, tax: { type: 'number' } },
+    required: ['vendor', 'total', 'tax'],
+  };
+  const document = { mediaType: 'application/pdf', data: Buffer.from(pdf).toString('base64') };
+  const called = await fetch(`${base}/v1/structure`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer console-user', 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: '', document, schema }),
+  }).then((response) => response.json());
+  assert.equal(called.status, 'ok', JSON.stringify(called));
+  assert.deepEqual(
+    called.review.fields.map((field) => [field.pointer, field.reason]),
+    [
+      ['/total', 'confidence 0.75, under 0.8'],
+      ['/tax', 'confidence 0.72, under 0.8'],
+    ],
+  );
+  const id = called.review.id;
+
+  const reviewer = await context.newPage();
+  const faults = [];
+  reviewer.on('pageerror', (error) => faults.push(error.message));
+  await signIn(reviewer, 'console-reviewer');
+  await reviewer.click('.tab[data-view="review"]');
+  const open = reviewer.locator('#review-items tbody button', { hasText: id.slice(0, 8) });
+  await open.waitFor();
+  await open.click();
+  await reviewer.waitForSelector('#review-item:not([hidden])');
+  await reviewer.waitForFunction(
+    (id) => document.body.dataset.reviewPages === id || document.querySelector('#review-pages .error'),
+    id,
+  );
+  assert.equal(await reviewer.locator('#review-pages .error').count(), 0, await reviewer.textContent('#review-pages'));
+  await reviewer.waitForSelector('#review-pages .box');
+  assert.equal(await reviewer.locator('#review-pages .box').count(), 3, 'a box for each value');
+  await reviewer.screenshot({ path: join(results, 'console-review-pdf.png'), fullPage: true });
+  await reviewer.keyboard.press('a');
+  await reviewer.keyboard.press('a');
+  await reviewer.keyboard.press('s');
+  await reviewer.waitForSelector(`body[data-reviewed="${id}"]`);
+  const stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
+  assert.deepEqual(stored.reviewedResult.data, { vendor: 'Acme Tools', total: 120.5, tax: 20.1 });
+  assert.deepEqual(stored.reviewed.corrected, []);
+  assert.equal(stored.document, undefined, 'the PDF is kept only while the item is open');
+  assert.deepEqual(faults, []);
   await reviewer.close();
 });

@@ -83,7 +83,9 @@ pub fn of(reviewed: &[Item]) -> Vec<Corrections> {
     (schemas.into_values())
         .map(|(mut summary, fields)| {
             summary.fields = fields.into_values().collect();
-            summary.fields.sort_by(|a, b| b.corrected.cmp(&a.corrected));
+            summary
+                .fields
+                .sort_by_key(|field| std::cmp::Reverse(field.corrected));
             summary
         })
         .collect()

@@ -30,6 +30,7 @@
 //! let scope = structure::Scope::default();
 //! let sent = review::Sent {
 //!     schema: &schema, schema_name: "inline", records: false, text: "Total: twelve fifty", threshold: 0.8,
+//!     document: None,
 //! };
 //! let ticket = review::send(ReviewPolicy::Doubtful, &outcome, &sent, &scope, &ports)?.unwrap();
 //! assert_eq!(ticket.status, ReviewStatus::Pending);

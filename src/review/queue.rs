@@ -8,9 +8,14 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::webhook::{self, Delivery};
+use base64::Engine as _;
+
 use crate::error::StructureError;
+use crate::keys;
+use crate::media_type::MediaType;
 use crate::outcome::{Outcome, ReviewField, ReviewStatus, ReviewTicket};
 use crate::ports::Ports;
+use crate::request::Document;
 use crate::schema::validator::CompiledSchema;
 use crate::schema::violation::Violation;
 use crate::scope::Scope;
@@ -20,6 +25,13 @@ use crate::time::rfc3339;
 /// How long a claim holds: after it, another reviewer may take the item (a reviewer who left
 /// does not hold it forever).
 pub const CLAIM_HOLDS_MS: u64 = 30 * 60 * 1000;
+/// How many items a tenant's queue holds unless the operator says (`structure_review_max_items`).
+pub const DEFAULT_MAX_ITEMS: u64 = 10_000;
+/// How many days an item is kept unless the operator says (`structure_review_keep_days`).
+pub const DEFAULT_KEEP_DAYS: u64 = 30;
+/// The largest PDF an item keeps (a larger one's item shows its text alone): each claim and
+/// read of the item carries it.
+pub const MAX_KEPT_DOCUMENT_BYTES: usize = 4 << 20;
 /// How many hex digits an item's id has.
 const ID_DIGITS: usize = 20;
 
@@ -36,6 +48,9 @@ pub struct Sent<'a> {
     pub text: &'a str,
     /// `structure_confidence_threshold`: a value less sure than this is in doubt.
     pub threshold: f64,
+    /// The document the text was read from, if any: a PDF is kept while the item is open, so
+    /// that a reviewer sees each value boxed on its page.
+    pub document: Option<&'a Document>,
 }
 
 /// A result waiting for, or given, a person's review.
@@ -60,6 +75,11 @@ pub struct Item {
     pub claim: Option<Claim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed: Option<Reviewed>,
+    /// The PDF the text was read from, as the tool's `document` argument writes it
+    /// (`{"mediaType", "data"}`, base64): kept while the item is open, up to
+    /// [`MAX_KEPT_DOCUMENT_BYTES`]; dropped once it is reviewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<Value>,
     /// What came of sending the reviewed result to the operator's webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<Delivery>,
@@ -147,6 +167,7 @@ impl<'a> Queue<'a> {
         sent: &Sent<'_>,
         fields: Vec<ReviewField>,
     ) -> Result<Item, StructureError> {
+        self.check_room()?;
         let now = self.ports.clock.now_unix_millis();
         let result = outcome.to_json();
         let schema = match sent.records {
@@ -164,6 +185,7 @@ impl<'a> Queue<'a> {
             fields,
             claim: None,
             reviewed: None,
+            document: sent.document.and_then(kept),
             delivery: None,
         };
         // Ids from what the item holds and when, checked unused: no randomness needed.
@@ -183,17 +205,55 @@ impl<'a> Queue<'a> {
 
     /// The items of `status`, oldest first.
     pub fn items(&self, status: ReviewStatus) -> Result<Vec<Item>, StructureError> {
+        let mut items: Vec<Item> = (self.kept()?.into_iter())
+            .filter(|item| item.status == status)
+            .collect();
+        items.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
+        Ok(items)
+    }
+
+    /// Every item the queue keeps; those older than `structure_review_keep_days` are deleted
+    /// on the way.
+    fn kept(&self) -> Result<Vec<Item>, StructureError> {
+        let now = self.ports.clock.now_unix_millis();
+        let days = self.setting(keys::REVIEW_KEEP_DAYS, DEFAULT_KEEP_DAYS);
+        let oldest = now.saturating_sub(days.saturating_mul(24 * 60 * 60 * 1000));
         let mut items = Vec::new();
         for key in store::keys(self.ports.key_value, &self.prefix)? {
             let Some(item) = store::read::<Item>(self.ports.key_value, &key)? else {
                 continue;
             };
-            if item.status == status {
-                items.push(item);
+            match crate::time::parse_rfc3339(&item.created) {
+                Some(created) if created < oldest => store::delete(self.ports.key_value, &key)?,
+                _ => items.push(item),
             }
         }
-        items.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
         Ok(items)
+    }
+
+    /// The operator's setting `key` (a whole number), else `default`.
+    fn setting(&self, key: &str, default: u64) -> u64 {
+        let value = self.ports.config.get(key).ok().flatten();
+        (value.and_then(|value| value.trim().parse().ok())).unwrap_or(default)
+    }
+
+    /// Refuses a new item while the queue holds `structure_review_max_items` (after letting
+    /// the expired ones go).
+    fn check_room(&self) -> Result<(), StructureError> {
+        let max = self.setting(keys::REVIEW_MAX_ITEMS, DEFAULT_MAX_ITEMS);
+        let held = store::keys(self.ports.key_value, &self.prefix)?.len() as u64;
+        if held < max || (self.kept()?.len() as u64) < max {
+            return Ok(());
+        }
+        Err(StructureError::configuration(
+            keys::REVIEW_MAX_ITEMS,
+            format!(
+                "the review queue of tenant {} holds {max} items, the most it may \
+                 (structure_review_max_items): review them, or let them expire sooner \
+                 (structure_review_keep_days)",
+                self.tenant
+            ),
+        ))
     }
 
     /// The items of `status`, oldest first, as a list shows them.
@@ -274,6 +334,7 @@ impl<'a> Queue<'a> {
             let mut corrected = Vec::new();
             changed(item.data(), &data, "", &mut corrected);
             item.status = ReviewStatus::Reviewed;
+            item.document = None;
             item.reviewed = Some(Reviewed {
                 data: data.clone(),
                 by: by.to_owned(),
@@ -356,6 +417,15 @@ impl Item {
         object.insert("review".into(), json!(ticket));
         Some(result)
     }
+}
+
+/// What an item keeps of `document`: a PDF up to [`MAX_KEPT_DOCUMENT_BYTES`].
+fn kept(document: &Document) -> Option<Value> {
+    let pdf = document.media_type == MediaType::Pdf;
+    (pdf && document.bytes.len() <= MAX_KEPT_DOCUMENT_BYTES).then(|| {
+        let data = base64::engine::general_purpose::STANDARD.encode(&document.bytes);
+        json!({ "mediaType": document.media_type.name(), "data": data })
+    })
 }
 
 /// Where `scope`'s tenant keeps its review items.
