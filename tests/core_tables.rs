@@ -311,6 +311,31 @@ fn rows_a_model_slips_or_repeats_are_read_again_and_the_list_has_each_row_once()
     assert_eq!(records(&outcome), items, "each row once, in order");
     assert_eq!(outcome.incomplete.as_deref(), Some(&[][..]));
     assert!(calls > 5, "the slipped rows were read again: {calls} calls");
+    // A model that slips for good after its tenth record: each row's number with the next
+    // row's cells, every cell given once.
+    let shifted = |sent: &str| {
+        let mut answer = TableReader {
+            skip_every: 0,
+            ..TIRING
+        }
+        .answer(sent);
+        let records = answer["records"].as_array_mut().unwrap();
+        let read = records.clone();
+        for place in 10..records.len().saturating_sub(1) {
+            for field in ["item", "quantity", "price"] {
+                records[place][field] = read[place + 1][field].clone();
+            }
+        }
+        answer
+    };
+    let (outcome, calls) = read(&text, shifted);
+    assert_eq!(
+        records(&outcome),
+        items,
+        "each row once, in order, as it is"
+    );
+    assert_eq!(outcome.incomplete.as_deref(), Some(&[][..]));
+    assert!(calls > 5, "the shifted rows were read again: {calls} calls");
 }
 
 #[test]

@@ -11,9 +11,7 @@ use clap::Parser;
 use serde_json::Value;
 use structure_host::{Request, Scope, Structure};
 
-use cli::arguments::{
-    Cli, Command, ReviewAction, SchemasAction, SettingsAction, client, pairs_to_object, scope,
-};
+use cli::arguments::{Cli, Command, SchemasAction, SettingsAction, client, pairs_to_object, scope};
 use cli::output::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail, finish, print_json};
 use cli::run::{Text, batch_defaults, request, structure};
 use cli::schemas::schemas;
@@ -106,9 +104,7 @@ async fn run(cli: Cli) -> ExitCode {
             )
             .await
         }
-        Command::Review {
-            action: ReviewAction::Results { input, output },
-        } => cli::review::results(&client, &scope, &input, &output),
+        Command::Review { action } => cli::review::review(&client, &scope, action),
         Command::Settings { action } => settings(&client, &scope, action).await,
         Command::ToolDefinition => tool_definition(&client).await,
         Command::Serve {

@@ -187,25 +187,12 @@ fn a_batchs_results_are_written_as_reviewed_once_reviewed() {
     );
 
     // A reviewer corrects item a on the service sharing the store.
-    let served = serve(&mock, store);
-    let a = item_of("a");
-    call(
-        &served,
-        "POST",
-        &format!("/v1/review/{a}/claim"),
-        "ada",
-        None,
+    correct(
+        &mock,
+        store,
+        &item_of("a"),
+        json!({ "vendor": "Acme Tools", "total": 125.5 }),
     );
-    let corrected = json!({ "data": { "vendor": "Acme Tools", "total": 125.5 } });
-    let (status, _) = call(
-        &served,
-        "POST",
-        &format!("/v1/review/{a}"),
-        "ada",
-        Some(corrected),
-    );
-    assert_eq!(status, 200);
-    served.terminate();
 
     let second = command(
         &mock,
@@ -231,4 +218,26 @@ fn a_batchs_results_are_written_as_reviewed_once_reviewed() {
         &["review", "results", output_arg, "-o", reviewed_arg],
     );
     assert_eq!(lines(&reviewed).len(), 1);
+}
+
+/// A reviewer claims item `id` on a service on `store` and saves `data` as its review.
+fn correct(mock: &MockLlm, store: &str, id: &str, data: Value) {
+    let served = serve(mock, store);
+    call(
+        &served,
+        "POST",
+        &format!("/v1/review/{id}/claim"),
+        "ada",
+        None,
+    );
+    let body = json!({ "data": data });
+    let (status, reviewed) = call(
+        &served,
+        "POST",
+        &format!("/v1/review/{id}"),
+        "ada",
+        Some(body),
+    );
+    assert_eq!(status, 200, "{reviewed}");
+    served.terminate();
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use structure_host::batch::output::Output;
 use structure_host::{Scope, Structure};
 
+use crate::cli::arguments::ReviewAction;
 use crate::cli::output::{EXIT_ERROR, EXIT_OK, fail};
 
 /// What became of the lines of a batch's output.
@@ -21,7 +22,14 @@ struct Counted {
     waiting: usize,
 }
 
-pub(crate) fn results(client: &Structure, scope: &Scope, input: &Path, output: &Path) -> ExitCode {
+/// `review`: what the command does with the review queue.
+pub(crate) fn review(client: &Structure, scope: &Scope, action: ReviewAction) -> ExitCode {
+    match action {
+        ReviewAction::Results { input, output } => results(client, scope, &input, &output),
+    }
+}
+
+fn results(client: &Structure, scope: &Scope, input: &Path, output: &Path) -> ExitCode {
     let text = match std::fs::read_to_string(input) {
         Ok(text) => text,
         Err(error) => {

@@ -258,9 +258,11 @@ impl<'t> Lines<'t> {
     /// Drops the records read amiss from a table, so that their rows count as uncovered and are
     /// read again: a record given twice (the same values at the same cells of one row), and a
     /// record that took its values from two rows, one of its cells another record's — a model
-    /// that slips a row gives row 7's number with row 8's item, and row 8 again whole. Nothing
-    /// a dropped record held is lost: each of its cells is another record's, or its row is read
-    /// again (and named if it stays without a record).
+    /// that slips a row gives row 7's number with row 8's item, and row 8 again whole — or
+    /// whose values are all single values (a row's record: one that lists rows in an array may
+    /// span them), as a model that slipped for good gives each row's number with the next
+    /// row's cells. Nothing a dropped record held is lost: each of its cells is another
+    /// record's, or its row is read again (and named if it stays without a record).
     fn drop_misread(&self, valid: &mut [Vec<Found>], incomplete: &mut [Vec<Found>]) {
         type Cell = (usize, usize);
         let cells = |found: &Found| -> Vec<Cell> {
@@ -286,7 +288,7 @@ impl<'t> Lines<'t> {
             let shared = mine.iter().any(|cell| claims[cell] > 1);
             let twice = rows.len() == 1
                 && (seen.iter()).any(|(record, at)| *record == &found.record && *at == mine);
-            keep.push(!(twice || rows.len() > 1 && shared));
+            keep.push(!(twice || rows.len() > 1 && (shared || flat(&found.record))));
             if rows.len() == 1 {
                 seen.push((&found.record, mine));
             }
@@ -345,6 +347,13 @@ impl<'t> Lines<'t> {
             }
         }
     }
+}
+
+/// Whether `record` is an object of single values (no array, no object in it): a table row's.
+fn flat(record: &Value) -> bool {
+    (record.as_object()).is_some_and(|fields| {
+        (fields.values()).all(|value| !value.is_array() && !value.is_object())
+    })
 }
 
 /// Where in `line` (a byte) the cell that is `written` starts.
