@@ -4,7 +4,7 @@
 // service (names, manuals, values, texts) goes into the page as text nodes, never as markup: a
 // hostile manual stays text.
 
-import { jsonErrorOffset, locate } from './locate.js';
+import { jsonErrorOffset, locate, pieces } from './locate.js';
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
@@ -478,17 +478,8 @@ function reveal(from) {
  * sources covering it.
  */
 function renderText(text, sources) {
-  const spans = sources.filter((source) => source.utf16Start !== undefined && source.utf16End > source.utf16Start);
-  const ends = spans.flatMap((span) => [span.utf16Start, span.utf16End]);
-  const cuts = [...new Set([0, text.length, ...ends])].sort((a, b) => a - b);
-  const pieces = [];
-  for (let i = 0; i + 1 < cuts.length; i++) {
-    const [start, end] = [cuts[i], cuts[i + 1]];
-    const covering = spans.filter((span) => span.utf16Start <= start && span.utf16End >= end);
-    if (covering.length === 0) {
-      pieces.push(text.slice(start, end));
-      continue;
-    }
+  const marked = pieces(text, sources).map(({ start, end, covering }) => {
+    if (covering.length === 0) return text.slice(start, end);
     const kind = covering.some((span) => span.match === 'exact') ? 'exact' : 'normalized';
     const mark = el('mark', {
       className: `m-${kind}`,
@@ -499,9 +490,9 @@ function renderText(text, sources) {
     mark.dataset.pointers = JSON.stringify(pointers);
     mark.tabIndex = -1;
     link(mark, pointers);
-    pieces.push(mark);
-  }
-  $('play-text-view').replaceChildren(...pieces);
+    return mark;
+  });
+  $('play-text-view').replaceChildren(...marked);
 }
 
 /**

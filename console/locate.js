@@ -3,7 +3,7 @@
 // in Node.
 
 /** The reference tokens of a JSON pointer (RFC 6901), or null when it is not one. */
-function tokens(pointer) {
+export function tokens(pointer) {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) return null;
   return pointer
@@ -96,4 +96,21 @@ export function jsonErrorOffset(message, text) {
   if (!lineColumn) return null;
   const lines = text.split('\n').slice(0, Number(lineColumn[1]) - 1);
   return lines.reduce((sum, line) => sum + line.length + 1, 0) + Number(lineColumn[2]) - 1;
+}
+
+/**
+ * `text` cut at every span's ends (`utf16Start`, `utf16End`: a result's sources), each piece
+ * with the spans that cover it: `{ start, end, covering }`, in order. What the console marks a
+ * value's place in a text with.
+ */
+export function pieces(text, spans) {
+  const placed = spans.filter((span) => span.utf16Start !== undefined && span.utf16End > span.utf16Start);
+  const ends = placed.flatMap((span) => [span.utf16Start, span.utf16End]);
+  const cuts = [...new Set([0, text.length, ...ends])].sort((a, b) => a - b);
+  const found = [];
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const [start, end] = [cuts[i], cuts[i + 1]];
+    found.push({ start, end, covering: placed.filter((span) => span.utf16Start <= start && span.utf16End >= end) });
+  }
+  return found;
 }

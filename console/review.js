@@ -4,6 +4,8 @@
 // against the schema and its rules before it saves anything: what it refuses is shown at its
 // value. Everything from the service goes into the page as text, never as markup.
 
+import { pieces, tokens } from './locate.js';
+
 let ctx;
 const view = { item: null, rows: [], at: 0 };
 
@@ -211,22 +213,12 @@ export async function save() {
 /** The text read, each value's span marked; the values in doubt marked as such. */
 function renderText(text, sources, doubtful) {
   const { $, el } = ctx;
-  const spans = sources.filter((source) => source.utf16Start !== undefined && source.utf16End > source.utf16Start);
-  const cuts = [...new Set([0, text.length, ...spans.flatMap((span) => [span.utf16Start, span.utf16End])])].sort(
-    (a, b) => a - b,
-  );
-  const pieces = [];
-  for (let i = 0; i + 1 < cuts.length; i++) {
-    const [start, end] = [cuts[i], cuts[i + 1]];
-    const covering = spans.filter((span) => span.utf16Start <= start && span.utf16End >= end);
-    if (covering.length === 0) {
-      pieces.push(text.slice(start, end));
-      continue;
-    }
+  const marked = pieces(text, sources).map(({ start, end, covering }) => {
+    if (covering.length === 0) return text.slice(start, end);
     const doubt = covering.some((span) => doubtful.has(span.pointer));
-    pieces.push(el('mark', { className: doubt ? 'm-doubt' : 'm-exact', textContent: text.slice(start, end) }));
-  }
-  $('review-text').replaceChildren(...pieces);
+    return el('mark', { className: doubt ? 'm-doubt' : 'm-exact', textContent: text.slice(start, end) });
+  });
+  $('review-text').replaceChildren(...marked);
 }
 
 const written = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
@@ -241,11 +233,7 @@ function read(typed, was) {
   }
 }
 
-const segments = (pointer) =>
-  pointer
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+const segments = (pointer) => tokens(pointer) ?? [];
 
 function valueAt(data, pointer) {
   let value = data;

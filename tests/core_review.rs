@@ -148,6 +148,15 @@ fn structure_call(service: &Service, token: &str) -> Value {
     json_of(&response)
 }
 
+/// A call whose result goes to review; the item's id.
+fn queued(service: &Service) -> String {
+    let result = structure_call(service, "user-token");
+    result["review"]["id"]
+        .as_str()
+        .expect("sent to review")
+        .to_owned()
+}
+
 #[test]
 fn a_result_with_values_in_doubt_goes_to_review_and_still_answers_at_once() {
     let service = Service::new(vec![unsure_answer()], "doubtful");
@@ -226,10 +235,7 @@ fn sure_results_go_out_unless_all_are_reviewed_and_a_schema_may_ask_for_review()
 #[test]
 fn one_reviewer_at_a_time_an_invalid_edit_refused_at_its_pointer_and_the_reviewed_result_valid() {
     let service = Service::new(vec![unsure_answer()], "doubtful");
-    let id = structure_call(&service, "user-token")["review"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = queued(&service);
     let claim = format!("/v1/review/{id}/claim");
     let item = format!("/v1/review/{id}");
     // Submitting unclaimed is refused; Ada claims; Bob is refused while she holds it.
@@ -302,10 +308,7 @@ fn one_reviewer_at_a_time_an_invalid_edit_refused_at_its_pointer_and_the_reviewe
 #[test]
 fn a_claim_left_for_half_an_hour_may_be_taken() {
     let service = Service::new(vec![unsure_answer()], "doubtful");
-    let id = structure_call(&service, "user-token")["review"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = queued(&service);
     let claim = format!("/v1/review/{id}/claim");
     assert_eq!(service.call("POST", &claim, "ada", None).status, 200);
     service.clock.0.set(29 * 60 * 1000);
@@ -318,10 +321,7 @@ fn a_claim_left_for_half_an_hour_may_be_taken() {
 #[test]
 fn two_reviewers_claiming_at_once_one_wins() {
     let service = Service::new(vec![unsure_answer()], "doubtful");
-    let id = structure_call(&service, "user-token")["review"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = queued(&service);
     let store = &service.store;
     let config = &service.config;
     for _ in 0..20 {
@@ -386,10 +386,7 @@ fn the_reviewed_result_goes_to_the_webhook_signed_and_retried_while_the_receiver
     }
     // The receiver is down once, then answers 503, then takes it.
     *service.transport.statuses.borrow_mut() = vec![0, 503, 204];
-    let id = structure_call(&service, "user-token")["review"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = queued(&service);
     service.call("POST", &format!("/v1/review/{id}/claim"), "ada", None);
     let corrected = json!({ "data": { "vendor": "Acme Tools", "total": 125.5, "tax": 20.1 } });
     let reviewed =
@@ -426,10 +423,7 @@ fn a_receiver_that_refuses_the_delivery_is_not_asked_again_and_the_review_stays(
         "https://hooks.example/r".into(),
     );
     *service.transport.statuses.borrow_mut() = vec![400];
-    let id = structure_call(&service, "user-token")["review"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = queued(&service);
     service.call("POST", &format!("/v1/review/{id}/claim"), "ada", None);
     let edit = json!({ "data": { "vendor": "Acme Tools", "total": 120.5, "tax": 20.1 } });
     let reviewed = json_of(&service.call("POST", &format!("/v1/review/{id}"), "ada", Some(edit)));
@@ -498,10 +492,7 @@ fn an_admin_makes_a_correction_an_example_of_its_registered_schema() {
     let schema = json_of(&service.call("GET", "/v1/schemas/invoice", "user-token", None));
     assert_eq!(schema["schema"]["examples"], json!([corrected]));
     // An item whose schema was inline has no schema to keep it.
-    let inline = structure_call(&service, "user-token")["review"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let inline = queued(&service);
     service.call("POST", &format!("/v1/review/{inline}/claim"), "ada", None);
     service.call(
         "POST",

@@ -4,7 +4,7 @@
 // Chromium.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { jsonErrorOffset, locate } from '../../console/locate.js';
+import { jsonErrorOffset, locate, pieces } from '../../console/locate.js';
 import { inline, parseMarkdown, renderMarkdown } from '../../console/markdown.js';
 import { boxPlace, pageBoxes } from '../../console/pages.js';
 
@@ -433,4 +433,24 @@ describe('the page view', () => {
     assert.deepEqual(boxPlace(box(1, -10, 780, 700, 800), letter), { left: 0, top: 98.48, width: 100, height: 1.52 });
     assert.deepEqual(boxPlace(box(1, 50, 50, 40, 40), letter), { left: 8.17, top: 6.31, width: 0, height: 0 });
   });
+});
+
+test("a text is cut at every span's ends, each piece with the spans covering it", () => {
+  const spans = [
+    { pointer: '/a', utf16Start: 1, utf16End: 4 },
+    { pointer: '/b', utf16Start: 3, utf16End: 5 },
+    { pointer: '/derived' },
+  ];
+  const cut = pieces('abcdefg', spans).map(({ start, end, covering }) => [
+    start,
+    end,
+    covering.map((span) => span.pointer),
+  ]);
+  assert.deepEqual(cut, [
+    [0, 1, []],
+    [1, 3, ['/a']],
+    [3, 4, ['/a', '/b']],
+    [4, 5, ['/b']],
+    [5, 7, []],
+  ]);
 });
