@@ -67,7 +67,7 @@ interface RequestCommon {
   schemaMode?: SchemaMode;
   /** Content-stage iterations, 1 to 10 (default 3). */
   maxLoops?: number;
-  /** Per-call setting overrides: `model`, `escalate`, `minConfidence`, `maxLoops`, `extractive`, `grounding`, `delivery`, `tokenBudget`, `chunkTokens`, `contextTokens`, ... */
+  /** Per-call setting overrides: `model`, `escalate`, `minConfidence`, `maxLoops`, `extractive`, `grounding`, `review`, `delivery`, `tokenBudget`, `chunkTokens`, `contextTokens`, ... */
   settings?: Record<string, unknown>;
   /**
    * Records mode: `schema` describes ONE record and `data` is the array of every record the

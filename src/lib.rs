@@ -133,3 +133,6 @@ pub use tool_definition::tool_definition;
 pub use http_api::auth::{Caller, Denied, Role, authenticate};
 pub use http_api::max_body_bytes;
 pub use insights::{Asked, schema_label};
+// What a host that reads the review queue itself (`structure review results`) shares: an item
+// as the store keeps it, and where.
+pub use review::{Item as ReviewItem, item_key as review_item_key};

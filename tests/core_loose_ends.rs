@@ -388,6 +388,9 @@ fn layered_reading_values() -> Vec<Layered> {
         ("grounding", ["off", "report", "require", "off"], |s| {
             s.grounding.name().to_owned()
         }),
+        ("review", ["all", "off", "doubtful", "all"], |s| {
+            s.review.name().to_owned()
+        }),
         (
             "referenceTime",
             [

@@ -284,10 +284,10 @@ impl Structure {
         &self,
         scope: &Scope,
         id: &str,
-    ) -> Result<Option<structure::review::Item>, CallError> {
+    ) -> Result<Option<structure::ReviewItem>, CallError> {
         let core = structure::Scope::new(&scope.tenant, scope.project.as_deref())
             .map_err(|error| CallError::Host(anyhow::anyhow!(error.message)))?;
-        let key = structure::review::item_key(&core, id);
+        let key = structure::review_item_key(&core, id);
         let stored = (self.key_value.get(&key))
             .map_err(|message| CallError::Host(anyhow::anyhow!("the store: {message}")))?;
         Ok(stored.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
