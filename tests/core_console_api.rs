@@ -7,7 +7,7 @@ mod support;
 
 use mock_llm::Reply;
 use serde_json::{Value, json};
-use structure::http_api::{ApiRequest, ApiResponse, handle};
+use structure::http_api::{ApiResponse, handle};
 use structure::ports::{MemoryKeyValue, Ports};
 use support::{FixedClock, MapConfig, ScriptedTransport};
 
@@ -44,20 +44,7 @@ impl Service {
         body: Option<Value>,
         headers: &[(&str, &str)],
     ) -> ApiResponse {
-        let mut all = vec![("authorization".to_owned(), format!("Bearer {token}"))];
-        all.extend(
-            headers
-                .iter()
-                .map(|(name, value)| (name.to_string(), value.to_string())),
-        );
-        let request = ApiRequest {
-            method: method.into(),
-            path: path.into(),
-            headers: all,
-            body: body
-                .map(|body| body.to_string().into_bytes())
-                .unwrap_or_default(),
-        };
+        let request = support::api_request(method, path, token, body, headers);
         let ports = Ports {
             transport: &self.transport,
             config: &self.config,

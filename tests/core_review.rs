@@ -7,7 +7,7 @@ mod support;
 
 use mock_llm::Reply;
 use serde_json::{Value, json};
-use structure::http_api::{ApiRequest, ApiResponse, handle};
+use structure::http_api::{ApiResponse, handle};
 use structure::ports::{
     Clock, HttpRequest, HttpResponse, MemoryKeyValue, Ports, Transport, TransportError,
 };
@@ -85,14 +85,7 @@ impl Service {
     }
 
     fn call(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> ApiResponse {
-        let request = ApiRequest {
-            method: method.into(),
-            path: path.into(),
-            headers: vec![("authorization".to_owned(), format!("Bearer {token}"))],
-            body: body
-                .map(|body| body.to_string().into_bytes())
-                .unwrap_or_default(),
-        };
+        let request = support::api_request(method, path, token, body, &[]);
         let ports = Ports {
             transport: &self.transport,
             config: &self.config,
@@ -353,12 +346,8 @@ fn two_reviewers_claiming_at_once_one_wins() {
                             key_value: store,
                             clock: &clock,
                         };
-                        let request = ApiRequest {
-                            method: "POST".into(),
-                            path: format!("/v1/review/{id}/claim"),
-                            headers: vec![("authorization".to_owned(), format!("Bearer {token}"))],
-                            body: Vec::new(),
-                        };
+                        let path = format!("/v1/review/{id}/claim");
+                        let request = support::api_request("POST", &path, token, None, &[]);
                         handle(&request, &ports).status
                     })
                 })

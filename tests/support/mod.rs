@@ -292,3 +292,21 @@ pub fn assert_published(result: &Value) {
         "the published returns refuses {wrong:?}: {result:#}"
     );
 }
+
+/// An HTTP API request with a bearer `token`, `headers` besides, and `body` as JSON.
+pub fn api_request(
+    method: &str,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> structure::http_api::ApiRequest {
+    let mut all = vec![("authorization".to_owned(), format!("Bearer {token}"))];
+    all.extend((headers.iter()).map(|(name, value)| (name.to_string(), value.to_string())));
+    structure::http_api::ApiRequest {
+        method: method.into(),
+        path: path.into(),
+        headers: all,
+        body: (body.map(|body| body.to_string().into_bytes())).unwrap_or_default(),
+    }
+}
