@@ -15,6 +15,7 @@ export async function show(context) {
   const { $ } = ctx;
   $('review-item').hidden = true;
   $('review-list').hidden = false;
+  $('review-message').textContent = '';
   const listed = await ctx.api('/v1/review?status=pending');
   const claimed = await ctx.api('/v1/review?status=claimed');
   const items = [...(listed.json?.items ?? []), ...(claimed.json?.items ?? [])];
@@ -24,6 +25,28 @@ export async function show(context) {
     .replaceChildren(...items.map(itemRow));
   if (!listed.ok)
     $('review-message').textContent = listed.json?.error?.message ?? `the service answered ${listed.status}`;
+  const corrections = await ctx.api('/v1/review/corrections');
+  const rows = (corrections.json?.schemas ?? []).flatMap((schema) =>
+    schema.fields.map((field) => correctionRow(schema, field)),
+  );
+  $('review-corrections')
+    .querySelector('tbody')
+    .replaceChildren(...rows);
+}
+
+/** A field's corrections: how often, and the latest change from the model's value to the reviewer's. */
+function correctionRow(schema, field) {
+  const { el } = ctx;
+  const latest = field.changes.at(-1);
+  const change = latest ? `${JSON.stringify(latest.from)} → ${JSON.stringify(latest.to)}` : '';
+  return el(
+    'tr',
+    {},
+    el('td', { textContent: schema.schema }),
+    el('td', { textContent: field.pointer }),
+    el('td', { textContent: `${field.corrected} of ${schema.reviewed} reviewed` }),
+    el('td', { textContent: change }),
+  );
 }
 
 function itemRow(item) {

@@ -663,6 +663,12 @@ test('a reviewer checks the values in doubt by keyboard: an edit breaking a rule
   stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
   assert.deepEqual(stored.reviewedResult.data, { vendor: 'Acme Tools', total: 125, tax: 20 });
   assert.deepEqual(stored.reviewed.corrected, ['/tax']);
+  // The queue's page counts what reviewers corrected.
+  await reviewer.click('#review-back');
+  const corrected = reviewer.locator('#review-corrections tbody tr', { hasText: '/tax' });
+  await corrected.waitFor();
+  assert.match(await corrected.textContent(), /inline\/tax1 of 1 reviewed20\.1 → 20$/);
+  await reviewer.screenshot({ path: join(results, 'console-review-queue.png'), fullPage: true });
   await reviewer.close();
 });
 
