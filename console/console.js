@@ -724,6 +724,7 @@ $('window').addEventListener('change', loadInsights);
 $('export-csv').addEventListener('click', exportCsv);
 $('review-save').addEventListener('click', () => state.review?.save());
 $('review-back').addEventListener('click', openReview);
+$('review-example').addEventListener('click', () => state.review?.keepAsExample());
 document.addEventListener('keydown', (event) => state.review?.onKey(event));
 
 const kept = sessionStorage.getItem(TOKEN_KEY);

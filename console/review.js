@@ -101,6 +101,7 @@ function render(item) {
   $('review-message').textContent = '';
   $('review-problems').replaceChildren();
   $('review-save').disabled = false;
+  $('review-example').hidden = true;
   $('review-title').textContent = `${item.schemaName} · ${item.id}`;
   const whole = item.fields.filter((field) => !field.pointer).map((field) => field.reason);
   $('review-whole').replaceChildren(...whole.map((reason) => el('li', { textContent: reason })));
@@ -230,6 +231,8 @@ export async function save() {
   $('review-problems').replaceChildren();
   $('review-message').textContent = `Reviewed by ${reviewed.by} at ${reviewed.at}.`;
   $('review-save').disabled = true;
+  // A schema of the registry keeps the reviewed data as an example (an admin's to do).
+  $('review-example').hidden = ['inline', 'described', 'examples'].includes(item.schemaName);
   document.body.dataset.reviewed = saved.json.id;
 }
 
@@ -280,4 +283,15 @@ function removeAt(data, pointer) {
   const parent = path.reduce((node, segment) => node?.[segment], data);
   if (Array.isArray(parent)) parent.splice(Number(last), 1);
   else if (parent && typeof parent === 'object') delete parent[last];
+}
+
+/** Makes the reviewed data an example of the item's registered schema (its next minor version). */
+export async function keepAsExample() {
+  const { $ } = ctx;
+  const item = view.item;
+  const made = await ctx.api(`/v1/review/${item.id}/example`, { method: 'POST' });
+  $('review-message').textContent = made.ok
+    ? `Kept as an example of ${made.json.schema.name} (version ${made.json.schema.version}).`
+    : (made.json?.error?.message ?? `the service answered ${made.status}`);
+  if (made.ok) $('review-example').hidden = true;
 }

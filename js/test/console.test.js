@@ -744,3 +744,40 @@ test("a PDF's item is reviewed on its pages, each value boxed, the document let 
   assert.deepEqual(faults, []);
   await reviewer.close();
 });
+
+test('an admin keeps a reviewed result as an example of its registered schema', async () => {
+  const schema = {
+    type: 'object',
+    properties: { vendor: { type: 'string' }, total: { type: 'number' } },
+    required: ['vendor', 'total'],
+  };
+  const put = await asAdmin('/v1/schemas/invoice-review', { method: 'PUT', body: JSON.stringify({ schema }) });
+  assert.equal(put.status, 200);
+  await mock.reply(answer({ vendor: 'Acme Tools', total: 125 }));
+  const called = await fetch(`${base}/v1/structure`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer console-user', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      prompt: 'Acme Tools: one hundred and twenty-five.',
+      schema: 'invoice-review',
+      schemaMode: 'named',
+    }),
+  }).then((response) => response.json());
+  const id = called.review.id;
+  const admin = await context.newPage();
+  await signIn(admin, 'console-admin');
+  await admin.click('.tab[data-view="review"]');
+  const open = admin.locator('#review-items tbody button', { hasText: id.slice(0, 8) });
+  await open.waitFor();
+  await open.click();
+  await admin.waitForSelector('#review-item:not([hidden])');
+  await admin.keyboard.press('a');
+  await admin.keyboard.press('s');
+  await admin.waitForSelector(`body[data-reviewed="${id}"]`);
+  await admin.click('#review-example');
+  await admin.waitForFunction(() => document.getElementById('review-message').textContent.startsWith('Kept'));
+  assert.equal(await admin.textContent('#review-message'), 'Kept as an example of invoice-review (version 1.1).');
+  const registered = await asAdmin('/v1/schemas/invoice-review').then((response) => response.json());
+  assert.deepEqual(registered.schema.examples, [{ vendor: 'Acme Tools', total: 125 }]);
+  await admin.close();
+});
