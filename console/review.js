@@ -132,7 +132,16 @@ async function renderPages(item) {
     if (view.item !== item) return;
     const sources = item.result.sources ?? [];
     const drawn = await pages.showPages(pagesView, bytes, sources, item.result.trace?.pageSizes, () => {});
-    if (drawn && view.item === item) document.body.dataset.reviewPages = item.id;
+    if (!drawn || view.item !== item) return;
+    const doubtful = new Set(view.rows.filter((row) => row.reason).map((row) => row.pointer));
+    for (const box of pagesView.querySelectorAll('.box')) {
+      const pointers = JSON.parse(box.dataset.pointers);
+      box.classList.toggle(
+        'm-doubt',
+        pointers.some((pointer) => doubtful.has(pointer)),
+      );
+    }
+    document.body.dataset.reviewPages = item.id;
   } catch (error) {
     const why = `The pages could not be drawn (${error.message}).`;
     pagesView.replaceChildren(el('p', { className: 'error', textContent: why }));

@@ -732,6 +732,7 @@ test("a PDF's item is reviewed on its pages, each value boxed, the document let 
   assert.equal(await reviewer.locator('#review-pages .error').count(), 0, await reviewer.textContent('#review-pages'));
   await reviewer.waitForSelector('#review-pages .box');
   assert.equal(await reviewer.locator('#review-pages .box').count(), 3, 'a box for each value');
+  assert.equal(await reviewer.locator('#review-pages .box.m-doubt').count(), 2, 'the two in doubt marked so');
   await reviewer.screenshot({ path: join(results, 'console-review-pdf.png'), fullPage: true });
   await reviewer.keyboard.press('a');
   await reviewer.keyboard.press('a');
