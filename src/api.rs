@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::content::builder::Built;
 use crate::error::StructureError;
+use crate::insights::{Asked, schema_label};
 use crate::outcome::{Outcome, Usage};
 use crate::ports::Ports;
 use crate::request::{SchemaInput, StructureRequest};
@@ -72,21 +73,15 @@ fn structure_with(
 ) -> Result<Outcome, StructureError> {
     settings.limits.check_prompt(&request.prompt)?;
     let read = document::read(&request.prompt, request.document.as_ref(), &settings.limits)?;
-    let (outcome, schema) = structure_text(request, &read, scope, ports, settings, started)?;
-    let policy =
-        (schema.as_ref()).map_or(ReviewPolicy::Off, |s| review::policy(settings.review, s));
-    let text = (policy != ReviewPolicy::Off).then(|| read.text.clone());
+    let (outcome, reviewed) = structure_text(request, &read, scope, ports, settings, started)?;
+    let text = reviewed.is_some().then(|| read.text.clone());
     let mut outcome = with_read(outcome, read, request.return_text);
-    if let (Some(schema), Some(text)) = (schema, text) {
-        let schema_name = match &request.schema {
-            SchemaInput::Named(name) => name.as_str(),
-            SchemaInput::Inline(_) => "inline",
-            SchemaInput::Described(_) => "described",
-            SchemaInput::Examples(_) => "examples",
-        };
+    if let (Some((policy, schema)), Some(text)) = (reviewed, text) {
+        let asked = Asked::of_input(&request.schema);
+        let schema_name = schema_label(asked, Some(&outcome.schema_origin), None);
         let sent = review::Sent {
             schema: &schema,
-            schema_name,
+            schema_name: &schema_name,
             records: request.records,
             text: &text,
             threshold: settings.confidence_threshold,
@@ -128,7 +123,7 @@ fn with_read(mut outcome: Outcome, read: document::Read, return_text: bool) -> O
 }
 
 /// Structures what `request` reads: the text, and a document given to the model as it is;
-/// with the schema asked for where the result may go to review.
+/// with the review policy and the schema asked for where the result may go to review.
 fn structure_text(
     request: &StructureRequest,
     read: &document::Read,
@@ -136,7 +131,7 @@ fn structure_text(
     ports: &Ports<'_>,
     settings: &Settings,
     started: u64,
-) -> Result<(Outcome, Option<Value>), StructureError> {
+) -> Result<(Outcome, Option<(ReviewPolicy, Value)>), StructureError> {
     let retry = provider::retry::RetryPolicy::from_settings(settings, started);
     let (target, builder_trace) = match &request.schema {
         SchemaInput::Described(description) => {
@@ -163,8 +158,8 @@ fn structure_text(
         usage
     };
     // The schema a result sent to review is checked against, kept only where one may go.
-    let asked = (review::policy(settings.review, &target.schema) != ReviewPolicy::Off)
-        .then(|| Value::clone(&target.schema));
+    let policy = review::policy(settings.review, &target.schema);
+    let asked = (policy != ReviewPolicy::Off).then(|| (policy, Value::clone(&target.schema)));
     let (target, root) = schema::root::plan(target, request.records)?;
     let plan = escalation::Plan {
         text: &read.text,

@@ -81,9 +81,9 @@
 //! | [`content`] | the LLM stages: the content loop, its prompt and reasons, grounding, long texts read in parts, records mode, the schema builder | answer, error, keys, limits, media_type, outcome, ports, provider, schema, scope, settings, store, time |
 //! | [`escalation`] | the next model when one does not get there: the attempts of one call, and of its schema builder | content, error, media_type, outcome, ports, provider, schema, scope, settings |
 //! | [`tool_definition`] | the tool definition: its arguments, and its result generated from the result's types | error, media_type, outcome, ports, schema, scope |
-//! | [`insights`] | per-schema call statistics kept in the store: 24 hours and 7 days | error, ports, scope, store |
+//! | [`insights`] | per-schema call statistics kept in the store: 24 hours and 7 days | error, ports, request, scope, store |
 //! | [`review`] | the review queue: results a person confirms or corrects, kept in the store; the values of a result in doubt | error, keys, media_type, outcome, ports, request, schema, scope, settings, store, time |
-//! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, outcome, ports, provider, request, review, schema, scope, settings |
+//! | [`api`] | the library's functions, which every surface calls | answer, content, document, error, escalation, insights, outcome, ports, provider, request, review, schema, scope, settings |
 //! | [`http_api`] | the HTTP API, token authentication, MCP | api, error, insights, keys, outcome, ports, request, review, schema, scope, settings, tool_definition |
 //! | `wasi` | the component: WIT exports, incoming HTTP, the ports over WASI | api, error, http_api, keys, outcome, ports, request, schema, scope, tool_definition |
 

@@ -48,15 +48,12 @@ pub fn corrections(caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
 
 /// `GET /v1/review/{id}`.
 pub fn get(id: &str, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
-    answer(Queue::new(&caller.scope, ports).get(id), 200)
+    answer(Queue::new(&caller.scope, ports).get(id))
 }
 
 /// `POST /v1/review/{id}/claim`.
 pub fn claim(id: &str, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
-    answer(
-        Queue::new(&caller.scope, ports).claim(id, &caller.name),
-        200,
-    )
+    answer(Queue::new(&caller.scope, ports).claim(id, &caller.name))
 }
 
 /// `POST /v1/review/{id}/example`: the reviewed data added to the item's schema's `examples`.
@@ -67,15 +64,15 @@ pub fn example(id: &str, caller: &Caller, ports: &Ports<'_>) -> ApiResponse {
             let message = "only a reviewed item's data can become an example: review it first";
             return ApiResponse::error(409, "conflict", message, json!({}));
         }
-        Err(refused) => return answer(Err(refused), 200),
+        Err(refused) => return answer(Err(refused)),
     };
     let registered = match api::get_schema(&caller.scope, &item.schema_name, ports) {
         Ok(registered) => registered,
-        Err(_) => return answer(Err(Refused::NotNamed(item.schema_name.clone())), 200),
+        Err(_) => return answer(Err(Refused::NotNamed(item.schema_name.clone()))),
     };
     let registration = match example::registration(&item, &registered) {
         Ok(registration) => registration,
-        Err(refused) => return answer(Err(refused), 200),
+        Err(refused) => return answer(Err(refused)),
     };
     match api::register_schema(&caller.scope, registration, ports) {
         Ok(info) => ApiResponse::json(200, &json!({ "schema": info })),
@@ -91,10 +88,7 @@ pub fn submit(id: &str, body: Value, caller: &Caller, ports: &Ports<'_>) -> ApiR
             "send the reviewed data: {\"data\": …}",
         ));
     };
-    answer(
-        Queue::new(&caller.scope, ports).submit(id, &caller.name, data),
-        200,
-    )
+    answer(Queue::new(&caller.scope, ports).submit(id, &caller.name, data))
 }
 
 /// What a violation says, without its pointer (which goes beside it).
@@ -107,7 +101,7 @@ fn problem(violation: &Violation) -> String {
 
 /// An item as the API writes it (with the reviewed result once there is one), or the error
 /// response to what the queue refused.
-fn answer(result: Result<Item, Refused>, status: u16) -> ApiResponse {
+fn answer(result: Result<Item, Refused>) -> ApiResponse {
     match result {
         Ok(item) => {
             let reviewed = item.reviewed_result();
@@ -115,7 +109,7 @@ fn answer(result: Result<Item, Refused>, status: u16) -> ApiResponse {
             if let (Some(reviewed), Some(object)) = (reviewed, body.as_object_mut()) {
                 object.insert("reviewedResult".into(), reviewed);
             }
-            ApiResponse::json(status, &body)
+            ApiResponse::json(200, &body)
         }
         Err(Refused::NotFound(id)) => ApiResponse::error(
             404,

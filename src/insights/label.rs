@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::request::SchemaInput;
+
 /// How a call asks for its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Asked {
@@ -16,6 +18,16 @@ pub enum Asked {
 }
 
 impl Asked {
+    /// How a checked request's `schema` asks for it.
+    pub fn of_input(schema: &SchemaInput) -> Self {
+        match schema {
+            SchemaInput::Named(name) => Asked::Name(name.trim().to_owned()),
+            SchemaInput::Described(_) => Asked::Way("text"),
+            SchemaInput::Examples(_) => Asked::Way("examples"),
+            SchemaInput::Inline(_) => Asked::Way("inline"),
+        }
+    }
+
     /// How the tool arguments `arguments` ask for their schema (none when they name none).
     pub fn of_arguments(arguments: &Value) -> Option<Self> {
         let mode = arguments.get("schemaMode").and_then(Value::as_str);
@@ -58,6 +70,23 @@ pub fn schema_label(asked: Asked, schema_origin: Option<&str>, error_kind: Optio
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_checked_request_asks_as_its_arguments_do() {
+        use crate::request::SchemaInput;
+        let described = SchemaInput::Described("a contact".into());
+        assert_eq!(Asked::of_input(&described), Asked::Way("text"));
+        let named = SchemaInput::Named(" contact ".into());
+        assert_eq!(Asked::of_input(&named), Asked::Name("contact".into()));
+        assert_eq!(
+            Asked::of_input(&SchemaInput::Inline(json!({}))),
+            Asked::Way("inline")
+        );
+        assert_eq!(
+            Asked::of_input(&SchemaInput::Examples(vec![])),
+            Asked::Way("examples")
+        );
+    }
 
     #[test]
     fn a_name_is_a_label_only_once_it_resolved() {
