@@ -327,7 +327,8 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
         panic!("{outcome:?}");
     };
     assert!(
-        need.contains("/name (0.9)") && need.contains("structure_min_confidence"),
+        need.contains("/name (read with confidence 0.9)")
+            && need.contains("structure_min_confidence"),
         "{need}"
     );
     assert!(outcome.sources.is_empty() && outcome.trace.in_doubt.is_empty());
@@ -342,7 +343,7 @@ fn min_confidence_drops_an_unsure_optional_value_and_asks_for_an_unsure_required
     assert_eq!(transport.count(), 2);
     let (outcome, _) = run_inline(unwritten, schema(), &config, replies("not stated"));
     assert!(
-        matches!(&outcome.answer, Answer::NeedMoreInput(need) if need.contains("/name (0.9)")),
+        matches!(&outcome.answer, Answer::NeedMoreInput(need) if need.contains("/name (read with confidence 0.9)")),
         "{outcome:?}"
     );
     assert_eq!(
@@ -577,7 +578,7 @@ fn a_needed_value_the_text_does_not_state_is_asked_for_with_the_rest_of_the_answ
     let Answer::NeedMoreInput(need) = &outcome.answer else {
         panic!("{outcome:?}");
     };
-    assert!(need.contains("/law (0.4)"), "{need}");
+    assert!(need.contains("/law (read with confidence 0.4)"), "{need}");
     let partial =
         json!({ "parties": ["Acme Corp.", "Widget LLC"], "signed": "Monday", "city": "Dayton" });
     assert_eq!(outcome.partial, Some(partial.clone()));

@@ -405,3 +405,81 @@ fn a_look_is_not_started_past_the_calls_token_budget() {
         "{notes:?}"
     );
 }
+
+/// The answer to whether the text states the one value asked of: `said`.
+fn stated(said: &str) -> Reply {
+    Reply::answer(json!({ "value_1": said }))
+}
+
+#[test]
+fn a_needed_value_the_text_does_not_state_is_read_again_from_its_field_passages() {
+    let mut needed = schema();
+    needed["required"] = json!(["jurisdiction"]);
+    let text = contract();
+    // The first reading guessed a state no clause names as the law (0.5: in doubt); asked,
+    // the model says the text does not state it; the passages about the field hold the
+    // governing clause, and the look reads the state surely.
+    let replies = vec![reading("Delaware", 0.5), stated("not stated"), look(0.93)];
+    let (outcome, transport) = run_inline(&text, needed.clone(), OPENAI, replies);
+    assert_eq!(
+        outcome.answer,
+        Answer::Ok(json!({ "party": ["Acme Corp.", "Bolt LLC"], "jurisdiction": "Ohio" }))
+    );
+    assert_eq!(
+        transport.requests.borrow().len(),
+        3,
+        "no look twice at one field"
+    );
+    assert!(asked(&transport, 2).contains(GOVERNING));
+    let source = (outcome.sources.iter())
+        .find(|source| source.pointer == "/jurisdiction")
+        .unwrap();
+    let span = source.span.as_ref().unwrap();
+    assert_eq!(
+        (&text[span.start..span.end], source.confidence),
+        ("Ohio", Some(0.93))
+    );
+    assert!(
+        outcome.trace.in_doubt.is_empty(),
+        "read surely: no longer in doubt"
+    );
+    let notes = &outcome.trace.second_looks;
+    assert_eq!(notes[0], "/jurisdiction (0.5): the text does not state it");
+    assert!(
+        notes.len() == 2
+            && notes[1].starts_with("/jurisdiction: \"Ohio\" (0.93) from its passages (bytes ")
+            && notes[1].ends_with(
+                "in place of the first reading (0.5), which the text was not found to state"
+            ),
+        "{notes:?}"
+    );
+    // A look that finds nothing surely: the call asks for it, with the rest as its partial.
+    let nothing = chat_reply(&[("{\"answer\": {}}", 0.99)]);
+    let replies = vec![reading("Delaware", 0.5), stated("not stated"), nothing];
+    let (outcome, transport) = run_inline(&text, needed.clone(), OPENAI, replies);
+    assert_eq!(transport.requests.borrow().len(), 3);
+    let Answer::NeedMoreInput(need) = &outcome.answer else {
+        panic!("{:?}", outcome.answer)
+    };
+    assert!(
+        need.starts_with(
+            "the text was not found to state /jurisdiction (read with confidence 0.5)"
+        ),
+        "{need}"
+    );
+    assert_eq!(
+        outcome.partial,
+        Some(json!({ "party": ["Acme Corp.", "Bolt LLC"] }))
+    );
+    assert!(
+        outcome.trace.second_looks[1].ends_with("do not state it; the answer needs it"),
+        "{:?}",
+        outcome.trace.second_looks
+    );
+    // Stated: kept in doubt, and no look.
+    let replies = vec![reading("Ohio", 0.5), stated("stated")];
+    let (outcome, transport) = run_inline(&text, needed, OPENAI, replies);
+    assert_eq!(transport.requests.borrow().len(), 2);
+    assert_eq!(outcome.trace.in_doubt, ["/jurisdiction"]);
+    assert!(matches!(outcome.answer, Answer::Ok(_)));
+}

@@ -176,7 +176,7 @@ pub fn of_sources(sources: &[Source]) -> BTreeMap<String, f64> {
 /// Holds an `ok` outcome to `min` ([`hold_to`]): its data without the optional values below
 /// it (their sources gone, `trace.lowConfidence` naming them). A value it needs below it is
 /// kept and named in `trace.inDoubt`: uncertain is not absent, and the second look
-/// (`second_look::settle`) reads it again before the call asks for it.
+/// (`second_look::settle::needed`) reads it again before the call asks for it.
 pub fn hold(
     outcome: &mut Outcome,
     confidences: &BTreeMap<String, f64>,
