@@ -634,7 +634,7 @@ async function loadInsights() {
 
 function showInsight(schema) {
   $('insight-detail').hidden = false;
-  $('insight-name').textContent = `${schema.schema} · ${schema.calls} calls`;
+  $('insight-name').textContent = `${schema.schema} · ${schema.calls} call${schema.calls === 1 ? '' : 's'}`;
   const statuses = ['ok', 'need-more-input', 'stale', 'error'].map((name) => [name, schema.statuses[name] ?? 0]);
   $('chart-status').replaceChildren(barChart(statuses, ['#2e9d57', '#d9a400', '#e06c1f', '#b3261e']));
   $('chart-iterations').replaceChildren(
@@ -649,6 +649,22 @@ function showInsight(schema) {
       : [el('li', { textContent: 'none' })];
   $('top-reasons').replaceChildren(...list(schema.reasons, 'category'));
   $('top-pointers').replaceChildren(...list(schema.pointers, 'pointer'));
+  showCorrections(schema.schema);
+}
+
+/** What reviewers corrected in the schema named `name`, per field: for those who may read the review queue. */
+async function showCorrections(name) {
+  const may = ['admin', 'reviewer'].includes(state.me?.role);
+  $('insight-corrections-box').hidden = !may;
+  if (!may) return;
+  const loaded = await api('/v1/review/corrections');
+  const schema = (loaded.ok ? loaded.json.schemas : []).find((entry) => entry.schema === name);
+  const items = (schema?.fields ?? []).map((field) =>
+    el('li', { textContent: `${field.pointer}: ${field.corrected} of ${schema.reviewed} reviewed` }),
+  );
+  const none = schema ? `none of ${schema.reviewed} reviewed` : 'none reviewed yet';
+  $('insight-corrections').replaceChildren(...(items.length ? items : [el('li', { textContent: none })]));
+  document.body.dataset.insightCorrections = name;
 }
 
 /** Bars of `[label, count]`, one colour each (cycling), each labelled with its count. */

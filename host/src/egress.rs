@@ -83,13 +83,15 @@ pub struct OutgoingCall {
 pub type Calls = Arc<Mutex<Vec<OutgoingCall>>>;
 
 impl Egress {
-    /// Hooks allowing the endpoints `settings` configure, and the component's defaults (the
+    /// Hooks allowing the endpoints `settings` configure (the providers' base URLs and the
+    /// review webhook reviewed results are sent to), and the component's defaults (the
     /// providers' own APIs and the local servers it has profiles for).
     pub fn new(pool: Arc<ConnectionPool>, settings: &Settings) -> Self {
+        let configured = keys::base_url_keys().chain([keys::REVIEW_WEBHOOK]);
         let allowed = keys::DEFAULT_BASE_URLS
             .iter()
             .copied()
-            .chain(keys::base_url_keys().filter_map(|key| settings.get(key)))
+            .chain(configured.filter_map(|key| settings.get(key)))
             .filter_map(|url| url.parse::<hyper::Uri>().ok())
             .filter_map(|uri| origin(&uri).ok())
             .collect();
@@ -467,7 +469,9 @@ mod tests {
 
     #[tokio::test]
     async fn requests_go_only_to_configured_or_default_endpoints() {
-        let settings = Settings::new().set("openai_base_url", "http://127.0.0.1:9/v1");
+        let settings = Settings::new()
+            .set("openai_base_url", "http://127.0.0.1:9/v1")
+            .set("structure_review_webhook", "http://127.0.0.1:11/reviewed");
         let mut egress = Egress::new(Arc::default(), &settings);
         let send = |egress: &mut Egress, url: &str| {
             Box::into_pin(egress.send_request(request(url), None, Box::new(async { Ok(()) })))
@@ -486,9 +490,17 @@ mod tests {
             );
         }
         // Allowed: the request goes out (and fails to connect, nothing listens there).
-        assert!(matches!(
-            send(&mut egress, "http://127.0.0.1:9/v1/chat/completions").await,
-            Err(Error::Connect(_) | Error::ConnectionTimeout)
-        ));
+        for configured in [
+            "http://127.0.0.1:9/v1/chat/completions",
+            "http://127.0.0.1:11/reviewed",
+        ] {
+            assert!(
+                matches!(
+                    send(&mut egress, configured).await,
+                    Err(Error::Connect(_) | Error::ConnectionTimeout)
+                ),
+                "{configured}"
+            );
+        }
     }
 }

@@ -6,8 +6,10 @@
 // the main flows by keyboard alone. Leaves screenshots in test-results/console-*.png.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -25,7 +27,10 @@ const TOKENS = [
   { token: 'console-reviewer', tenant: 'acme', role: 'reviewer', name: 'Dorothy Vaughan' },
 ];
 
+const WEBHOOK_SECRET = 'console-webhook-secret';
+
 let mock;
+let webhook;
 let server;
 let base;
 let context;
@@ -33,7 +38,7 @@ let profile;
 let page;
 
 /** `structure serve` on a free port, as the README runs it. */
-async function startServer(llmBaseUrl) {
+async function startServer(llmBaseUrl, webhookUrl) {
   execFileSync('cargo', ['build', '--quiet', '--package', 'structure-host', '--bin', 'structure'], {
     cwd: workspace,
     stdio: 'inherit',
@@ -46,6 +51,8 @@ async function startServer(llmBaseUrl) {
     OPENAI_BASE_URL: llmBaseUrl,
     OPENAI_API_KEY: 'sk-console-test',
     STRUCTURE_REVIEW: 'doubtful',
+    STRUCTURE_REVIEW_WEBHOOK: webhookUrl,
+    STRUCTURE_REVIEW_WEBHOOK_SECRET: WEBHOOK_SECRET,
   };
   const child = spawn(
     join(targetDir, 'debug', 'structure'),
@@ -60,6 +67,37 @@ async function startServer(llmBaseUrl) {
   const address = line.match(/serving (http:\/\/\S+)/)?.[1];
   if (!address) throw new Error(`structure serve said ${JSON.stringify(line)}`);
   return { child, address };
+}
+
+/** The receiver of reviewed results: keeps each delivery's headers and body; `next(id)` waits for the item's. */
+async function startWebhook() {
+  const deliveries = [];
+  const waiting = [];
+  const receiver = createServer((request, response) => {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      deliveries.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      response.writeHead(204).end();
+      for (const wake of waiting.splice(0)) wake();
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const next = async (id, within = 15_000) => {
+    const until = Date.now() + within;
+    for (;;) {
+      const found = deliveries.find((delivery) => delivery.headers['x-structure-delivery'] === id);
+      if (found) return found;
+      const left = until - Date.now();
+      if (left <= 0) throw new Error(`no delivery of ${id} in ${within} ms (${deliveries.length} others)`);
+      await new Promise((wake) => {
+        waiting.push(wake);
+        setTimeout(wake, left);
+      });
+    }
+  };
+  return { url: `http://127.0.0.1:${receiver.address().port}/reviewed`, next, stop: () => receiver.close() };
 }
 
 /** The API, as an admin, from outside the page (another editor). */
@@ -92,7 +130,8 @@ async function afterCheck(action) {
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install chromium, or set STRUCTURE_CHROMIUM`);
   mock = await startMockLlm();
-  server = await startServer(mock.baseUrl);
+  webhook = await startWebhook();
+  server = await startServer(mock.baseUrl, webhook.url);
   base = server.address;
   profile = mkdtempSync(join(tmpdir(), 'structure-console-'));
   context = await chromium.launchPersistentContext(profile, {
@@ -123,6 +162,7 @@ after(async () => {
   await context?.close();
   server?.child.kill();
   mock?.stop();
+  webhook?.stop();
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
@@ -682,7 +722,7 @@ function unsure(tokens) {
   return { ...reply, body: JSON.stringify(body) };
 }
 
-test("a PDF's item is reviewed on its pages, each value boxed, the document let go once reviewed", async () => {
+test("a PDF's values in doubt: one accepted, one corrected after a refused edit, sent on and counted", async () => {
   const pdf = await mock.pdf(['Invoice from Acme Tools', 'Total: 120.50', 'Tax: 20.10']);
   await mock.reply(
     unsure([
@@ -691,14 +731,17 @@ test("a PDF's item is reviewed on its pages, each value boxed, the document let 
       [', "total": ', 0.99],
       ['120.5', 0.75],
       [', "tax": ', 0.99],
-      ['20.1', 0.72],
+      ['21.1', 0.72],
       ['}}', 0.99],
     ]),
   );
+  // No span writes 21.1: asked whether the page states it, the model says it does.
+  await mock.reply(answer({ value_1: 'stated' }));
   const schema = {
     type: 'object',
-    properties: { vendor: { type: 'string' }, total: { type: 'number' }, tax: { type: 'number' } },
+    properties: { vendor: { type: 'string' }, total: { type: 'number' }, tax: { type: 'number', minimum: 0 } },
     required: ['vendor', 'total', 'tax'],
+    additionalProperties: false,
   };
   const document = { mediaType: 'application/pdf', data: Buffer.from(pdf).toString('base64') };
   const called = await fetch(`${base}/v1/structure`, {
@@ -711,7 +754,10 @@ test("a PDF's item is reviewed on its pages, each value boxed, the document let 
     called.review.fields.map((field) => [field.pointer, field.reason]),
     [
       ['/total', 'confidence 0.75, under 0.8'],
-      ['/tax', 'confidence 0.72, under 0.8'],
+      [
+        '/tax',
+        'derived: no span of the text supports it; confidence 0.72, under 0.8; in doubt: the model was unsure, a second look kept it',
+      ],
     ],
   );
   const id = called.review.id;
@@ -731,20 +777,84 @@ test("a PDF's item is reviewed on its pages, each value boxed, the document let 
   );
   assert.equal(await reviewer.locator('#review-pages .error').count(), 0, await reviewer.textContent('#review-pages'));
   await reviewer.waitForSelector('#review-pages .box');
-  assert.equal(await reviewer.locator('#review-pages .box').count(), 3, 'a box for each value');
-  assert.equal(await reviewer.locator('#review-pages .box.m-doubt').count(), 2, 'the two in doubt marked so');
+  // A box for each value the page writes (the vendor, the total); the misread tax has none.
+  assert.equal(await reviewer.locator('#review-pages .box').count(), 2, 'a box for each value on the page');
+  assert.equal(await reviewer.locator('#review-pages .box.m-doubt').count(), 1, 'the total in doubt marked so');
   await reviewer.screenshot({ path: join(results, 'console-review-pdf.png'), fullPage: true });
+
+  // a: the total is right. e: the tax, typed as a negative — which the schema refuses.
   await reviewer.keyboard.press('a');
-  await reviewer.keyboard.press('a');
+  await reviewer.keyboard.press('e');
+  await reviewer.keyboard.type('-20.1');
+  await reviewer.keyboard.press('Enter');
+  await reviewer.keyboard.press('s');
+  await reviewer.waitForSelector('#review-problems li');
+  const refused = await reviewer.textContent('#review-problems');
+  assert.equal(refused, '/tax: value must be ≥ 0 (was -20.1)', "the schema's reason, at its pointer");
+  await reviewer.screenshot({ path: join(results, 'console-review-pdf-refused.png'), fullPage: true });
+  let stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
+  assert.equal(stored.status, 'claimed', 'nothing saved');
+
+  // The page says 20.10: the model misread it.
+  await reviewer.fill('li[data-pointer="/tax"] input', '20.1');
+  await reviewer.press('li[data-pointer="/tax"] input', 'Enter');
   await reviewer.keyboard.press('s');
   await reviewer.waitForSelector(`body[data-reviewed="${id}"]`);
-  const stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
-  assert.deepEqual(stored.reviewedResult.data, { vendor: 'Acme Tools', total: 120.5, tax: 20.1 });
-  assert.deepEqual(stored.reviewed.corrected, []);
+  const reviewed = { vendor: 'Acme Tools', total: 120.5, tax: 20.1 };
+
+  // Out by the API: valid against the schema, who and when.
+  stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
+  assert.deepEqual(stored.reviewedResult.data, reviewed);
+  assert.equal(stored.reviewedResult.status, 'ok');
+  assert.equal(stored.reviewedResult.review.status, 'reviewed');
+  assert.deepEqual(stored.reviewed.corrected, ['/tax']);
+  assert.equal(stored.reviewed.by, 'Dorothy Vaughan');
   assert.equal(stored.document, undefined, 'the PDF is kept only while the item is open');
+  assert.deepEqual(validated(schema, stored.reviewedResult.data), []);
+
+  // And by the webhook, signed with the operator's secret.
+  const delivery = await webhook.next(id).catch((error) => {
+    throw new Error(`${error.message}; the item says ${JSON.stringify(stored.delivery)}`);
+  });
+  const signature = createHmac('sha256', WEBHOOK_SECRET).update(delivery.body).digest('hex');
+  assert.equal(delivery.headers['x-structure-signature'], `sha256=${signature}`);
+  assert.equal(delivery.headers['x-structure-event'], 'review.reviewed');
+  const sent = JSON.parse(delivery.body);
+  assert.deepEqual([sent.event, sent.tenant, sent.id], ['review.reviewed', 'acme', id]);
+  assert.deepEqual(sent.result.data, reviewed);
+  assert.deepEqual(validated(schema, sent.result.data), []);
+  stored = await asAdmin(`/v1/review/${id}`).then((response) => response.json());
+  assert.equal(stored.delivery?.status, 'delivered', JSON.stringify(stored.delivery));
+
+  // Insights count the correction: the schema's /tax corrected once.
+  await reviewer.click('.tab[data-view="insights"]');
+  const inline = reviewer.locator('#insight-table tbody button', { hasText: 'inline' });
+  await inline.waitFor();
+  await inline.click();
+  await reviewer.waitForSelector('body[data-insight-corrections="inline"]');
+  const counted = await reviewer.$$eval('#insight-corrections li', (items) => items.map((item) => item.textContent));
+  assert.ok(
+    counted.some((line) => /^\/tax: [1-9]\d* of [1-9]\d* reviewed$/.test(line)),
+    JSON.stringify(counted),
+  );
+  await reviewer.screenshot({ path: join(results, 'console-review-insights.png'), fullPage: true });
   assert.deepEqual(faults, []);
   await reviewer.close();
 });
+
+/** The ways `value` breaks this test's flat object `schema` (types, required, minimum, no others): none when valid. */
+function validated(schema, value) {
+  const problems = [];
+  for (const name of schema.required) if (!(name in value)) problems.push(`/${name} missing`);
+  for (const [name, item] of Object.entries(value)) {
+    const property = schema.properties[name];
+    if (!property) problems.push(`/${name} not allowed`);
+    else if (property.type === 'number' && typeof item !== 'number') problems.push(`/${name} not a number`);
+    else if (property.type === 'string' && typeof item !== 'string') problems.push(`/${name} not a string`);
+    else if (property.minimum !== undefined && item < property.minimum) problems.push(`/${name} under its minimum`);
+  }
+  return problems;
+}
 
 test('an admin keeps a reviewed result as an example of its registered schema', async () => {
   const schema = {
