@@ -756,7 +756,8 @@ test("a PDF's values in doubt: one accepted, one corrected after a refused edit,
       ['/total', 'confidence 0.75, under 0.8'],
       [
         '/tax',
-        'derived: no span of the text supports it; confidence 0.72, under 0.8; in doubt: the model was unsure, a second look kept it',
+        'derived: no span of the text supports it; confidence 0.72, under 0.8; ' +
+          'in doubt: the model was unsure, a second look kept it',
       ],
     ],
   );
