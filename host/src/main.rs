@@ -9,67 +9,51 @@ mod cli;
 
 use clap::Parser;
 use serde_json::Value;
-use structure_host::{Request, Scope, Structure};
+use structure_host::{Scope, Structure};
 
-use cli::arguments::{Cli, Command, SchemasAction, SettingsAction, client, pairs_to_object, scope};
+use cli::arguments::{
+    Cli, ClientCommand, Command, Global, SchemasAction, SettingsAction, client, pairs_to_object,
+    scope,
+};
 use cli::output::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail, finish, print_json};
-use cli::run::{Text, batch_defaults, request, structure};
+use cli::run::{batch_defaults, request, structure};
 use cli::schemas::schemas;
 use cli::serve::serve;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Component { output } = &cli.command {
-        return write_component(output);
-    }
-    #[cfg(feature = "embedded")]
-    if let Command::Model { action } = cli.command {
-        return cli::model::model(action, cli.offline);
-    }
+    let Cli { command, global } = Cli::parse();
+    // The commands that need no client, store or runtime; the others call the component.
+    let command = match command {
+        Command::Client(command) => command,
+        Command::Component { output } => return write_component(&output),
+        #[cfg(feature = "embedded")]
+        Command::Model { action } => return cli::model::model(action, global.offline),
+    };
     // A batch's calls run on every core; one call needs one thread.
-    let mut builder = match cli.command {
-        Command::Batch { .. } => tokio::runtime::Builder::new_multi_thread(),
+    let mut builder = match command {
+        ClientCommand::Batch { .. } => tokio::runtime::Builder::new_multi_thread(),
         _ => tokio::runtime::Builder::new_current_thread(),
     };
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(EXIT_ERROR, &format!("cannot start: {error}")),
     };
-    runtime.block_on(run(cli))
+    runtime.block_on(run(&global, command))
 }
 
-async fn run(cli: Cli) -> ExitCode {
-    #[cfg_attr(not(feature = "embedded"), expect(unused_variables))]
-    let offline = cli.offline;
-    let client = match client(&cli) {
+/// A command that calls the component, with the client and scope the `global` flags make.
+async fn run(global: &Global, command: ClientCommand) -> ExitCode {
+    let client = match client(global) {
         Ok(client) => client,
         Err((code, message)) => return fail(code, &message),
     };
-    let scope = scope(&cli);
-    match cli.command {
-        Command::Run {
-            schema,
-            schema_mode,
-            max_loops,
-            records,
-            overrides,
-            file,
-            return_text,
-            prompt,
-        } => {
-            let text = Text { prompt, file };
-            let request =
-                request(&schema, schema_mode, max_loops, &overrides, text).map(|request| Request {
-                    records,
-                    return_text,
-                    ..request
-                });
-            match request {
-                Ok(request) => structure(&client, &scope, &request).await,
-                Err(message) => fail(EXIT_USAGE, &message),
-            }
-        }
-        Command::Batch {
+    let scope = scope(global);
+    match command {
+        ClientCommand::Run(arguments) => match request(arguments) {
+            Ok(request) => structure(&client, &scope, &request).await,
+            Err(message) => fail(EXIT_USAGE, &message),
+        },
+        ClientCommand::Batch {
             input,
             output,
             schema,
@@ -96,7 +80,7 @@ async fn run(cli: Cli) -> ExitCode {
                 Err(message) => fail(EXIT_USAGE, &message),
             }
         }
-        Command::Schemas { action, json } => {
+        ClientCommand::Schemas { action, json } => {
             schemas(
                 &client,
                 &scope,
@@ -104,17 +88,14 @@ async fn run(cli: Cli) -> ExitCode {
             )
             .await
         }
-        Command::Review { action } => cli::review::review(&client, &scope, action),
-        Command::Settings { action } => settings(&client, &scope, action).await,
-        Command::ToolDefinition => tool_definition(&client).await,
-        Command::Serve {
+        ClientCommand::Review { action } => cli::review::review(&client, &scope, action),
+        ClientCommand::Settings { action } => settings(&client, &scope, action).await,
+        ClientCommand::ToolDefinition => tool_definition(&client).await,
+        ClientCommand::Serve {
             listen,
             metrics_listen,
             drain_timeout,
         } => serve(&client, listen, metrics_listen, drain_timeout).await,
-        Command::Component { output } => write_component(&output),
-        #[cfg(feature = "embedded")]
-        Command::Model { action } => cli::model::model(action, offline),
     }
 }
 

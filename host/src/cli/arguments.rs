@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 use structure_host::{
     KeyValueStore, MemoryStore, Scope, Settings, SqliteStore, Structure, check_no_old_store,
@@ -21,6 +21,14 @@ use crate::cli::output::{EXIT_ERROR, EXIT_USAGE};
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+    #[command(flatten)]
+    pub(crate) global: Global,
+}
+
+/// The flags every command takes: where the settings, the store and the model come from, and
+/// the scope.
+#[derive(Args)]
+pub(crate) struct Global {
     /// The model as provider/model (overrides STRUCTURE_MODEL), e.g. openai/gpt-4.1-mini, ollama/llama3.2.
     #[arg(long, global = true)]
     pub(crate) model: Option<String>,
@@ -56,38 +64,28 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Structure PROMPT (or stdin) into an object that validates against the schema; prints the result JSON.
-    Run {
-        /// A JSON Schema file, inline JSON Schema, a registry name, a description (--schema-mode text) or
-        /// example objects (--schema-mode examples: a JSON file or JSON text).
-        #[arg(long)]
-        schema: String,
-        /// How to read --schema when it is not a file: json, named, text or examples. Without it, a
-        /// value that is not a JSON object is taken as a registry name.
-        #[arg(long, value_enum)]
-        schema_mode: Option<SchemaMode>,
-        /// Content-stage iterations allowed, 1 to 10 (default: the maxLoops setting, 3).
-        #[arg(long)]
-        max_loops: Option<u8>,
-        /// Records mode: the schema describes one record; prints every record the text holds
-        /// (a long text is read in chunks).
-        #[arg(long)]
-        records: bool,
-        /// A per-call setting override, as name=value (model, maxLoops, confidenceThreshold, ...). Repeatable.
-        #[arg(long = "with", value_name = "NAME=VALUE")]
-        overrides: Vec<String>,
-        /// A document to read the text from: a PDF, a Word document (.docx), a web page (.html),
-        /// an image (.png, .jpg, .webp: for a model that reads images) or UTF-8 text, told by
-        /// the extension or else the bytes; `-` reads stdin. The prompt is then optional (text that comes before the document), and stdin
-        /// is not read for it.
-        #[arg(long, value_name = "PATH")]
-        file: Option<PathBuf>,
-        /// Print the text that was read (`text` in the result): what the sources' offsets count in.
-        #[arg(long)]
-        return_text: bool,
-        /// The text to structure; read from stdin when absent (and no --file is given).
-        prompt: Option<String>,
+    #[command(flatten)]
+    Client(ClientCommand),
+    /// The local models the embedded engine runs: pull (fetch one once into the cache), list, rm.
+    #[cfg(feature = "embedded")]
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
     },
+    /// Write the component this command runs (pre-initialised) to FILE: what `spin build` and
+    /// the npm package ship.
+    Component {
+        /// Where to write it.
+        #[arg(long, short)]
+        output: PathBuf,
+    },
+}
+
+/// The commands that call the component through a client (and its store).
+#[derive(Subcommand)]
+pub(crate) enum ClientCommand {
+    /// Structure PROMPT (or stdin) into an object that validates against the schema; prints the result JSON.
+    Run(RunArguments),
     /// Structure every line of INPUT (JSON Lines: {"id", "prompt" | "file", "schema"?, "settings"?, ...},
     /// or plain text) into OUT, one result line an id; run again, it skips the ids OUT holds.
     Batch {
@@ -154,19 +152,40 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 30)]
         drain_timeout: u64,
     },
-    /// The local models the embedded engine runs: pull (fetch one once into the cache), list, rm.
-    #[cfg(feature = "embedded")]
-    Model {
-        #[command(subcommand)]
-        action: ModelAction,
-    },
-    /// Write the component this command runs (pre-initialised) to FILE: what `spin build` and
-    /// the npm package ship.
-    Component {
-        /// Where to write it.
-        #[arg(long, short)]
-        output: PathBuf,
-    },
+}
+
+/// `run`'s flags and its prompt.
+#[derive(Args)]
+pub(crate) struct RunArguments {
+    /// A JSON Schema file, inline JSON Schema, a registry name, a description (--schema-mode text) or
+    /// example objects (--schema-mode examples: a JSON file or JSON text).
+    #[arg(long)]
+    pub(crate) schema: String,
+    /// How to read --schema when it is not a file: json, named, text or examples. Without it, a
+    /// value that is not a JSON object is taken as a registry name.
+    #[arg(long, value_enum)]
+    pub(crate) schema_mode: Option<SchemaMode>,
+    /// Content-stage iterations allowed, 1 to 10 (default: the maxLoops setting, 3).
+    #[arg(long)]
+    pub(crate) max_loops: Option<u8>,
+    /// Records mode: the schema describes one record; prints every record the text holds
+    /// (a long text is read in chunks).
+    #[arg(long)]
+    pub(crate) records: bool,
+    /// A per-call setting override, as name=value (model, maxLoops, confidenceThreshold, ...). Repeatable.
+    #[arg(long = "with", value_name = "NAME=VALUE")]
+    pub(crate) overrides: Vec<String>,
+    /// A document to read the text from: a PDF, a Word document (.docx), a web page (.html),
+    /// an image (.png, .jpg, .webp: for a model that reads images) or UTF-8 text, told by
+    /// the extension or else the bytes; `-` reads stdin. The prompt is then optional (text that comes before the document), and stdin
+    /// is not read for it.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) file: Option<PathBuf>,
+    /// Print the text that was read (`text` in the result): what the sources' offsets count in.
+    #[arg(long)]
+    pub(crate) return_text: bool,
+    /// The text to structure; read from stdin when absent (and no --file is given).
+    pub(crate) prompt: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -239,14 +258,14 @@ pub(crate) enum SchemaMode {
 }
 
 /// The scope `--tenant` and `--project` name.
-pub(crate) fn scope(cli: &Cli) -> Scope {
+pub(crate) fn scope(cli: &Global) -> Scope {
     Scope {
         tenant: cli.tenant.clone(),
         project: cli.project.clone(),
     }
 }
 
-pub(crate) fn client(cli: &Cli) -> Result<Structure, (u8, String)> {
+pub(crate) fn client(cli: &Global) -> Result<Structure, (u8, String)> {
     let mut settings = Settings::new();
     if let Some(path) = &cli.config {
         let text = read_text(path).map_err(|message| (EXIT_USAGE, message))?;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 use structure_host::{Document, Request, SchemaInput, Scope, Status, Structure};
 
-use crate::cli::arguments::{SchemaMode, pairs_to_object, read_text};
+use crate::cli::arguments::{RunArguments, SchemaMode, pairs_to_object, read_text};
 use crate::cli::output::{EXIT_NEED_MORE_INPUT, EXIT_OK, EXIT_STALE, print_json, report};
 
 /// `run`: prints the outcome; the exit status is its status. The embedded model, when it is the
@@ -33,30 +33,27 @@ pub(crate) async fn structure(client: &Structure, scope: &Scope, request: &Reque
 /// The request of `run`: a `--schema` naming an existing file is read as JSON (an inline
 /// schema, or examples with `--schema-mode examples`); otherwise `--schema-mode` decides, and
 /// without it JSON text is an inline schema and anything else a registry name.
-pub(crate) fn request(
-    schema: &str,
-    mode: Option<SchemaMode>,
-    max_loops: Option<u8>,
-    overrides: &[String],
-    text: Text,
-) -> Result<Request, String> {
-    let settings = if overrides.is_empty() {
+pub(crate) fn request(arguments: RunArguments) -> Result<Request, String> {
+    let settings = if arguments.overrides.is_empty() {
         None
     } else {
-        Some(Value::Object(pairs_to_object(overrides)?).to_string())
+        Some(Value::Object(pairs_to_object(&arguments.overrides)?).to_string())
     };
-    let (prompt, document) = match text.file {
-        Some(path) => (text.prompt.unwrap_or_default(), Some(read_document(&path)?)),
-        None => (read_prompt(text.prompt)?, None),
+    let (prompt, document) = match arguments.file {
+        Some(path) => (
+            arguments.prompt.unwrap_or_default(),
+            Some(read_document(&path)?),
+        ),
+        None => (read_prompt(arguments.prompt)?, None),
     };
     Ok(Request {
         prompt,
-        schema: schema_input(schema, mode)?,
-        max_loops,
+        schema: schema_input(&arguments.schema, arguments.schema_mode)?,
+        max_loops: arguments.max_loops,
         settings,
-        records: false,
+        records: arguments.records,
         document,
-        return_text: false,
+        return_text: arguments.return_text,
     })
 }
 
@@ -86,12 +83,6 @@ pub(crate) fn batch_defaults(
 
 pub(crate) fn json_text(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| format!("--schema is not valid JSON: {error}"))
-}
-
-/// Where `run` reads its text: the prompt argument, and a document.
-pub(crate) struct Text {
-    pub(crate) prompt: Option<String>,
-    pub(crate) file: Option<PathBuf>,
 }
 
 /// The document at `path` (`-`: stdin): a PDF, a Word document or a web page by its extension or
