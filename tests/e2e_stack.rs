@@ -1,10 +1,10 @@
 //! The component's stack holds the deepest inputs its limits let in, with room to spare.
 //!
 //! The component is linked with a small stack (`.cargo/config.toml`: a fresh instance's whole
-//! stack region is reset after every call, so its size is paid on every request; BENCHMARKS.md
-//! "Third turn"). A stack too small for an input traps the instance instead of answering: these
-//! calls go through the real .wasm with schemas and answers nested as deep as the limits allow,
-//! and four times the default schema depth.
+//! stack region is reset after every call, so its size is paid on every request;
+//! docs/history/benchmarks.md "Third turn"). A stack too small for an input traps the instance
+//! instead of answering: these calls go through the real .wasm with schemas and answers nested
+//! as deep as the limits allow, and four times the default schema depth.
 
 mod support;
 

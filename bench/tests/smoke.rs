@@ -80,8 +80,8 @@ fn after_a_fresh_call_the_reset_goes_over_little_more_than_the_pages_it_wrote() 
     assert!(
         off > reset * 2,
         "{off} pages reset when off, {reset} when on: does this kernel's PAGEMAP_SCAN no longer \
-         report a page never touched as written? Then the reads are not needed (BENCHMARKS.md, \
-         \"Fourth turn\")"
+         report a page never touched as written? Then the reads are not needed \
+         (docs/history/benchmarks.md, \"Fourth turn\")"
     );
 }
 

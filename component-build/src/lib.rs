@@ -9,7 +9,7 @@
 //! Then, with the `optimize` feature (the host's build turns it on), `optimize_core_modules`
 //! runs Binaryen's size optimiser (`wasm-opt -Os`) over the core modules inside the component,
 //! as `jco opt` does: rustc's LLVM leaves about 14 % that Binaryen removes, with fewer
-//! instructions a call too (BENCHMARKS.md, "Sizes").
+//! instructions a call too (docs/history/benchmarks.md, "Sizes").
 //!
 //! ```text
 //! cargo run -p component-build --features optimize   # prints the paths of the two components

@@ -8,9 +8,9 @@ use crate::wasi::bindings::wasi::config::store;
 
 /// Settings and secrets from `wasi:config/store` for one call, all read with one `get-all` the
 /// first time the call asks for one: a call reads about fifty keys, and each `get` is a crossing
-/// into the host and back (BENCHMARKS.md, "Seventh turn"). Where the host cannot list them
-/// (Spin's `get-all` fails when any one variable's provider does), each key is asked for alone,
-/// so a call sees the same values and the same errors either way.
+/// into the host and back (docs/history/benchmarks.md, "Seventh turn"). Where the host cannot
+/// list them (Spin's `get-all` fails when any one variable's provider does), each key is asked
+/// for alone, so a call sees the same values and the same errors either way.
 #[derive(Default)]
 pub(super) struct WasiConfig {
     all: OnceCell<Option<BTreeMap<String, String>>>,

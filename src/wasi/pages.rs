@@ -9,7 +9,7 @@
 //! process's own copy, reset again after every instance. A page read instead is mapped (the
 //! image's file page, or the kernel's zero page), and the scan passes over those. Reading one
 //! byte of each page leaves no hole: after a valid call 50 pages are reset instead of 383
-//! (BENCHMARKS.md, "Fourth turn").
+//! (docs/history/benchmarks.md, "Fourth turn").
 //!
 //! Only where the host says it keeps the memory resident (`structure_memory_kept_resident` is
 //! `on`; `structure serve` and the Rust client say so themselves): a host that hands the memory

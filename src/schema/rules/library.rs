@@ -1,8 +1,8 @@
 //! The parts of Kubernetes' CEL libraries that CRDs' rules call and CEL's standard library lacks:
 //! the strings library's `lowerAscii`, `upperAscii`, `trim`, `split`, `substring` and `indexOf`,
 //! and the IP library's `isIP` — declared by hand rather than with cel-rust's strings extension,
-//! whose formatting alone costs the component more than all of these (BENCHMARKS.md "Rules
-//! across fields"). Indices count code points, as CEL's do.
+//! whose formatting alone costs the component more than all of these (docs/history/benchmarks.md
+//! "Rules across fields"). Indices count code points, as CEL's do.
 
 use cel::common::types::{CelBool, CelInt, CelList, CelString};
 use cel::common::value::Val;
