@@ -7,8 +7,8 @@
 //! its characters. The mean per token rather than the product: on the eval's local model both
 //! rank right and wrong values alike (AUROC 0.78), but the product falls with every token a
 //! long value has and was far from the share of values that were right (expected calibration
-//! error 0.62 against 0.28; EVAL.md). Values the answer does not write as such (a value
-//! restored from an encoded field) get none.
+//! error 0.62 against 0.28; docs/history/eval.md, "Confidence (issue 27)"). Values the answer
+//! does not write as such (a value restored from an encoded field) get none.
 //!
 //! ```
 //! use structure::content::confidence::of_values;

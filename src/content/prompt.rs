@@ -125,8 +125,8 @@ pub fn system_prompt(
             format!("Answer with {{\"{ANSWER_KEY}\": {content}}}")
         }
     };
-    // Every word here is sent with every call: as short as the eval allows (EVAL.md, r11/r12:
-    // a terser wording cost exact answers of the small model).
+    // Every word here is sent with every call: as short as the eval allows
+    // (docs/history/eval.md, r11/r12: a terser wording cost exact answers of the small model).
     let (task, absent, object) = match shape {
         Shape::One => (
             "You turn the user's text into one JSON object that conforms to a JSON Schema.",
