@@ -132,6 +132,10 @@ pub const GEMINI: Subset = Subset {
 pub const GRAMMAR_WITHOUT_PATTERNS: Subset = Subset {
     name: "grammar",
     keywords: Keywords::AllBut("pattern patternProperties"),
+    // llama.cpp's grammar puts an object's required properties first and lets the model close
+    // it after them: a small model then never writes the optional ones the schema lists before
+    // them. All listed, the optional ones nullable, it writes each in the schema's order.
+    all_required: true,
     ..FULL
 };
 

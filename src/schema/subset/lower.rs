@@ -76,6 +76,8 @@ impl Rewrite<'_> {
                 _ if is_object_type => self.close_object(source, &Map::new(), &mut out, at, depth),
                 _ => {}
             }
+        } else if self.subset.all_required {
+            self.require_all(source, &mut out, at);
         }
         if self.subset.property_ordering {
             order_properties(&mut out);
@@ -335,6 +337,36 @@ impl Rewrite<'_> {
         }
         out.insert("properties".into(), Value::Object(closed));
         out.insert("additionalProperties".into(), Value::Bool(false));
+    }
+
+    /// Lists every property of the lowered object `out` in `required`, the optional ones (of
+    /// `source`) nullable, leaving the object open as it was: a grammar that puts the required
+    /// properties first then writes them all in the schema's own order.
+    fn require_all(&mut self, source: &Map<String, Value>, out: &mut Map<String, Value>, at: &str) {
+        let required = required_names(source);
+        let Some(Value::Object(properties)) = out.get_mut("properties") else {
+            return;
+        };
+        let mut listed = Vec::with_capacity(properties.len());
+        for (name, schema) in properties.iter_mut() {
+            listed.push(Value::String(name.clone()));
+            // `true` and `{}` take null as they are.
+            let anything = *schema == Value::Bool(true) || *schema == json!({});
+            if !required.contains(&name.as_str())
+                && *schema != Value::Bool(false)
+                && !anything
+                && !permits_null_shallow(schema)
+            {
+                let location = format!("{at}/properties/{}", escape(name));
+                self.transforms.push(format!(
+                    "{}: optional, sent as nullable (null means absent)",
+                    show_at(&location)
+                ));
+                *schema = nullable(std::mem::take(schema));
+            }
+        }
+        listed.retain(|name| properties.get(name.as_str().unwrap_or("")) != Some(&Value::Bool(false)));
+        out.insert("required".into(), Value::Array(listed));
     }
 
     /// Merges `allOf` branches that are plain object schemas into the node itself.

@@ -115,22 +115,42 @@ mod tests {
     }
 
     #[test]
-    fn the_grammar_subset_only_moves_patterns() {
+    fn the_grammar_subset_moves_patterns_and_lists_every_property_in_order() {
         let schema = json!({
             "type": "object",
-            "properties": { "id": { "type": "string", "pattern": "^\\d+$", "minLength": 2 }, "x": {} },
+            "properties": {
+                "id": { "type": "string", "pattern": "^\\d+$", "minLength": 2 },
+                "x": {},
+                "name": { "type": "string" }
+            },
+            "required": ["name"],
             "additionalProperties": true
         });
         let (out, transforms) = subset(schema, &GRAMMAR_WITHOUT_PATTERNS);
+        // llama.cpp's grammar writes the required properties first: all required, the optional
+        // ones nullable, the model meets them in the schema's order; the object stays open.
         assert_eq!(
             out,
             json!({
                 "type": "object",
-                "properties": { "id": { "type": "string", "minLength": 2, "description": "Must also satisfy: pattern: \"^\\\\d+$\"." }, "x": {} },
+                "properties": {
+                    "id": { "type": ["string", "null"], "minLength": 2, "description": "Must also satisfy: pattern: \"^\\\\d+$\"." },
+                    "x": {},
+                    "name": { "type": "string" }
+                },
+                "required": ["id", "x", "name"],
                 "additionalProperties": true
             })
         );
-        assert_eq!(transforms.len(), 1);
+        assert_eq!(
+            transforms,
+            [
+                "/properties/id: pattern: \"^\\\\d+$\" stated in the description, checked locally",
+                "/properties/id: optional, sent as nullable (null means absent)"
+            ]
+        );
+        let order: Vec<&String> = out["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(order, ["id", "x", "name"]);
         let full =
             json!({ "type": "object", "x-note": 1, "properties": { "a": { "pattern": "x" } } });
         assert_eq!(
