@@ -270,6 +270,7 @@ export type Outcome<Data = Record<string, unknown>> =
 export type ErrorKind =
   | 'invalid-request'
   | 'schema-not-found'
+  /** The schema cannot be used; `detail` is the JSON pointer into it where, when one place is at fault. */
   | 'invalid-schema'
   | 'configuration'
   | 'provider'

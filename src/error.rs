@@ -20,8 +20,11 @@ pub enum ErrorKind {
         suggestions: Vec<String>,
     },
     /// The schema cannot be used: it does not compile, no value satisfies its root, or it has an
-    /// external or dangling `$ref`.
-    InvalidSchema,
+    /// external or dangling `$ref`; `pointer` is where in the schema, when one place is at fault.
+    InvalidSchema {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pointer: Option<String>,
+    },
     /// A setting or secret is missing or malformed.
     Configuration { key: String },
     /// The provider answered with an error status.
@@ -61,7 +64,7 @@ impl ErrorKind {
         match self {
             ErrorKind::InvalidRequest { .. } => "invalid-request",
             ErrorKind::SchemaNotFound { .. } => "schema-not-found",
-            ErrorKind::InvalidSchema => "invalid-schema",
+            ErrorKind::InvalidSchema { .. } => "invalid-schema",
             ErrorKind::Configuration { .. } => "configuration",
             ErrorKind::Provider { .. } => "provider",
             ErrorKind::Transport => "transport",
@@ -113,7 +116,13 @@ impl StructureError {
     }
 
     pub fn invalid_schema(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::InvalidSchema, message)
+        Self::new(ErrorKind::InvalidSchema { pointer: None }, message)
+    }
+
+    /// An `invalid-schema` error at `pointer`, a JSON pointer into the schema.
+    pub fn invalid_schema_at(pointer: &str, message: impl Into<String>) -> Self {
+        let pointer = Some(pointer.to_owned());
+        Self::new(ErrorKind::InvalidSchema { pointer }, message)
     }
 
     pub fn configuration(key: &str, message: impl Into<String>) -> Self {
@@ -180,7 +189,7 @@ mod tests {
                 name: "n".into(),
                 suggestions: Vec::new(),
             },
-            ErrorKind::InvalidSchema,
+            ErrorKind::InvalidSchema { pointer: None },
             ErrorKind::Configuration { key: "k".into() },
             ErrorKind::Provider {
                 status: 500,

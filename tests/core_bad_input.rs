@@ -15,7 +15,7 @@ use support::{FixedClock, MapConfig, ScriptedTransport};
 fn kind_of(error: &StructureError) -> String {
     match &error.kind {
         ErrorKind::InvalidRequest { field } => format!("invalid-request:{field}"),
-        ErrorKind::InvalidSchema => "invalid-schema".to_owned(),
+        ErrorKind::InvalidSchema { .. } => "invalid-schema".to_owned(),
         ErrorKind::SchemaNotFound { .. } => "schema-not-found".to_owned(),
         ErrorKind::Configuration { key } => format!("configuration:{key}"),
         other => format!("{other:?}"),

@@ -44,7 +44,11 @@ fn warnings(schema: Value) -> Vec<String> {
 fn refusal(schema: Value, settings: &[(&str, &str)]) -> String {
     match call(schema, json!({}), settings) {
         Err(error) => {
-            assert_eq!(error.kind, ErrorKind::InvalidSchema, "{}", error.message);
+            assert!(
+                matches!(error.kind, ErrorKind::InvalidSchema { .. }),
+                "{}",
+                error.message
+            );
             error.message
         }
         Ok(outcome) => panic!("accepted: {:?}", outcome.answer),

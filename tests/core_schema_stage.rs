@@ -29,7 +29,7 @@ fn inline(schema: Value) -> Result<TargetSchema, StructureError> {
 fn invalid_schema_message(schema: Value) -> String {
     match inline(schema.clone()) {
         Err(StructureError {
-            kind: ErrorKind::InvalidSchema,
+            kind: ErrorKind::InvalidSchema { .. },
             message,
             ..
         }) => message,
@@ -144,7 +144,12 @@ fn external_references_are_rejected_before_any_call() {
         &ports(&transport, &config),
     )
     .unwrap_err();
-    assert_eq!(error.kind, ErrorKind::InvalidSchema);
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidSchema {
+            pointer: Some("/properties/a/$ref".into())
+        }
+    );
     assert_eq!(transport.count(), 0);
 }
 

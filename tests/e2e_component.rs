@@ -267,7 +267,11 @@ async fn schema_errors_come_back_before_any_http_request() {
             .structure(&Scope::default(), &inline(external.to_string()))
             .await,
     );
-    assert_eq!(error.kind, ErrorKind::InvalidSchema);
+    // Where in the schema, as data: no caller reads it out of the message.
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidSchema(Some("/properties/a/$ref".into()))
+    );
     assert!(
         error
             .message
@@ -282,7 +286,10 @@ async fn schema_errors_come_back_before_any_http_request() {
             .structure(&Scope::default(), &inline(invalid.to_string()))
             .await,
     );
-    assert_eq!(error.kind, ErrorKind::InvalidSchema);
+    assert_eq!(
+        error.kind,
+        ErrorKind::InvalidSchema(Some("/properties/a/type".into()))
+    );
     assert!(
         error.message.contains("does not compile"),
         "{}",
@@ -523,7 +530,11 @@ async fn a_ref_to_a_live_server_is_refused_and_never_fetched() {
         );
         match client.structure(&Scope::default(), &request).await {
             Err(CallError::Structure(error)) => {
-                assert_eq!(error.kind, ErrorKind::InvalidSchema, "{reference}")
+                assert_eq!(
+                    error.kind,
+                    ErrorKind::InvalidSchema(Some("/properties/who/$ref".into())),
+                    "{reference}"
+                )
             }
             other => panic!("{reference}: {:?}", other.map(|outcome| outcome.status)),
         }

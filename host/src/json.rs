@@ -297,7 +297,9 @@ fn core_error(error: &Error) -> structure::StructureError {
             name: not_found.name.clone(),
             suggestions: not_found.suggestions.clone(),
         },
-        ErrorKind::InvalidSchema => Core::InvalidSchema,
+        ErrorKind::InvalidSchema(pointer) => Core::InvalidSchema {
+            pointer: pointer.clone(),
+        },
         ErrorKind::Configuration(key) => Core::Configuration { key: key.clone() },
         ErrorKind::Provider(failure) => Core::Provider {
             status: failure.status,

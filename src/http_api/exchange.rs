@@ -114,7 +114,7 @@ pub fn status_of(kind: &ErrorKind) -> u16 {
         ErrorKind::InvalidDocument { reason } if reason == "too-large" => 413,
         ErrorKind::InvalidDocument { .. } => 422,
         ErrorKind::SchemaNotFound { .. } => 404,
-        ErrorKind::InvalidSchema
+        ErrorKind::InvalidSchema { .. }
         | ErrorKind::Refusal
         | ErrorKind::Blocked { .. }
         | ErrorKind::Truncated

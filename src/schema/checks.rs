@@ -42,10 +42,13 @@ pub fn reject_external_refs(schema: &Value) -> Result<(), StructureError> {
     });
     match found {
         None => Ok(()),
-        Some((location, reference)) => Err(StructureError::invalid_schema(format!(
-            "external reference {reference:?} at {location} is not allowed: only same-document \
+        Some((location, reference)) => Err(StructureError::invalid_schema_at(
+            &location,
+            format!(
+                "external reference {reference:?} at {location} is not allowed: only same-document \
              references starting with \"#\" are; inline the referenced schema under $defs"
-        ))),
+            ),
+        )),
     }
 }
 
@@ -115,10 +118,13 @@ pub fn reject_dangling_refs(schema: &Value) -> Result<(), StructureError> {
     });
     match dangling {
         None => Ok(()),
-        Some((at, reference)) => Err(StructureError::invalid_schema(format!(
-            "$ref {reference:?} at {at} points to nothing in the schema: no {} in it",
-            percent_decode(&reference[1..])
-        ))),
+        Some((at, reference)) => Err(StructureError::invalid_schema_at(
+            &at,
+            format!(
+                "$ref {reference:?} at {at} points to nothing in the schema: no {} in it",
+                percent_decode(&reference[1..])
+            ),
+        )),
     }
 }
 

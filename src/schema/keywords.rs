@@ -165,8 +165,8 @@ pub const OPENAPI_FORMATS: &[&str] = &[
 pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>, StructureError> {
     let mut warnings = Vec::new();
     let mut refused = None;
-    walk::schemas(schema, &mut |map, at| {
-        let at = if at.is_empty() { "/" } else { at };
+    walk::schemas(schema, &mut |map, pointer| {
+        let at = shown(pointer);
         for keyword in map.keys() {
             if is_known(keyword) || is_extension(keyword) {
                 continue;
@@ -174,10 +174,13 @@ pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>
             let meant =
                 near_miss(keyword, VALIDATION_KEYWORDS).filter(|meant| !map.contains_key(*meant));
             if let Some(meant) = meant.filter(|meant| is_slip(keyword, meant)) {
-                refused = Some(StructureError::invalid_schema(format!(
-                    "unknown keyword \"{keyword}\" at {at}: JSON Schema would ignore it and check \
+                refused = Some(StructureError::invalid_schema_at(
+                    pointer,
+                    format!(
+                        "unknown keyword \"{keyword}\" at {at}: JSON Schema would ignore it and check \
                      nothing; did you mean \"{meant}\"?"
-                )));
+                    ),
+                ));
                 return Next::Stop;
             }
             let note = FOREIGN_KEYWORDS
@@ -197,7 +200,7 @@ pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>
             ));
         }
         if let Some(format) = map.get("format").and_then(Value::as_str) {
-            match format_check(format, at, refuse_unknown_formats) {
+            match format_check(format, pointer, refuse_unknown_formats) {
                 Ok(Some(warning)) => warnings.push(warning),
                 Ok(None) => {}
                 Err(error) => {
@@ -222,13 +225,19 @@ pub fn check(schema: &Value, refuse_unknown_formats: bool) -> Result<Vec<String>
     }
 }
 
+/// A JSON pointer as a message shows it: the root as `/`.
+fn shown(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
+}
+
 /// A format's warning, or its refusal: a near miss of a known format always, an unknown one
 /// when the operator says so.
 fn format_check(
     format: &str,
-    at: &str,
+    pointer: &str,
     refuse_unknown: bool,
 ) -> Result<Option<String>, StructureError> {
+    let at = shown(pointer);
     if STANDARD_FORMATS.contains(&format) || OPENAPI_FORMATS.contains(&format) {
         return Ok(None);
     }
@@ -238,17 +247,23 @@ fn format_check(
         .copied()
         .collect();
     if let Some(meant) = near_miss(format, &known) {
-        return Err(StructureError::invalid_schema(format!(
-            "unknown format \"{format}\" at {at}: nothing would check it; did you mean \"{meant}\"?"
-        )));
+        return Err(StructureError::invalid_schema_at(
+            pointer,
+            format!(
+                "unknown format \"{format}\" at {at}: nothing would check it; did you mean \"{meant}\"?"
+            ),
+        ));
     }
     if refuse_unknown {
-        return Err(StructureError::invalid_schema(format!(
-            "unknown format \"{format}\" at {at}: this service refuses formats it cannot check ({}=refuse); \
+        return Err(StructureError::invalid_schema_at(
+            pointer,
+            format!(
+                "unknown format \"{format}\" at {at}: this service refuses formats it cannot check ({}=refuse); \
              the known ones are {}",
-            keys::UNKNOWN_FORMATS,
-            known.join(", ")
-        )));
+                keys::UNKNOWN_FORMATS,
+                known.join(", ")
+            ),
+        ));
     }
     Ok(Some(format!(
         "{at}: format \"{format}\" is not one this service checks: kept as an annotation"

@@ -288,12 +288,13 @@ fn cached(
     }
     let validator = build().map_err(|error| {
         let location = error.instance_path().as_str();
-        let at = if location.is_empty() {
-            String::new()
-        } else {
-            format!(" at {location}")
-        };
-        StructureError::invalid_schema(format!("the schema does not compile{at}: {error}"))
+        if location.is_empty() {
+            return StructureError::invalid_schema(format!("the schema does not compile: {error}"));
+        }
+        StructureError::invalid_schema_at(
+            location,
+            format!("the schema does not compile at {location}: {error}"),
+        )
     })?;
     #[cfg(test)]
     BUILT_HERE.with_borrow_mut(|built| built.push(schema.to_string()));

@@ -348,7 +348,7 @@ fn to_wit_error(error: StructureError) -> api::Error {
         ErrorKind::SchemaNotFound { name, suggestions } => {
             api::ErrorKind::SchemaNotFound(api::NotFound { name, suggestions })
         }
-        ErrorKind::InvalidSchema => api::ErrorKind::InvalidSchema,
+        ErrorKind::InvalidSchema { pointer } => api::ErrorKind::InvalidSchema(pointer),
         ErrorKind::Configuration { key } => api::ErrorKind::Configuration(key),
         ErrorKind::Provider {
             status,

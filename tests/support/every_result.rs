@@ -513,7 +513,7 @@ pub fn every_error_kind() -> Vec<&'static str> {
     let name = |kind: &ErrorKind| match kind {
         ErrorKind::InvalidRequest { .. }
         | ErrorKind::SchemaNotFound { .. }
-        | ErrorKind::InvalidSchema
+        | ErrorKind::InvalidSchema { .. }
         | ErrorKind::Configuration { .. }
         | ErrorKind::Provider { .. }
         | ErrorKind::Transport
@@ -534,7 +534,9 @@ pub fn every_error_kind() -> Vec<&'static str> {
             name: reason(),
             suggestions: Vec::new(),
         },
-        ErrorKind::InvalidSchema,
+        ErrorKind::InvalidSchema {
+            pointer: Some("/properties/a".into()),
+        },
         ErrorKind::Configuration { key: reason() },
         ErrorKind::Provider {
             status: 400,

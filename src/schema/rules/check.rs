@@ -62,8 +62,9 @@ pub fn problems(schema: &Value) -> Vec<(String, String)> {
 pub fn check(schema: &Value) -> Result<(), StructureError> {
     match problems(schema).into_iter().next() {
         None => Ok(()),
-        Some((at, problem)) => Err(StructureError::invalid_schema(format!(
-            "a rule at {at}: {problem}"
-        ))),
+        Some((at, problem)) => Err(StructureError::invalid_schema_at(
+            &at,
+            format!("a rule at {at}: {problem}"),
+        )),
     }
 }

@@ -365,7 +365,9 @@ impl Rewrite<'_> {
                 *schema = nullable(std::mem::take(schema));
             }
         }
-        listed.retain(|name| properties.get(name.as_str().unwrap_or("")) != Some(&Value::Bool(false)));
+        listed.retain(|name| {
+            properties.get(name.as_str().unwrap_or("")) != Some(&Value::Bool(false))
+        });
         out.insert("required".into(), Value::Array(listed));
     }
 
