@@ -77,6 +77,15 @@ fn run(text: &str, config: &[(&str, &str)], replies: Vec<Reply>) -> (Outcome, Sc
     run_inline(text, schema(), config, replies)
 }
 
+/// The span of `text` the answer's jurisdiction stands at, and its confidence.
+fn jurisdiction_read<'t>(outcome: &Outcome, text: &'t str) -> (&'t str, Option<f64>) {
+    let source = (outcome.sources.iter())
+        .find(|source| source.pointer == "/jurisdiction")
+        .unwrap();
+    let span = source.span.as_ref().unwrap();
+    (&text[span.start..span.end], source.confidence)
+}
+
 /// The text the `n`th request asked the model to read.
 fn asked(transport: &ScriptedTransport, n: usize) -> String {
     let body: Value = serde_json::from_slice(&transport.requests.borrow()[n].body).unwrap();
@@ -101,12 +110,7 @@ fn an_unsure_field_read_again_from_its_passages_joins_the_answer_when_the_look_i
     assert!(looked.contains(GOVERNING), "{looked}");
     assert!(looked.len() * 4 < text.len(), "{looked}");
     // Its value is located in the whole text, with the look's confidence.
-    let source = (outcome.sources.iter())
-        .find(|source| source.pointer == "/jurisdiction")
-        .unwrap();
-    let span = source.span.as_ref().unwrap();
-    assert_eq!(&text[span.start..span.end], "Ohio");
-    assert_eq!(source.confidence, Some(0.93));
+    assert_eq!(jurisdiction_read(&outcome, &text), ("Ohio", Some(0.93)));
     let notes = &outcome.trace.second_looks;
     assert!(
         notes.len() == 1
@@ -299,14 +303,7 @@ fn a_value_kept_in_doubt_is_confirmed_or_replaced_by_a_surer_look() {
         outcome.answer,
         Answer::Ok(json!({ "party": parties, "jurisdiction": "Ohio" }))
     );
-    let source = (outcome.sources.iter())
-        .find(|source| source.pointer == "/jurisdiction")
-        .unwrap();
-    let span = source.span.as_ref().unwrap();
-    assert_eq!(
-        (&text[span.start..span.end], source.confidence),
-        ("Ohio", Some(0.93))
-    );
+    assert_eq!(jurisdiction_read(&outcome, &text), ("Ohio", Some(0.93)));
     assert_eq!(
         outcome.sources.len(),
         3,
@@ -431,14 +428,7 @@ fn a_needed_value_the_text_does_not_state_is_read_again_from_its_field_passages(
         "no look twice at one field"
     );
     assert!(asked(&transport, 2).contains(GOVERNING));
-    let source = (outcome.sources.iter())
-        .find(|source| source.pointer == "/jurisdiction")
-        .unwrap();
-    let span = source.span.as_ref().unwrap();
-    assert_eq!(
-        (&text[span.start..span.end], source.confidence),
-        ("Ohio", Some(0.93))
-    );
+    assert_eq!(jurisdiction_read(&outcome, &text), ("Ohio", Some(0.93)));
     assert!(
         outcome.trace.in_doubt.is_empty(),
         "read surely: no longer in doubt"
