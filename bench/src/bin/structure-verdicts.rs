@@ -157,7 +157,7 @@ fn verdict(schema: &Value, instance: &Value) -> Verdict {
             Answer::NeedMoreInput(need) => Verdict::Rejected(format!("need: {need}")),
             Answer::Stale(errors) => Verdict::Rejected(format!("stale: {}", errors.join("; "))),
         },
-        Err(error) if matches!(error.kind, ErrorKind::InvalidSchema) => {
+        Err(error) if matches!(error.kind, ErrorKind::InvalidSchema { .. }) => {
             Verdict::Refused(error.message)
         }
         Err(error) => Verdict::Failed(format!("{}: {}", error.kind.name(), error.message)),
