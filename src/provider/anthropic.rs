@@ -16,9 +16,7 @@ use crate::outcome::Usage;
 use crate::ports::HttpRequest;
 use crate::provider::contract::Provider;
 use crate::provider::conversation::{Conversation, Delivered, Turn};
-use crate::provider::delivery::{
-    self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
-};
+use crate::provider::delivery::{ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery};
 use crate::provider::endpoint::{self, Endpoint, LlmBody};
 use crate::provider::model::ModelRef;
 use crate::provider::server::Server;
@@ -71,9 +69,12 @@ impl Anthropic {
             native: structured_outputs,
             tool: true,
         };
-        let delivery = delivery::select_for(settings, capabilities, &endpoint.model)?;
         Ok(Self {
-            endpoint: endpoint.delivering("anthropic", delivery, &ANTHROPIC),
+            endpoint: endpoint.delivering_chosen(
+                settings,
+                capabilities,
+                ("anthropic", |_| &ANTHROPIC),
+            )?,
             structured_outputs,
         })
     }

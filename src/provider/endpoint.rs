@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::error::StructureError;
 use crate::ports::{HttpRequest, HttpResponse, TokenEstimate};
-use crate::provider::delivery::Delivery;
+use crate::provider::delivery::{self, Capabilities, Delivery};
 use crate::provider::model::ModelRef;
 use crate::provider::vision::{self, Vision};
 use crate::provider::window::{Window, WindowSource};
@@ -137,6 +137,19 @@ impl Endpoint {
     /// Requests shaped for `profile`, the answer delivered in `delivery` mode, the schema in
     /// `enforced` (the subset the provider enforces; in prompt mode, where nothing is
     /// enforced, the full schema).
+    /// The same endpoint delivering as `settings` choose among the server's `capabilities`
+    /// ([`delivery::select_for`]), for `profile`, held to the subset `enforced` names for the
+    /// delivery chosen.
+    pub fn delivering_chosen(
+        self,
+        settings: &Settings,
+        capabilities: Capabilities,
+        (profile, enforced): (&'static str, impl Fn(Delivery) -> &'static Subset),
+    ) -> Result<Self, StructureError> {
+        let delivery = delivery::select_for(settings, capabilities, &self.model)?;
+        Ok(self.delivering(profile, delivery, enforced(delivery)))
+    }
+
     pub fn delivering(
         mut self,
         profile: &'static str,

@@ -60,11 +60,11 @@ impl OpenAiChat {
         let window =
             (server.window).unwrap_or_else(|| Window::default_for(&model.provider, Some(profile)));
         let endpoint = openai_endpoint(&model, name, base_url, settings, window);
-        let delivery = delivery::select_for(settings, profile.capabilities(), &endpoint.model)?;
         let logprobs = (settings.logprobs).ask(profile.gives_logprobs(&endpoint.model_name));
+        let enforced = (profile.name(), |delivery| profile.subset(delivery));
         Ok(Self {
             endpoint: endpoint
-                .delivering(profile.name(), delivery, profile.subset(delivery))
+                .delivering_chosen(settings, profile.capabilities(), enforced)?
                 .serving(settings.request_timeout(profile.name()), server.slots)
                 .asking_logprobs(logprobs),
             profile,

@@ -59,13 +59,11 @@ impl OpenAiResponses {
         let window = (server.window).unwrap_or_else(|| Window::default_for(&model.provider, kind));
         let mut endpoint = openai_endpoint(&model, name, base_url, settings, window);
         endpoint.max_output_tokens = endpoint.max_output_tokens.max(MIN_OUTPUT_TOKENS);
-        let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
         let known = kind.is_some() && !profile::openai_reasoning(&endpoint.model_name);
-        let logprobs = settings.logprobs.ask(known);
+        let strict = ("openai-responses", |_| &OPENAI_STRICT);
+        let endpoint = endpoint.delivering_chosen(settings, Capabilities::BOTH, strict)?;
         Ok(Self {
-            endpoint: endpoint
-                .delivering("openai-responses", delivery, &OPENAI_STRICT)
-                .asking_logprobs(logprobs),
+            endpoint: endpoint.asking_logprobs(settings.logprobs.ask(known)),
         })
     }
 

@@ -20,9 +20,7 @@ use crate::outcome::Usage;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::provider::contract::Provider;
 use crate::provider::conversation::{Conversation, Delivered, Token, Turn};
-use crate::provider::delivery::{
-    self, ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery,
-};
+use crate::provider::delivery::{ANSWER_TOOL, ANSWER_TOOL_DESCRIPTION, Capabilities, Delivery};
 use crate::provider::endpoint::{self, Endpoint, LlmBody};
 use crate::provider::model::ModelRef;
 use crate::provider::server::Server;
@@ -89,13 +87,11 @@ impl Gemini {
         if let Some(name) = endpoint.model_name.strip_prefix("models/") {
             endpoint.model_name = name.to_owned();
         }
-        let delivery = delivery::select_for(settings, Capabilities::BOTH, &endpoint.model)?;
-        // Gemini's API refuses log-probabilities for many models: asked only when set `on`.
-        let logprobs = settings.logprobs.ask(false);
+        let endpoint =
+            endpoint.delivering_chosen(settings, Capabilities::BOTH, ("gemini", |_| &GEMINI))?;
         Ok(Self {
-            endpoint: endpoint
-                .delivering("gemini", delivery, &GEMINI)
-                .asking_logprobs(logprobs),
+            // Gemini's API refuses log-probabilities for many models: asked only when set `on`.
+            endpoint: endpoint.asking_logprobs(settings.logprobs.ask(false)),
             openapi: settings.gemini_schema == "openapi",
         })
     }
