@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::content::ask::{Budget, Caller};
 use crate::content::grounding::{Grounded, ground};
 use crate::media_type::Attachment;
-use crate::outcome::Trace;
+use crate::outcome::{Trace, Usage};
 use crate::ports::Ports;
 use crate::provider::Provider;
 use crate::provider::retry::RetryPolicy;
@@ -91,6 +91,34 @@ impl<'a> Call<'a> {
             warnings: self.target.warnings.clone(),
             context_window: Some(self.provider.endpoint().window().traced()),
             ..Trace::default()
+        }
+    }
+
+    /// A short request beside this call (a second look, a question about its answer): `target`
+    /// read from the text alone, held to `min_confidence`, within what is left of the call's
+    /// token budget after `spent`.
+    pub(crate) fn aside<'t>(
+        &self,
+        target: &'t TargetSchema,
+        min_confidence: MinConfidence,
+        spent: Usage,
+    ) -> Call<'t>
+    where
+        'a: 't,
+    {
+        let mut limits = Limits {
+            min_confidence,
+            ..self.limits
+        };
+        if let Some(budget) = &mut limits.budget {
+            budget.spent_before += spent.prompt_tokens + spent.completion_tokens;
+        }
+        Call {
+            target,
+            limits,
+            earlier_violations: &[],
+            attachment: None,
+            ..*self
         }
     }
 }

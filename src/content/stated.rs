@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::content::call::{Call, Limits};
+use crate::content::call::Call;
 use crate::content::grounding::provenance::DERIVED_ANNOTATION;
 use crate::content::one::{self, Read};
 use crate::error::StructureError;
@@ -55,20 +55,7 @@ pub(super) fn ask(
         "additionalProperties": false,
     });
     let target = TargetSchema::stored(schema, None, call.target.origin.clone())?;
-    let mut limits = Limits {
-        min_confidence: MinConfidence::Off,
-        ..call.limits
-    };
-    if let Some(budget) = &mut limits.budget {
-        budget.spent_before += spent.prompt_tokens + spent.completion_tokens;
-    }
-    let question = Call {
-        target: &target,
-        limits,
-        earlier_violations: &[],
-        attachment: None,
-        ..call
-    };
+    let question = call.aside(&target, MinConfidence::Off, spent);
     let Read::Whole(read) = one::run(question, text)? else {
         return Ok(Verdicts {
             verdicts: undecided(pointers),

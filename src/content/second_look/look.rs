@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::content::call::{Call, Limits};
+use crate::content::call::Call;
 use crate::content::confidence;
 use crate::content::grounding::provenance;
 use crate::content::leave_out::{Dropped, droppable, within};
@@ -33,7 +33,7 @@ pub(super) struct Text<'t> {
 pub(super) enum Doubt {
     /// The threshold left it out.
     LeftOut,
-    /// Kept, with this confidence, under [`JUDGED`].
+    /// Kept, with this confidence, under [`JUDGED`](crate::content::evidence::JUDGED).
     Kept(f64),
     /// Needed by the answer, read with this confidence under the threshold, and not found stated
     /// by the text: the first reading was a guess, and the look may find the value it missed.
@@ -94,7 +94,7 @@ pub(super) fn listed(call: Call<'_>, field: &str) -> bool {
 /// Looks at `field` again in the passages of `text` about it, in `doubt` under the threshold
 /// `min`; what it found joins `outcome`. The note says what came of it (none for a kept value no
 /// look could be taken of).
-pub(super) fn look(
+fn look(
     call: Call<'_>,
     text: &Text<'_>,
     field: &str,
@@ -242,24 +242,12 @@ fn read_again(
         call.target.manual.clone(),
         call.target.origin.clone(),
     )?;
-    let mut limits = Limits {
-        min_confidence: threshold,
-        ..call.limits
-    };
-    if let Some(budget) = &mut limits.budget {
-        budget.spent_before += spent.prompt_tokens + spent.completion_tokens;
-    }
-    let alone = Call {
-        target: &target,
-        limits,
-        earlier_violations: &[],
-        attachment: None,
-        ..call
-    };
-    Ok(match one::run(alone, &excerpt)? {
-        Read::Whole(read) => Again::Read(read, passages),
-        Read::InParts(_) => Again::TooLong(passages),
-    })
+    Ok(
+        match one::run(call.aside(&target, threshold, spent), &excerpt)? {
+            Read::Whole(read) => Again::Read(read, passages),
+            Read::InParts(_) => Again::TooLong(passages),
+        },
+    )
 }
 
 /// `outcome`'s answer with `value` as its `field` (located in `text`, with the confidence the

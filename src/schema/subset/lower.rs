@@ -349,25 +349,19 @@ impl Rewrite<'_> {
         };
         let mut listed = Vec::with_capacity(properties.len());
         for (name, schema) in properties.iter_mut() {
+            // A property that can never be present is not asked for.
+            if *schema == Value::Bool(false) {
+                continue;
+            }
             listed.push(Value::String(name.clone()));
             // `true` and `{}` take null as they are.
             let anything = *schema == Value::Bool(true) || *schema == json!({});
-            if !required.contains(&name.as_str())
-                && *schema != Value::Bool(false)
-                && !anything
-                && !permits_null_shallow(schema)
-            {
+            if !required.contains(&name.as_str()) && !anything && !permits_null_shallow(schema) {
                 let location = format!("{at}/properties/{}", escape(name));
-                self.transforms.push(format!(
-                    "{}: optional, sent as nullable (null means absent)",
-                    show_at(&location)
-                ));
+                self.record(&location, "optional, sent as nullable (null means absent)");
                 *schema = nullable(std::mem::take(schema));
             }
         }
-        listed.retain(|name| {
-            properties.get(name.as_str().unwrap_or("")) != Some(&Value::Bool(false))
-        });
         out.insert("required".into(), Value::Array(listed));
     }
 
